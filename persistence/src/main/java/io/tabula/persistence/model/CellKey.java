@@ -1,0 +1,178 @@
+package io.tabula.persistence.model;
+
+import io.tabula.persistence.encoding.ByteArrays;
+import java.util.Arrays;
+import java.util.Comparator;
+
+/**
+ * The internal key of one entry in a memtable or SSTable: (row, family, qualifier,
+ * timestamp, sequence, kind).
+ *
+ * <p>Order ({@link #ORDER}), chosen so a single forward pass meets every tombstone before
+ * the cells it may hide:
+ *
+ * <ol>
+ *   <li>row, unsigned bytes ascending;
+ *   <li>a {@link CellKind#DELETE_ROW} tombstone before every other entry of its row;
+ *   <li>family, unsigned bytes ascending;
+ *   <li>a {@link CellKind#DELETE_FAMILY} tombstone before every column of its family;
+ *   <li>qualifier, unsigned bytes ascending;
+ *   <li>{@link CellKind#DELETE_COLUMN} tombstones before the versions of their column;
+ *   <li>timestamp descending (newest version first);
+ *   <li>sequence descending (the latest write of the same timestamp first).
+ * </ol>
+ *
+ * A tombstone hides the entries it covers whose sequence is lower than its own. Tombstones
+ * carry an empty family/qualifier where the kind makes them irrelevant, and timestamp 0.
+ *
+ * <p>Immutable once built: callers must not modify the arrays they pass in or read out.
+ */
+public final class CellKey {
+  /** The sort order of entries; see the class comment. */
+  public static final Comparator<CellKey> ORDER = CellKey::compare;
+
+  private final byte[] row;
+  private final byte[] family;
+  private final byte[] qualifier;
+  private final long timestamp;
+  private final long sequence;
+  private final CellKind kind;
+
+  private CellKey(byte[] row, byte[] family, byte[] qualifier, long timestamp, long sequence, CellKind kind) {
+    this.row = row;
+    this.family = family;
+    this.qualifier = qualifier;
+    this.timestamp = timestamp;
+    this.sequence = sequence;
+    this.kind = kind;
+  }
+
+  public static CellKey of(byte[] row, byte[] family, byte[] qualifier, long timestamp, long sequence, CellKind kind) {
+    return switch (kind) {
+      case DELETE_ROW -> new CellKey(row, ByteArrays.EMPTY, ByteArrays.EMPTY, 0, sequence, kind);
+      case DELETE_FAMILY -> new CellKey(row, family, ByteArrays.EMPTY, 0, sequence, kind);
+      case DELETE_COLUMN -> new CellKey(row, family, qualifier, 0, sequence, kind);
+      case PUT -> new CellKey(row, family, qualifier, timestamp, sequence, kind);
+    };
+  }
+
+  public static CellKey put(byte[] row, byte[] family, byte[] qualifier, long timestamp, long sequence) {
+    return new CellKey(row, family, qualifier, timestamp, sequence, CellKind.PUT);
+  }
+
+  /** The smallest key of {@code row}: a seek target that lands on the row's first entry. */
+  public static CellKey firstOfRow(byte[] row) {
+    return new CellKey(row, ByteArrays.EMPTY, ByteArrays.EMPTY, 0, Long.MAX_VALUE, CellKind.DELETE_ROW);
+  }
+
+  /** The smallest key of a family within a row. */
+  public static CellKey firstOfFamily(byte[] row, byte[] family) {
+    return new CellKey(row, family, ByteArrays.EMPTY, 0, Long.MAX_VALUE, CellKind.DELETE_FAMILY);
+  }
+
+  /** The smallest key of a column within a row. */
+  public static CellKey firstOfColumn(byte[] row, byte[] family, byte[] qualifier) {
+    return new CellKey(row, family, qualifier, 0, Long.MAX_VALUE, CellKind.DELETE_COLUMN);
+  }
+
+  public byte[] row() {
+    return row;
+  }
+
+  public byte[] family() {
+    return family;
+  }
+
+  public byte[] qualifier() {
+    return qualifier;
+  }
+
+  public long timestamp() {
+    return timestamp;
+  }
+
+  public long sequence() {
+    return sequence;
+  }
+
+  public CellKind kind() {
+    return kind;
+  }
+
+  /** Approximate bytes this key holds, for memtable accounting. */
+  public int weight() {
+    return row.length + family.length + qualifier.length + 48;
+  }
+
+  public boolean sameRow(CellKey o) {
+    return Arrays.equals(row, o.row);
+  }
+
+  public boolean sameColumn(CellKey o) {
+    return Arrays.equals(row, o.row) && Arrays.equals(family, o.family) && Arrays.equals(qualifier, o.qualifier);
+  }
+
+  private static int familyRank(CellKind k) {
+    return k == CellKind.DELETE_ROW ? 0 : 1;
+  }
+
+  private static int qualifierRank(CellKind k) {
+    return k == CellKind.DELETE_FAMILY ? 0 : 1;
+  }
+
+  private static int versionRank(CellKind k) {
+    return k == CellKind.DELETE_COLUMN ? 0 : 1;
+  }
+
+  public static int compare(CellKey a, CellKey b) {
+    int c = Arrays.compareUnsigned(a.row, b.row);
+    if (c != 0) {
+      return c;
+    }
+    c = Integer.compare(familyRank(a.kind), familyRank(b.kind));
+    if (c != 0) {
+      return c;
+    }
+    c = Arrays.compareUnsigned(a.family, b.family);
+    if (c != 0) {
+      return c;
+    }
+    c = Integer.compare(qualifierRank(a.kind), qualifierRank(b.kind));
+    if (c != 0) {
+      return c;
+    }
+    c = Arrays.compareUnsigned(a.qualifier, b.qualifier);
+    if (c != 0) {
+      return c;
+    }
+    c = Integer.compare(versionRank(a.kind), versionRank(b.kind));
+    if (c != 0) {
+      return c;
+    }
+    c = Long.compare(b.timestamp, a.timestamp);
+    if (c != 0) {
+      return c;
+    }
+    return Long.compare(b.sequence, a.sequence);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof CellKey k && compare(this, k) == 0 && kind == k.kind;
+  }
+
+  @Override
+  public int hashCode() {
+    int h = Arrays.hashCode(row);
+    h = 31 * h + Arrays.hashCode(family);
+    h = 31 * h + Arrays.hashCode(qualifier);
+    h = 31 * h + Long.hashCode(timestamp);
+    return 31 * h + Long.hashCode(sequence);
+  }
+
+  @Override
+  public String toString() {
+    return kind + "(" + ByteArrays.show(row) + ", " + ByteArrays.show(family) + ":" + ByteArrays.show(qualifier)
+        + ", ts=" + timestamp + ", seq=" + sequence + ")";
+  }
+}

@@ -1,0 +1,46 @@
+package io.tabula.persistence.model;
+
+/**
+ * One change inside a {@link RowMutation}. Timestamps are microseconds since the epoch.
+ * Validation of ranges and lengths happens in {@link RowMutation}'s constructor.
+ */
+public sealed interface Mutation {
+  /** Timestamp meaning "the server assigns the current time" (Cloud Bigtable's -1). */
+  long SERVER_TIME = -1;
+
+  /** Sets the value of (family, qualifier) at {@code timestamp} (or {@link #SERVER_TIME}). */
+  record SetCell(String family, byte[] qualifier, long timestamp, byte[] value) implements Mutation {}
+
+  /**
+   * Deletes the versions of one column with {@code startInclusive <= timestamp < endExclusive};
+   * {@link #ALL_VERSIONS} deletes every version.
+   */
+  record DeleteFromColumn(String family, byte[] qualifier, long startInclusive, long endExclusive)
+      implements Mutation {
+    public static final long ALL_VERSIONS_END = Long.MAX_VALUE;
+
+    public static DeleteFromColumn allVersions(String family, byte[] qualifier) {
+      return new DeleteFromColumn(family, qualifier, 0, ALL_VERSIONS_END);
+    }
+  }
+
+  /** Deletes every cell of a family in the row. */
+  record DeleteFromFamily(String family) implements Mutation {}
+
+  /** Deletes every cell of the row. */
+  enum DeleteFromRow implements Mutation {
+    INSTANCE
+  }
+
+  /** The family this mutation touches, or null for a whole-row delete. */
+  default String familyOrNull() {
+    if (this instanceof SetCell s) {
+      return s.family();
+    } else if (this instanceof DeleteFromColumn d) {
+      return d.family();
+    } else if (this instanceof DeleteFromFamily f) {
+      return f.family();
+    }
+    return null;
+  }
+}

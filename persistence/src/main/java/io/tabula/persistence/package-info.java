@@ -1,0 +1,2 @@
+/** The Tabula storage engine (plain Java, no Pekko). */
+package io.tabula.persistence;

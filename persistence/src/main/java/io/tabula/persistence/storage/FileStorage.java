@@ -1,0 +1,191 @@
+package io.tabula.persistence.storage;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/** {@link Storage} on a local directory, through {@link FileChannel}. Thread-safe. */
+public final class FileStorage implements Storage {
+  private final Path root;
+
+  public FileStorage(Path root) throws IOException {
+    this.root = root.toAbsolutePath();
+    Files.createDirectories(this.root);
+  }
+
+  public Path root() {
+    return root;
+  }
+
+  private Path resolve(String path) {
+    if (path.startsWith("/") || path.contains("..")) {
+      throw new IllegalArgumentException("storage path must be relative and stay under the root: " + path);
+    }
+    return root.resolve(path);
+  }
+
+  @Override
+  public WritableFile create(String path) throws IOException {
+    Path p = resolve(path);
+    Files.createDirectories(p.getParent());
+    FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.TRUNCATE_EXISTING);
+    return new ChannelWritableFile(path, ch);
+  }
+
+  @Override
+  public ReadableFile open(String path) throws IOException {
+    FileChannel ch = FileChannel.open(resolve(path), StandardOpenOption.READ);
+    return new ChannelReadableFile(path, ch, ch.size());
+  }
+
+  @Override
+  public boolean exists(String path) {
+    return Files.exists(resolve(path));
+  }
+
+  @Override
+  public long size(String path) throws IOException {
+    return Files.size(resolve(path));
+  }
+
+  @Override
+  public List<String> list(String dir) throws IOException {
+    Path p = resolve(dir);
+    if (!Files.isDirectory(p)) {
+      return List.of();
+    }
+    List<String> names = new ArrayList<>();
+    try (Stream<Path> s = Files.list(p)) {
+      s.forEach(x -> names.add(x.getFileName().toString()));
+    }
+    names.sort(null);
+    return names;
+  }
+
+  @Override
+  public void delete(String path) throws IOException {
+    Files.deleteIfExists(resolve(path));
+  }
+
+  @Override
+  public void rename(String from, String to) throws IOException {
+    Path target = resolve(to);
+    Files.createDirectories(target.getParent());
+    try {
+      Files.move(resolve(from), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (AtomicMoveNotSupportedException e) {
+      throw new IOException("this file system cannot rename atomically: " + from + " -> " + to, e);
+    }
+  }
+
+  @Override
+  public void syncDirectory(String dir) throws IOException {
+    Path p = resolve(dir);
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (NoSuchFileException e) {
+      throw e;
+    } catch (IOException e) {
+      // Some file systems refuse to open a directory; the rename is then as durable as it gets.
+      if (!Files.isDirectory(p)) {
+        throw e;
+      }
+    }
+  }
+
+  private static final class ChannelWritableFile implements WritableFile {
+    private final String path;
+    private final FileChannel ch;
+    private long position;
+
+    ChannelWritableFile(String path, FileChannel ch) {
+      this.path = path;
+      this.ch = ch;
+    }
+
+    @Override
+    public String path() {
+      return path;
+    }
+
+    @Override
+    public void append(byte[] b, int off, int len) throws IOException {
+      ByteBuffer buf = ByteBuffer.wrap(b, off, len);
+      while (buf.hasRemaining()) {
+        position += ch.write(buf, position);
+      }
+    }
+
+    @Override
+    public long position() {
+      return position;
+    }
+
+    @Override
+    public void sync() throws IOException {
+      ch.force(false);
+    }
+
+    @Override
+    public void truncate(long size) throws IOException {
+      ch.truncate(size);
+      position = size;
+    }
+
+    @Override
+    public void close() throws IOException {
+      ch.close();
+    }
+  }
+
+  private static final class ChannelReadableFile implements ReadableFile {
+    private final String path;
+    private final FileChannel ch;
+    private final long size;
+
+    ChannelReadableFile(String path, FileChannel ch, long size) {
+      this.path = path;
+      this.ch = ch;
+      this.size = size;
+    }
+
+    @Override
+    public String path() {
+      return path;
+    }
+
+    @Override
+    public long size() {
+      return size;
+    }
+
+    @Override
+    public void readFully(long offset, byte[] dst, int off, int len) throws IOException {
+      ByteBuffer buf = ByteBuffer.wrap(dst, off, len);
+      long pos = offset;
+      while (buf.hasRemaining()) {
+        int n = ch.read(buf, pos);
+        if (n < 0) {
+          throw new EOFException(path + ": wanted " + len + " bytes at offset " + offset + ", file ends at " + size);
+        }
+        pos += n;
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      ch.close();
+    }
+  }
+}

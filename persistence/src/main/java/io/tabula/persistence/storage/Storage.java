@@ -1,0 +1,55 @@
+package io.tabula.persistence.storage;
+
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * All file I/O of the engine goes through this interface (the paper's GFS; LevelDB's
+ * {@code Env}), so tests can inject torn writes, failed fsyncs and a full disk.
+ *
+ * <p>Paths are relative, '/'-separated names under the storage root, such as
+ * {@code "logs/node-1/000001.log"}. Parent folders are created as needed.
+ * Implementations are thread-safe.
+ */
+public interface Storage {
+  /** Creates (or truncates) a file for appending. */
+  WritableFile create(String path) throws IOException;
+
+  /** Opens an existing file for positional reads. */
+  ReadableFile open(String path) throws IOException;
+
+  boolean exists(String path);
+
+  /** Size in bytes of an existing file. */
+  long size(String path) throws IOException;
+
+  /** Names (not paths) of the entries directly under {@code dir}, sorted; empty if it does not exist. */
+  List<String> list(String dir) throws IOException;
+
+  /** Deletes a file if it exists. */
+  void delete(String path) throws IOException;
+
+  /** Atomically replaces {@code to} with {@code from}. */
+  void rename(String from, String to) throws IOException;
+
+  /** Makes the directory's entries (creations, renames) durable. */
+  void syncDirectory(String dir) throws IOException;
+
+  /** Joins path parts with '/'. */
+  static String path(String first, String... more) {
+    StringBuilder sb = new StringBuilder(first);
+    for (String m : more) {
+      if (!sb.isEmpty() && sb.charAt(sb.length() - 1) != '/') {
+        sb.append('/');
+      }
+      sb.append(m);
+    }
+    return sb.toString();
+  }
+
+  /** The folder part of a path ("" for a top-level name). */
+  static String parent(String path) {
+    int i = path.lastIndexOf('/');
+    return i < 0 ? "" : path.substring(0, i);
+  }
+}

@@ -1,0 +1,28 @@
+package io.tabula.persistence.storage;
+
+import java.io.Closeable;
+import java.io.IOException;
+
+/**
+ * A file being written front to back. Not thread-safe: one writer at a time. Bytes
+ * appended are durable only once {@link #sync()} has returned.
+ */
+public interface WritableFile extends Closeable {
+  /** The path this file was created under. */
+  String path();
+
+  void append(byte[] b, int off, int len) throws IOException;
+
+  default void append(byte[] b) throws IOException {
+    append(b, 0, b.length);
+  }
+
+  /** Bytes appended so far (the offset of the next append). */
+  long position();
+
+  /** Forces every appended byte to stable storage (fsync / fdatasync). */
+  void sync() throws IOException;
+
+  /** Cuts the file back to {@code size} bytes; the next append goes there. */
+  void truncate(long size) throws IOException;
+}

@@ -1,0 +1,216 @@
+package io.tabula.persistence.storage;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A real {@link Storage} (the files are real) that can be told to misbehave: fail fsyncs,
+ * run out of space, and "crash", which cuts every file written through it back to what was
+ * last synced plus a random, possibly garbled, part of what was not (a torn write).
+ *
+ * <p>Thread-safe.
+ */
+public final class FaultyStorage implements Storage {
+  private final Storage delegate;
+  private final AtomicBoolean failSyncs = new AtomicBoolean();
+  private final AtomicLong spaceLeft = new AtomicLong(Long.MAX_VALUE);
+  private final Map<String, long[]> syncedAndWritten = new ConcurrentHashMap<>();
+  private final List<Faulty> open = new ArrayList<>();
+
+  public FaultyStorage(Storage delegate) {
+    this.delegate = delegate;
+  }
+
+  /** From now on every {@code sync()} throws (true) or works again (false). */
+  public void failSyncs(boolean fail) {
+    failSyncs.set(fail);
+  }
+
+  /** Appends fail with "no space left" once this many more bytes have been written. */
+  public void setSpaceLeft(long bytes) {
+    spaceLeft.set(bytes);
+  }
+
+  public void unlimitedSpace() {
+    spaceLeft.set(Long.MAX_VALUE);
+  }
+
+  /**
+   * Simulates a power cut: every file written through this storage keeps its synced bytes
+   * and a random part of its unsynced bytes, of which a random stretch may be garbage.
+   * Writers open at the time are dead afterwards (every call throws).
+   */
+  public synchronized void crash(Random rnd) throws IOException {
+    for (Faulty f : open) {
+      f.dead = true;
+    }
+    open.clear();
+    for (Map.Entry<String, long[]> e : syncedAndWritten.entrySet()) {
+      String path = e.getKey();
+      if (!delegate.exists(path)) {
+        continue;
+      }
+      long synced = e.getValue()[0];
+      long size = delegate.size(path);
+      if (size <= synced) {
+        continue;
+      }
+      long keep = synced + (long) (rnd.nextDouble() * (size - synced + 1));
+      keep = Math.min(keep, size);
+      byte[] kept = new byte[(int) (keep - synced)];
+      try (ReadableFile r = delegate.open(path)) {
+        r.readFully(synced, kept, 0, kept.length);
+      }
+      if (kept.length > 0 && rnd.nextBoolean()) {
+        int from = rnd.nextInt(kept.length);
+        int to = from + rnd.nextInt(kept.length - from) + 1;
+        for (int i = from; i < to; i++) {
+          kept[i] = (byte) rnd.nextInt(256);
+        }
+      }
+      byte[] prefix = new byte[(int) synced];
+      try (ReadableFile r = delegate.open(path)) {
+        r.readFully(0, prefix, 0, prefix.length);
+      }
+      try (WritableFile w = delegate.create(path)) {
+        w.append(prefix);
+        w.append(kept);
+        w.sync();
+      }
+    }
+    syncedAndWritten.clear();
+  }
+
+  @Override
+  public synchronized WritableFile create(String path) throws IOException {
+    Faulty f = new Faulty(delegate.create(path));
+    syncedAndWritten.put(path, new long[] {0, 0});
+    open.add(f);
+    return f;
+  }
+
+  @Override
+  public ReadableFile open(String path) throws IOException {
+    return delegate.open(path);
+  }
+
+  @Override
+  public boolean exists(String path) {
+    return delegate.exists(path);
+  }
+
+  @Override
+  public long size(String path) throws IOException {
+    return delegate.size(path);
+  }
+
+  @Override
+  public List<String> list(String dir) throws IOException {
+    return delegate.list(dir);
+  }
+
+  @Override
+  public void delete(String path) throws IOException {
+    syncedAndWritten.remove(path);
+    delegate.delete(path);
+  }
+
+  @Override
+  public void rename(String from, String to) throws IOException {
+    long[] state = syncedAndWritten.remove(from);
+    delegate.rename(from, to);
+    if (state != null) {
+      syncedAndWritten.put(to, state);
+    }
+  }
+
+  @Override
+  public void syncDirectory(String dir) throws IOException {
+    if (failSyncs.get()) {
+      throw new IOException("injected fsync failure on directory " + dir);
+    }
+    delegate.syncDirectory(dir);
+  }
+
+  private final class Faulty implements WritableFile {
+    private final WritableFile w;
+    volatile boolean dead;
+
+    Faulty(WritableFile w) {
+      this.w = w;
+    }
+
+    private void alive() throws IOException {
+      if (dead) {
+        throw new IOException("injected crash: " + w.path() + " is gone with its process");
+      }
+    }
+
+    @Override
+    public String path() {
+      return w.path();
+    }
+
+    @Override
+    public void append(byte[] b, int off, int len) throws IOException {
+      alive();
+      long left = spaceLeft.getAndAdd(-len);
+      if (left < len) {
+        int partial = (int) Math.max(0, left);
+        spaceLeft.set(0);
+        w.append(b, off, partial);
+        track();
+        throw new IOException("No space left on device (injected) writing " + w.path());
+      }
+      w.append(b, off, len);
+      track();
+    }
+
+    private void track() {
+      long[] s = syncedAndWritten.get(w.path());
+      if (s != null) {
+        s[1] = w.position();
+      }
+    }
+
+    @Override
+    public long position() {
+      return w.position();
+    }
+
+    @Override
+    public void sync() throws IOException {
+      alive();
+      if (failSyncs.get()) {
+        throw new IOException("injected fsync failure on " + w.path());
+      }
+      w.sync();
+      long[] s = syncedAndWritten.get(w.path());
+      if (s != null) {
+        s[0] = w.position();
+      }
+    }
+
+    @Override
+    public void truncate(long size) throws IOException {
+      alive();
+      w.truncate(size);
+      long[] s = syncedAndWritten.get(w.path());
+      if (s != null) {
+        s[0] = Math.min(s[0], size);
+        s[1] = size;
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      w.close();
+    }
+  }
+}
