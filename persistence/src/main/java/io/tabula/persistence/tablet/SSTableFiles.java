@@ -1,0 +1,55 @@
+package io.tabula.persistence.tablet;
+
+import io.tabula.persistence.compaction.CompactionMerger;
+import io.tabula.persistence.iterator.CellIterator;
+import io.tabula.persistence.model.CellKey;
+import io.tabula.persistence.schema.LocalityGroup;
+import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.sstable.SSTableReader;
+import io.tabula.persistence.sstable.SSTableWriter;
+import io.tabula.persistence.storage.ReadableFile;
+import java.io.IOException;
+
+/** Writing a compaction's output to a new SSTable, and opening SSTables, for a tablet. */
+final class SSTableFiles {
+  private SSTableFiles() {}
+
+  /**
+   * Runs {@link CompactionMerger} over {@code in} (positioned on its first entry) into a new
+   * file at {@code path}. Returns the opened, owned handle, or null if nothing survived (then
+   * no file is left behind).
+   */
+  static SSTableHandle write(TabletEnv env, String path, LocalityGroup group, TableSchema schema, CellIterator in,
+      boolean major) throws IOException {
+    SSTableWriter[] writer = new SSTableWriter[1];
+    try {
+      CompactionMerger.merge(in, (CellKey k, byte[] v) -> {
+        if (writer[0] == null) {
+          writer[0] = new SSTableWriter(env.storage().create(path), group.sstableOptions());
+        }
+        writer[0].add(k, v);
+      }, schema::gcPolicy, env.clock().nowMicros(), major);
+      if (writer[0] == null) {
+        return null;
+      }
+      writer[0].finish();
+      writer[0] = null;
+    } finally {
+      if (writer[0] != null) {
+        writer[0].close();
+        env.storage().delete(path);
+      }
+    }
+    return open(env, path, true, group.inMemory());
+  }
+
+  static SSTableHandle open(TabletEnv env, String path, boolean owned, boolean inMemory) throws IOException {
+    ReadableFile f = env.storage().open(path);
+    try {
+      return new SSTableHandle(env.storage(), path, owned, SSTableReader.open(f, env.cache(), inMemory));
+    } catch (IOException | RuntimeException e) {
+      f.close();
+      throw e;
+    }
+  }
+}

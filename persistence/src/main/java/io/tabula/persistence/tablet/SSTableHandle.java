@@ -1,0 +1,59 @@
+package io.tabula.persistence.tablet;
+
+import io.tabula.persistence.sstable.SSTableReader;
+import io.tabula.persistence.storage.Storage;
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An open SSTable of one tablet, counted by the {@link TabletVersion}s that hold it.
+ *
+ * <p>Invariants: (1) every live version holding the handle has retained it once; (2) when
+ * the count falls to zero the reader is closed, and the file deleted if a compaction
+ * replaced it and the tablet owns it. Thread-safe.
+ */
+final class SSTableHandle {
+  private final Storage storage;
+  private final String path;
+  private final boolean owned;
+  private final SSTableReader reader;
+  private final AtomicInteger refs = new AtomicInteger();
+  private volatile boolean obsolete;
+
+  SSTableHandle(Storage storage, String path, boolean owned, SSTableReader reader) {
+    this.storage = storage;
+    this.path = path;
+    this.owned = owned;
+    this.reader = reader;
+  }
+
+  String path() {
+    return path;
+  }
+
+  boolean owned() {
+    return owned;
+  }
+
+  SSTableReader reader() {
+    return reader;
+  }
+
+  void retain() {
+    refs.incrementAndGet();
+  }
+
+  /** Marks the file as replaced by a compaction: it goes when the last reader lets go. */
+  void markObsolete() {
+    obsolete = true;
+  }
+
+  void release() throws IOException {
+    if (refs.decrementAndGet() == 0) {
+      reader.close();
+      if (obsolete && owned) {
+        storage.delete(path);
+      }
+    }
+  }
+}

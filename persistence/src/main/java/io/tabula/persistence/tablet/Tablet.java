@@ -1,0 +1,502 @@
+package io.tabula.persistence.tablet;
+
+import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.persistence.encoding.MutationCodec;
+import io.tabula.persistence.iterator.CellIterator;
+import io.tabula.persistence.iterator.MergingIterator;
+import io.tabula.persistence.iterator.RangeIterator;
+import io.tabula.persistence.memtable.Memtable;
+import io.tabula.persistence.model.CellKey;
+import io.tabula.persistence.model.InvalidMutationException;
+import io.tabula.persistence.model.Mutation;
+import io.tabula.persistence.model.Row;
+import io.tabula.persistence.model.RowMutation;
+import io.tabula.persistence.read.ReadFilter;
+import io.tabula.persistence.read.RowReader;
+import io.tabula.persistence.schema.TableSchema;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * One tablet (paper §5.3): a row range of a table, with its memtable and its SSTables per
+ * locality group, served from this node.
+ *
+ * <p>Writes ({@link #apply}) get sequence numbers, go to the node's commit log, and only
+ * once the log has them durable are they added to the memtable and made visible, a whole
+ * row mutation at once. Reads ({@link #read}, {@link #scan}) see a snapshot: the highest
+ * sequence below which every write is visible, over a pinned {@link TabletVersion}. Full
+ * memtables are frozen and flushed, and SSTables merged, on the node's background executor
+ * ({@link TabletMaintenance}); reads and writes go on meanwhile.
+ *
+ * <p>Invariants:
+ *
+ * <ol>
+ *   <li>{@code visibleSequence} only grows, and every write with a sequence at or below it is
+ *       in the memtables or SSTables of every version published since.
+ *   <li>The manifest's redo point never passes a write that is not in one of its SSTables.
+ *   <li>The version changes only under the write side of {@code memLock}; memtable adds
+ *       hold its read side, so a freeze never races an add.
+ * </ol>
+ *
+ * Thread-safe. Closing flushes the memtable; the node's shared parts stay open.
+ */
+public final class Tablet implements Closeable {
+  private enum State { OPEN, SPLITTING, CLOSED }
+
+  final TabletEnv env;
+  final String dir;
+  final TabletMaintenance maintenance;
+  private volatile TableSchema schema;
+  private volatile TabletVersion current;
+  final ReentrantReadWriteLock memLock = new ReentrantReadWriteLock();
+
+  private final Object seqLock = new Object();
+  private long nextSequence;
+  private final TreeSet<Long> inFlight = new TreeSet<>();
+  private volatile long visibleSequence;
+  private State state = State.OPEN;
+
+  private final String tabletId;
+  private final byte[] startRow;
+  private final byte[] endRow;
+
+  private Tablet(TabletEnv env, TableSchema schema, TabletManifest manifest, TabletVersion version) {
+    this.env = env;
+    this.schema = schema;
+    this.tabletId = manifest.tabletId();
+    this.startRow = manifest.startRow();
+    this.endRow = manifest.endRow();
+    this.dir = dirOf(manifest.table(), manifest.tabletId());
+    this.current = version;
+    this.nextSequence = manifest.lastSequence() + 1;
+    this.visibleSequence = manifest.lastSequence();
+    this.maintenance = new TabletMaintenance(this, manifest);
+  }
+
+  /** Where a tablet's manifest and own SSTables live under the storage root. */
+  public static String dirOf(String table, String tabletId) {
+    requireName("table", table);
+    requireName("tablet id", tabletId);
+    return "tables/" + table + "/" + tabletId;
+  }
+
+  private static void requireName(String what, String s) {
+    if (s == null || s.isEmpty() || !s.matches("[A-Za-z0-9_.-]+") || s.startsWith(".")) {
+      throw new IllegalArgumentException(what + " '" + s + "' must be non-empty and use only letters, digits, '_', '-', '.'");
+    }
+  }
+
+  /** Creates a new, empty tablet for rows {@code [startRow, endRow)} (empty end: unbounded). */
+  public static Tablet create(TabletEnv env, TableSchema schema, String table, String tabletId, byte[] startRow,
+      byte[] endRow) throws IOException {
+    String dir = dirOf(table, tabletId);
+    if (ManifestCodec.exists(env.storage(), dir)) {
+      throw new IllegalStateException("tablet " + tabletId + " of table " + table + " already exists");
+    }
+    TabletManifest m = TabletManifest.empty(table, tabletId, startRow, endRow);
+    ManifestCodec.write(env.storage(), dir, m);
+    return open(env, schema, m);
+  }
+
+  /** Opens an existing tablet from its manifest; the caller then replays the log past {@link #redoPoint()}. */
+  public static Tablet open(TabletEnv env, TableSchema schema, String table, String tabletId) throws IOException {
+    TabletManifest m = ManifestCodec.read(env.storage(), dirOf(table, tabletId));
+    if (m.state() != TabletManifest.State.ACTIVE) {
+      throw new TabletUnavailableException("tablet " + tabletId + " was split into " + m.split().leftId() + " and "
+          + m.split().rightId());
+    }
+    return open(env, schema, m);
+  }
+
+  static Tablet open(TabletEnv env, TableSchema schema, TabletManifest m) throws IOException {
+    Map<String, List<SSTableHandle>> files = new HashMap<>();
+    List<SSTableHandle> opened = new ArrayList<>();
+    try {
+      for (Map.Entry<String, List<TabletManifest.FileRef>> g : m.groups().entrySet()) {
+        boolean inMemory = schema.group(g.getKey()) != null && schema.group(g.getKey()).inMemory();
+        List<SSTableHandle> handles = new ArrayList<>();
+        for (TabletManifest.FileRef f : g.getValue()) {
+          SSTableHandle h = SSTableFiles.open(env, f.path(), f.owned(), inMemory);
+          opened.add(h);
+          handles.add(h);
+        }
+        files.put(g.getKey(), handles);
+      }
+    } catch (IOException | RuntimeException e) {
+      for (SSTableHandle h : opened) {
+        h.retain();
+        h.release();
+      }
+      throw e;
+    }
+    return new Tablet(env, schema, m, new TabletVersion(new Memtable(), List.of(), files));
+  }
+
+  public String id() {
+    return tabletId;
+  }
+
+  public byte[] startRow() {
+    return startRow.clone();
+  }
+
+  /** Exclusive end row; empty for unbounded. */
+  public byte[] endRow() {
+    return endRow.clone();
+  }
+
+  public TableSchema schema() {
+    return schema;
+  }
+
+  /** Takes a new schema (families added, GC policies changed); applies to later reads and compactions. */
+  public void updateSchema(TableSchema newSchema) {
+    this.schema = newSchema;
+  }
+
+  /** The sequence up to which every write is in SSTables; the log is replayed past it. */
+  public long redoPoint() {
+    return maintenance.redoPoint();
+  }
+
+  /** The highest sequence number whose write (and every earlier one) is visible to reads. */
+  public long visibleSequence() {
+    return visibleSequence;
+  }
+
+  public boolean containsRow(byte[] row) {
+    return ByteArrays.compare(row, startRow) >= 0 && (endRow.length == 0 || ByteArrays.compare(row, endRow) < 0);
+  }
+
+  /**
+   * Applies a row mutation atomically. The future completes once it is durable in the
+   * commit log and visible to reads; it fails with the log's {@link IOException} (wrapped in
+   * a {@link CompletionException}) if the log could not make it durable, in which case
+   * nothing of it is applied. May block the caller while flushes catch up.
+   *
+   * @throws InvalidMutationException for a family not in the schema
+   * @throws TabletUnavailableException if the row is outside the tablet or the tablet is not open
+   */
+  public CompletableFuture<Void> apply(RowMutation rm) {
+    if (!containsRow(rm.row())) {
+      throw new TabletUnavailableException("row " + ByteArrays.show(rm.row()) + " is outside tablet " + tabletId);
+    }
+    TableSchema s = schema;
+    List<Mutation> ms = rm.mutations();
+    for (int i = 0; i < ms.size(); i++) {
+      String f = ms.get(i).familyOrNull();
+      if (f != null && s.family(f) == null) {
+        throw new InvalidMutationException("mutations[" + i + "].family_name", "names unknown column family '" + f
+            + "'");
+      }
+    }
+    maintenance.awaitFlushCapacity();
+    RowMutation resolved = MutationEntries.withServerTime(rm, serverTime());
+    byte[] payload = MutationCodec.encode(resolved);
+    long base;
+    CompletableFuture<Void> logged;
+    synchronized (seqLock) {
+      requireOpen();
+      base = nextSequence;
+      nextSequence += ms.size();
+      inFlight.add(base);
+      logged = env.log().append(tabletId, base, payload);
+    }
+    return logged.whenComplete((ok, err) -> {
+      if (err == null) {
+        insert(resolved, base);
+      }
+      finish(base);
+      if (err == null) {
+        maintenance.maybeFreeze();
+      }
+    });
+  }
+
+  /** Server-assigned timestamps have millisecond granularity, as Cloud Bigtable's. */
+  private long serverTime() {
+    return env.clock().nowMicros() / 1000 * 1000;
+  }
+
+  private void insert(RowMutation rm, long base) {
+    memLock.readLock().lock();
+    try {
+      Memtable m = current.active;
+      MutationEntries.forEach(rm, base, m::add);
+    } finally {
+      memLock.readLock().unlock();
+    }
+  }
+
+  private void finish(long base) {
+    synchronized (seqLock) {
+      inFlight.remove(base);
+      visibleSequence = inFlight.isEmpty() ? nextSequence - 1 : inFlight.first() - 1;
+      if (inFlight.isEmpty()) {
+        seqLock.notifyAll();
+      }
+    }
+  }
+
+  private void requireOpen() {
+    if (state != State.OPEN) {
+      throw new TabletUnavailableException("tablet " + tabletId + " is " + state.name().toLowerCase()
+          + (state == State.SPLITTING ? "; retry at the tablet that now holds the row" : ""));
+    }
+  }
+
+  /**
+   * Re-applies a commit-log record during recovery. Records at or below the redo point are
+   * ignored (already in SSTables); so is a record seen twice.
+   */
+  public void replay(long base, byte[] payload) {
+    RowMutation rm = MutationCodec.decode(ByteBuffer.wrap(payload));
+    long last = base + rm.mutations().size() - 1;
+    if (last <= maintenance.redoPoint()) {
+      return;
+    }
+    insert(rm, base);
+    synchronized (seqLock) {
+      nextSequence = Math.max(nextSequence, last + 1);
+      if (inFlight.isEmpty()) {
+        visibleSequence = nextSequence - 1;
+      }
+    }
+    maintenance.maybeFreeze();
+  }
+
+  /** Reads one row; empty if it has no visible cell that passes the filter. */
+  public Optional<Row> read(byte[] row, ReadFilter filter) throws IOException {
+    if (!containsRow(row)) {
+      throw new TabletUnavailableException("row " + ByteArrays.show(row) + " is outside tablet " + tabletId);
+    }
+    long snapshot = visibleSequence;
+    TabletVersion v = acquire();
+    try (RowReader r = reader(v, snapshot, row, successor(row), filter, row)) {
+      return Optional.ofNullable(r.next());
+    } finally {
+      v.release();
+    }
+  }
+
+  /**
+   * A lazy scan of the rows in {@code [start, end)} intersected with the tablet's range (an
+   * empty start or end is unbounded), over a snapshot taken now. The caller must close it;
+   * until then it pins the files it reads.
+   */
+  public RowScanner scan(byte[] start, byte[] end, ReadFilter filter) throws IOException {
+    byte[] from = ByteArrays.compare(start, startRow) > 0 ? start : startRow;
+    byte[] to = endRow.length == 0 ? end : end.length == 0 ? endRow
+        : ByteArrays.compare(end, endRow) < 0 ? end : endRow;
+    long snapshot = visibleSequence;
+    TabletVersion v = acquire();
+    try {
+      return new RowScanner(reader(v, snapshot, from, to, filter, null), v);
+    } catch (IOException | RuntimeException e) {
+      v.release();
+      throw e;
+    }
+  }
+
+  private static byte[] successor(byte[] row) {
+    return Arrays.copyOf(row, row.length + 1);
+  }
+
+  /** A reader over the rows {@code [from, to)} of a pinned version; {@code pointRow} enables blooms. */
+  private RowReader reader(TabletVersion v, long snapshot, byte[] from, byte[] to, ReadFilter filter, byte[] pointRow)
+      throws IOException {
+    TableSchema s = schema;
+    Set<String> groups = new TreeSet<>();
+    if (filter.families() == null) {
+      groups.addAll(v.files.keySet());
+    } else {
+      filter.families().forEach(f -> groups.add(s.groupOf(f)));
+    }
+    List<CellIterator> its = new ArrayList<>();
+    its.add(v.active.iterator());
+    v.frozen.forEach(f -> its.add(f.memtable().iterator()));
+    for (String g : groups) {
+      for (SSTableHandle h : v.files(g)) {
+        if (pointRow == null || h.reader().mayContainRow(pointRow)) {
+          its.add(h.reader().iterator());
+        }
+      }
+    }
+    CellIterator merged = new RangeIterator(new MergingIterator(its), from, to);
+    merged.seek(CellKey.firstOfRow(from));
+    return new RowReader(merged, snapshot, s::gcPolicy, env.clock().nowMicros(), filter);
+  }
+
+  TabletVersion acquire() {
+    while (true) {
+      TabletVersion v = current;
+      if (v.tryRetain()) {
+        return v;
+      }
+      if (v == current) {
+        throw new TabletUnavailableException("tablet " + tabletId + " is closed");
+      }
+    }
+  }
+
+  /** The current version; the caller must hold the write side of {@link #memLock} to replace it. */
+  TabletVersion currentVersion() {
+    return current;
+  }
+
+  /** Publishes a new version; requires the write side of {@link #memLock}. */
+  void install(TabletVersion next) {
+    TabletVersion old = current;
+    current = next;
+    old.release();
+  }
+
+  /** Freezes the memtable and flushes every frozen memtable; completes when they are in SSTables. */
+  public CompletableFuture<Void> freezeAndFlush() {
+    return maintenance.freezeAndFlush();
+  }
+
+  /** Rewrites every SSTable of every group into one per group, dropping deletes and collectable data. */
+  public CompletableFuture<Void> majorCompact() {
+    return maintenance.majorCompact();
+  }
+
+  /** Approximate bytes held by the tablet's SSTables and memtables, for split decisions. */
+  public long approximateBytes() {
+    TabletVersion v = acquire();
+    try {
+      long b = v.active.approximateBytes();
+      for (TabletVersion.Frozen f : v.frozen) {
+        b += f.memtable().approximateBytes();
+      }
+      for (List<SSTableHandle> l : v.files.values()) {
+        for (SSTableHandle h : l) {
+          b += h.reader().info().fileBytes();
+        }
+      }
+      return b;
+    } finally {
+      v.release();
+    }
+  }
+
+  /** SSTables per locality group, newest first (for tests and operations). */
+  public Map<String, List<String>> files() {
+    Map<String, List<String>> out = new HashMap<>();
+    TabletVersion v = acquire();
+    try {
+      v.files.forEach((g, l) -> out.put(g, l.stream().map(SSTableHandle::path).toList()));
+    } finally {
+      v.release();
+    }
+    return out;
+  }
+
+  /**
+   * Splits the tablet at {@code row} (paper §6 "Exploiting immutability"): stops taking
+   * writes, waits for those in flight, flushes the memtable, records the split in its
+   * manifest (the commit point), and returns the two children, opened, sharing the parent's
+   * SSTables. This tablet is closed afterwards.
+   */
+  public List<Tablet> split(byte[] row, String leftId, String rightId) throws IOException {
+    if (ByteArrays.compare(row, startRow) <= 0 || (endRow.length > 0 && ByteArrays.compare(row, endRow) >= 0)) {
+      throw new IllegalArgumentException("split row " + ByteArrays.show(row) + " is not strictly inside tablet "
+          + tabletId);
+    }
+    synchronized (seqLock) {
+      requireOpen();
+      state = State.SPLITTING;
+      while (!inFlight.isEmpty()) {
+        try {
+          seqLock.wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while waiting for writes to finish before a split", e);
+        }
+      }
+    }
+    try {
+      TabletMaintenance.join(freezeAndFlush());
+      List<TabletManifest> children = maintenance.recordSplit(new TabletManifest.SplitInfo(row, leftId, rightId),
+          nextSequenceSnapshot() - 1);
+      closeWithoutFlush();
+      List<Tablet> out = new ArrayList<>();
+      for (TabletManifest c : children) {
+        out.add(open(env, schema, c));
+      }
+      return out;
+    } catch (IOException | RuntimeException e) {
+      synchronized (seqLock) {
+        if (state == State.SPLITTING) {
+          state = State.OPEN;
+        }
+      }
+      throw e;
+    }
+  }
+
+  long nextSequenceSnapshot() {
+    synchronized (seqLock) {
+      return nextSequence;
+    }
+  }
+
+  /** Stops writes, flushes the memtable so the log is no longer needed for this tablet, and releases files. */
+  @Override
+  public void close() throws IOException {
+    synchronized (seqLock) {
+      if (state == State.CLOSED) {
+        return;
+      }
+      state = State.CLOSED;
+      while (!inFlight.isEmpty()) {
+        try {
+          seqLock.wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while closing tablet " + tabletId, e);
+        }
+      }
+    }
+    try {
+      TabletMaintenance.join(maintenance.freezeAndFlush());
+    } finally {
+      releaseVersion();
+    }
+  }
+
+  /** Closes without flushing: the memtable's writes stay only in the commit log (tests of crash recovery). */
+  public void closeWithoutFlush() {
+    synchronized (seqLock) {
+      state = State.CLOSED;
+    }
+    releaseVersion();
+  }
+
+  private void releaseVersion() {
+    maintenance.shutdown();
+    memLock.writeLock().lock();
+    try {
+      current.release();
+    } finally {
+      memLock.writeLock().unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Tablet(" + tabletId + ", [" + ByteArrays.show(startRow) + ", " + ByteArrays.show(endRow) + "))";
+  }
+}

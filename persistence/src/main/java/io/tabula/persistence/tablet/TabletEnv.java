@@ -1,0 +1,15 @@
+package io.tabula.persistence.tablet;
+
+import io.tabula.persistence.cache.BlockCache;
+import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.wal.CommitLog;
+import java.util.concurrent.Executor;
+
+/**
+ * What a node's tablets share (paper §6): the storage, the one commit log, the block
+ * cache, the executor that runs flushes and compactions, the clock, and the options.
+ * {@code flushed} is told after each flush, so the node can delete log segments no tablet
+ * needs any more. The node owns and closes all of it; a tablet closes none of it.
+ */
+public record TabletEnv(Storage storage, CommitLog log, BlockCache cache, Executor background, MicrosClock clock,
+    TabletOptions options, Runnable flushed) {}

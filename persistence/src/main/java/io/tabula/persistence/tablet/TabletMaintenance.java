@@ -1,0 +1,365 @@
+package io.tabula.persistence.tablet;
+
+import io.tabula.persistence.iterator.CellIterator;
+import io.tabula.persistence.iterator.FilteringIterator;
+import io.tabula.persistence.iterator.MergingIterator;
+import io.tabula.persistence.iterator.RangeIterator;
+import io.tabula.persistence.memtable.Memtable;
+import io.tabula.persistence.model.CellKind;
+import io.tabula.persistence.schema.LocalityGroup;
+import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.storage.Storage;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A tablet's compactions (paper §5.4) and manifest: freezing a full memtable, flushing
+ * frozen memtables to SSTables (minor), merging a group's newest SSTables when there are
+ * too many (merging; major when the merge takes them all), and recording splits.
+ *
+ * <p>Invariants: (1) every change of files or redo point happens under {@code lock}, on
+ * the node's background executor or a caller waiting for it, one at a time per tablet;
+ * (2) a new manifest is durable before the version that shows its files is installed, and
+ * files are deleted only after both; (3) the redo point only grows.
+ */
+final class TabletMaintenance {
+  private final Tablet tablet;
+  private final TabletEnv env;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final AtomicBoolean scheduled = new AtomicBoolean();
+  private final Object capacity = new Object();
+  private TabletManifest manifest;
+  private long nextFileNumber;
+  private volatile long redoPoint;
+  private volatile IOException lastError;
+  private volatile boolean shutdown;
+
+  TabletMaintenance(Tablet tablet, TabletManifest manifest) {
+    this.tablet = tablet;
+    this.env = tablet.env;
+    this.manifest = manifest;
+    this.nextFileNumber = manifest.nextFileNumber();
+    this.redoPoint = manifest.redoPoint();
+  }
+
+  long redoPoint() {
+    return redoPoint;
+  }
+
+  /** The last background failure (a flush that hit a full disk, say), or null. */
+  IOException lastError() {
+    return lastError;
+  }
+
+  void shutdown() {
+    shutdown = true;
+    synchronized (capacity) {
+      capacity.notifyAll();
+    }
+  }
+
+  /** Freezes the memtable if it is full, and schedules its flush. */
+  void maybeFreeze() {
+    if (tablet.currentVersion().active.approximateBytes() >= env.options().memtableBytes() && freeze(false)) {
+      schedule();
+    }
+  }
+
+  /** Blocks a writer while too many frozen memtables wait for their flush. */
+  void awaitFlushCapacity() {
+    int max = env.options().maxFrozenMemtables();
+    synchronized (capacity) {
+      while (tablet.currentVersion().frozen.size() >= max && !shutdown) {
+        IOException e = lastError;
+        if (e != null) {
+          throw new TabletUnavailableException("tablet " + tablet.id() + " cannot flush its memtables: "
+              + e.getMessage());
+        }
+        schedule();
+        try {
+          capacity.wait(100);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new TabletUnavailableException("interrupted while waiting for a flush of tablet " + tablet.id());
+        }
+      }
+    }
+  }
+
+  private boolean freeze(boolean force) {
+    tablet.memLock.writeLock().lock();
+    try {
+      TabletVersion v = tablet.currentVersion();
+      if (v.active.isEmpty() || (!force && v.active.approximateBytes() < env.options().memtableBytes())) {
+        return false;
+      }
+      List<TabletVersion.Frozen> frozen = new ArrayList<>();
+      frozen.add(new TabletVersion.Frozen(v.active, tablet.visibleSequence()));
+      frozen.addAll(v.frozen);
+      tablet.install(new TabletVersion(new Memtable(), frozen, v.files));
+      return true;
+    } finally {
+      tablet.memLock.writeLock().unlock();
+    }
+  }
+
+  private void schedule() {
+    if (!shutdown && scheduled.compareAndSet(false, true)) {
+      env.background().execute(() -> {
+        scheduled.set(false);
+        try {
+          underLock(() -> {
+            flushAll();
+            mergeIfNeeded();
+          });
+        } catch (IOException e) {
+          lastError = e;
+        }
+      });
+    }
+  }
+
+  CompletableFuture<Void> freezeAndFlush() {
+    freeze(true);
+    return background(this::flushAll);
+  }
+
+  CompletableFuture<Void> majorCompact() {
+    return background(() -> {
+      flushAll();
+      for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
+        int n = tablet.currentVersion().files(g).size();
+        if (n > 0) {
+          compactNewest(g, n);
+        }
+      }
+    });
+  }
+
+  private interface Work {
+    void run() throws IOException;
+  }
+
+  private CompletableFuture<Void> background(Work w) {
+    CompletableFuture<Void> f = new CompletableFuture<>();
+    env.background().execute(() -> {
+      try {
+        underLock(w);
+        f.complete(null);
+      } catch (IOException | RuntimeException e) {
+        f.completeExceptionally(e);
+      }
+    });
+    return f;
+  }
+
+  private void underLock(Work w) throws IOException {
+    lock.lock();
+    try {
+      w.run();
+      lastError = null;
+    } catch (IOException e) {
+      lastError = e;
+      throw e;
+    } finally {
+      lock.unlock();
+      synchronized (capacity) {
+        capacity.notifyAll();
+      }
+    }
+  }
+
+  /** Waits for a maintenance future, turning its failure back into the IOException it was. */
+  static void join(CompletableFuture<Void> f) throws IOException {
+    try {
+      f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while waiting for a flush or compaction", e);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause() instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : e.getCause();
+      if (c instanceof IOException io) {
+        throw io;
+      }
+      if (c instanceof UncheckedIOException u) {
+        throw u.getCause();
+      }
+      if (c instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IOException(c);
+    }
+  }
+
+  private String newFilePath() {
+    return Storage.path(tablet.dir, String.format("%06d.sst", nextFileNumber++));
+  }
+
+  private void flushAll() throws IOException {
+    while (!tablet.currentVersion().frozen.isEmpty()) {
+      flushOldest();
+    }
+  }
+
+  /** Minor compaction: the oldest frozen memtable becomes one SSTable per locality group. */
+  private void flushOldest() throws IOException {
+    TabletVersion v = tablet.currentVersion();
+    TabletVersion.Frozen f = v.frozen.get(v.frozen.size() - 1);
+    TableSchema schema = tablet.schema();
+    Map<String, SSTableHandle> written = new HashMap<>();
+    try {
+      for (String g : schema.groupNames()) {
+        CellIterator it = new FilteringIterator(f.memtable().iterator(), k -> k.kind() == CellKind.DELETE_ROW
+            || schema.groupOf(new String(k.family(), StandardCharsets.UTF_8)).equals(g));
+        it.seekToFirst();
+        SSTableHandle h = SSTableFiles.write(env, newFilePath(), groupOrDefault(schema, g), schema, it, false);
+        if (h != null) {
+          written.put(g, h);
+        }
+      }
+      Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>();
+      for (String g : union(manifest.groups().keySet(), written.keySet())) {
+        List<TabletManifest.FileRef> refs = new ArrayList<>();
+        if (written.containsKey(g)) {
+          refs.add(new TabletManifest.FileRef(written.get(g).path(), true));
+        }
+        refs.addAll(manifest.files(g));
+        groups.put(g, refs);
+      }
+      commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()), tablet.nextSequenceSnapshot() - 1,
+          nextFileNumber));
+    } catch (IOException | RuntimeException e) {
+      discard(written.values());
+      throw e;
+    }
+    tablet.memLock.writeLock().lock();
+    try {
+      TabletVersion cur = tablet.currentVersion();
+      List<TabletVersion.Frozen> frozen = new ArrayList<>(cur.frozen);
+      frozen.remove(f);
+      Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
+      written.forEach((g, h) -> {
+        List<SSTableHandle> l = new ArrayList<>();
+        l.add(h);
+        l.addAll(cur.files(g));
+        files.put(g, l);
+      });
+      tablet.install(new TabletVersion(cur.active, frozen, files));
+    } finally {
+      tablet.memLock.writeLock().unlock();
+    }
+    redoPoint = Math.max(redoPoint, f.redoPoint());
+    env.flushed().run();
+  }
+
+  private void mergeIfNeeded() throws IOException {
+    int max = env.options().maxFilesPerGroup();
+    for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
+      int n = tablet.currentVersion().files(g).size();
+      if (n > max) {
+        compactNewest(g, n - max / 2);
+      }
+    }
+  }
+
+  /**
+   * Merging compaction of the {@code k} newest SSTables of group {@code g} into one; a major
+   * compaction (tombstones dropped) when {@code k} is all of them.
+   */
+  private void compactNewest(String g, int k) throws IOException {
+    TabletVersion v = tablet.currentVersion();
+    List<SSTableHandle> all = v.files(g);
+    List<SSTableHandle> inputs = all.subList(0, k);
+    boolean major = k == all.size();
+    TableSchema schema = tablet.schema();
+    List<CellIterator> its = new ArrayList<>();
+    inputs.forEach(h -> its.add(h.reader().iterator()));
+    SSTableHandle out;
+    try (CellIterator it = new RangeIterator(new MergingIterator(its), tablet.startRow(), tablet.endRow())) {
+      it.seekToFirst();
+      out = SSTableFiles.write(env, newFilePath(), groupOrDefault(schema, g), schema, it, major);
+    }
+    try {
+      Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>(manifest.groups());
+      List<TabletManifest.FileRef> refs = new ArrayList<>();
+      if (out != null) {
+        refs.add(new TabletManifest.FileRef(out.path(), true));
+      }
+      refs.addAll(manifest.files(g).subList(k, manifest.files(g).size()));
+      groups.put(g, refs);
+      commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1, nextFileNumber));
+    } catch (IOException | RuntimeException e) {
+      if (out != null) {
+        discard(List.of(out));
+      }
+      throw e;
+    }
+    tablet.memLock.writeLock().lock();
+    try {
+      TabletVersion cur = tablet.currentVersion();
+      Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
+      List<SSTableHandle> l = new ArrayList<>();
+      if (out != null) {
+        l.add(out);
+      }
+      l.addAll(cur.files(g).subList(k, cur.files(g).size()));
+      files.put(g, l);
+      inputs.forEach(SSTableHandle::markObsolete);
+      tablet.install(new TabletVersion(cur.active, cur.frozen, files));
+    } finally {
+      tablet.memLock.writeLock().unlock();
+    }
+  }
+
+  private static LocalityGroup groupOrDefault(TableSchema schema, String g) {
+    LocalityGroup lg = schema.group(g);
+    return lg != null ? lg : LocalityGroup.defaults(g);
+  }
+
+  private static List<String> union(java.util.Collection<String> a, java.util.Collection<String> b) {
+    java.util.TreeSet<String> s = new java.util.TreeSet<>(a);
+    s.addAll(b);
+    return new ArrayList<>(s);
+  }
+
+  private void commit(TabletManifest next) throws IOException {
+    ManifestCodec.write(env.storage(), tablet.dir, next);
+    manifest = next;
+  }
+
+  private void discard(java.util.Collection<SSTableHandle> handles) throws IOException {
+    for (SSTableHandle h : handles) {
+      h.markObsolete();
+      h.retain();
+      h.release();
+    }
+  }
+
+  /** Records the split in this tablet's manifest (the commit point), then writes the children's. */
+  List<TabletManifest> recordSplit(TabletManifest.SplitInfo info, long lastSequence) throws IOException {
+    lock.lock();
+    try {
+      TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, nextFileNumber)
+          .asSplit(info);
+      commit(parent);
+      List<TabletManifest> children = parent.children();
+      for (TabletManifest c : children) {
+        ManifestCodec.write(env.storage(), Tablet.dirOf(c.table(), c.tabletId()), c);
+      }
+      return children;
+    } finally {
+      lock.unlock();
+    }
+  }
+}

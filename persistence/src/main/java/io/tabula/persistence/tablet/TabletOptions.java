@@ -1,0 +1,35 @@
+package io.tabula.persistence.tablet;
+
+/**
+ * Tuning of every tablet of a node.
+ *
+ * @param memtableBytes a memtable is frozen and flushed once it holds this much (paper §5.4 minor compaction)
+ * @param maxFilesPerGroup a merging compaction starts when a locality group has more SSTables than this
+ * @param maxFrozenMemtables writers wait while this many frozen memtables are waiting to be flushed
+ */
+public record TabletOptions(long memtableBytes, int maxFilesPerGroup, int maxFrozenMemtables) {
+  public TabletOptions {
+    if (memtableBytes < 1024) {
+      throw new IllegalArgumentException("memtableBytes must be at least 1024, was " + memtableBytes);
+    }
+    if (maxFilesPerGroup < 2) {
+      throw new IllegalArgumentException("maxFilesPerGroup must be at least 2, was " + maxFilesPerGroup);
+    }
+    if (maxFrozenMemtables < 1) {
+      throw new IllegalArgumentException("maxFrozenMemtables must be at least 1, was " + maxFrozenMemtables);
+    }
+  }
+
+  /** 64 MiB memtables, at most 8 SSTables per group, 4 frozen memtables. */
+  public static TabletOptions defaults() {
+    return new TabletOptions(64L << 20, 8, 4);
+  }
+
+  public TabletOptions withMemtableBytes(long b) {
+    return new TabletOptions(b, maxFilesPerGroup, maxFrozenMemtables);
+  }
+
+  public TabletOptions withMaxFilesPerGroup(int n) {
+    return new TabletOptions(memtableBytes, n, maxFrozenMemtables);
+  }
+}

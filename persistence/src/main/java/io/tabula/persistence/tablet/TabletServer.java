@@ -1,0 +1,226 @@
+package io.tabula.persistence.tablet;
+
+import io.tabula.persistence.cache.BlockCache;
+import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.wal.CommitLog;
+import io.tabula.persistence.wal.CommitLogOptions;
+import io.tabula.persistence.wal.ReplayResult;
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * The storage side of one tablet server (paper §5.3, §6): the node's commit log, block
+ * cache and compaction threads, and the tablets open on it. Opening it recovers: every
+ * tablet with a manifest under {@code tables/} is opened, a split that was recorded but
+ * not finished is finished, and the log is replayed into the tablets past their redo
+ * points.
+ *
+ * <p>Thread-safe. Owns the log, the cache, the executor and the tablets; {@link #close()}
+ * flushes every tablet and closes them all.
+ */
+public final class TabletServer implements Closeable {
+  /**
+   * @param nodeId names the node's commit-log folder, {@code logs/<nodeId>}
+   * @param blockCacheBytes capacity of the shared block cache
+   * @param backgroundThreads threads for flushes and compactions
+   */
+  public record Options(String nodeId, long blockCacheBytes, int backgroundThreads, CommitLogOptions log,
+      TabletOptions tablets) {
+    public static Options defaults(String nodeId) {
+      return new Options(nodeId, 64L << 20, 2, CommitLogOptions.defaults(), TabletOptions.defaults());
+    }
+  }
+
+  private final Storage storage;
+  private final Function<String, TableSchema> schemas;
+  private final CommitLog log;
+  private final ExecutorService background;
+  private final TabletEnv env;
+  private final Map<String, Tablet> tablets = new ConcurrentHashMap<>();
+  private ReplayResult recovery;
+
+  private TabletServer(Storage storage, Options options, MicrosClock clock, Function<String, TableSchema> schemas,
+      CommitLog log) {
+    this.storage = storage;
+    this.schemas = schemas;
+    this.log = log;
+    AtomicInteger n = new AtomicInteger();
+    this.background = Executors.newFixedThreadPool(options.backgroundThreads(), r -> {
+      Thread t = new Thread(r, "tabula-compaction-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()), background, clock,
+        options.tablets(), this::deleteObsoleteLogSegments);
+  }
+
+  /**
+   * Opens the node and recovers its tablets.
+   *
+   * @param schemas the schema of a table by name (the master's metadata)
+   */
+  public static TabletServer open(Storage storage, Options options, MicrosClock clock,
+      Function<String, TableSchema> schemas) throws IOException {
+    CommitLog log = CommitLog.open(storage, Storage.path("logs", options.nodeId()), options.log());
+    TabletServer server = new TabletServer(storage, options, clock, schemas, log);
+    try {
+      server.recover();
+    } catch (IOException | RuntimeException e) {
+      server.abandon();
+      throw e;
+    }
+    return server;
+  }
+
+  private void recover() throws IOException {
+    List<TabletManifest> active = new ArrayList<>();
+    for (String table : storage.list("tables")) {
+      for (String id : storage.list(Storage.path("tables", table))) {
+        String dir = Tablet.dirOf(table, id);
+        if (!ManifestCodec.exists(storage, dir)) {
+          continue;
+        }
+        TabletManifest m = ManifestCodec.read(storage, dir);
+        if (m.state() == TabletManifest.State.ACTIVE) {
+          active.add(m);
+        } else {
+          finishSplit(m, active);
+        }
+      }
+    }
+    for (TabletManifest m : active) {
+      if (!tablets.containsKey(m.tabletId())) {
+        tablets.put(m.tabletId(), Tablet.open(env, schemaOf(m.table()), m));
+      }
+    }
+    recovery = log.replay((id, seq, payload) -> {
+      Tablet t = tablets.get(id);
+      if (t != null) {
+        t.replay(seq, payload);
+      }
+    });
+  }
+
+  /** A split recorded in the parent's manifest: write any child manifest the crash left unwritten. */
+  private void finishSplit(TabletManifest parent, List<TabletManifest> active) throws IOException {
+    for (TabletManifest c : parent.children()) {
+      String dir = Tablet.dirOf(c.table(), c.tabletId());
+      if (!ManifestCodec.exists(storage, dir)) {
+        ManifestCodec.write(storage, dir, c);
+        active.add(c);
+      }
+    }
+  }
+
+  private TableSchema schemaOf(String table) {
+    TableSchema s = schemas.apply(table);
+    if (s == null) {
+      throw new IllegalStateException("no schema known for table " + table);
+    }
+    return s;
+  }
+
+  /** What replaying the commit log found when the node opened (a torn tail, if any). */
+  public ReplayResult recovery() {
+    return recovery;
+  }
+
+  public Tablet createTablet(String table, String tabletId, byte[] startRow, byte[] endRow) throws IOException {
+    if (tablets.containsKey(tabletId)) {
+      throw new IllegalStateException("tablet " + tabletId + " is already open on this node");
+    }
+    Tablet t = Tablet.create(env, schemaOf(table), table, tabletId, startRow, endRow);
+    tablets.put(tabletId, t);
+    return t;
+  }
+
+  /** The open tablet with this id, or null. */
+  public Tablet tablet(String tabletId) {
+    return tablets.get(tabletId);
+  }
+
+  public List<Tablet> tablets() {
+    return List.copyOf(tablets.values());
+  }
+
+  /** Splits an open tablet; the children replace it on this node. */
+  public List<Tablet> split(String tabletId, byte[] row, String leftId, String rightId) throws IOException {
+    Tablet t = tablets.get(tabletId);
+    if (t == null) {
+      throw new IllegalArgumentException("tablet " + tabletId + " is not open on this node");
+    }
+    List<Tablet> children = t.split(row, leftId, rightId);
+    children.forEach(c -> tablets.put(c.id(), c));
+    tablets.remove(tabletId);
+    return children;
+  }
+
+  public TabletEnv env() {
+    return env;
+  }
+
+  private void deleteObsoleteLogSegments() {
+    try {
+      log.deleteObsoleteSegments(id -> {
+        Tablet t = tablets.get(id);
+        return t == null ? Long.MAX_VALUE : t.redoPoint();
+      });
+    } catch (IOException e) {
+      // Old segments stay until the next flush tries again; nothing is lost by keeping them.
+    }
+  }
+
+  /** Flushes and closes every tablet, then the log and the threads. */
+  @Override
+  public void close() throws IOException {
+    IOException first = null;
+    for (Tablet t : tablets.values()) {
+      try {
+        t.close();
+      } catch (IOException e) {
+        first = first == null ? e : first;
+      }
+    }
+    tablets.clear();
+    try {
+      log.close();
+    } catch (IOException e) {
+      first = first == null ? e : first;
+    }
+    background.shutdown();
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  /**
+   * Stops the node's threads without flushing or syncing anything, leaving the files as
+   * they are: what a crash does (used by crash-recovery tests, after the storage has
+   * "lost power").
+   */
+  public void abandon() {
+    for (Tablet t : tablets.values()) {
+      t.closeWithoutFlush();
+    }
+    tablets.clear();
+    background.shutdownNow();
+    try {
+      background.awaitTermination(5, TimeUnit.SECONDS);
+      log.close();
+    } catch (IOException e) {
+      // The files are gone or dead by design: a crash does not get to close them cleanly.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,69 @@
+package io.tabula.persistence.tablet;
+
+import io.tabula.persistence.memtable.Memtable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An immutable picture of a tablet's data: the active memtable, the frozen memtables
+ * waiting to be flushed (newest first), and the SSTables of each locality group (newest
+ * first). Readers pin a version for as long as they read, so compactions can replace
+ * files underneath them (LevelDB's {@code Version}).
+ *
+ * <p>Invariants: (1) the tablet's current version holds one reference, each reader one
+ * more; (2) a version retains each of its handles once and releases them when its own
+ * count falls to zero; (3) {@link #tryRetain} never revives a dead version. Thread-safe.
+ */
+final class TabletVersion {
+  /** A frozen memtable and the redo point it completes: every write up to it is inside. */
+  record Frozen(Memtable memtable, long redoPoint) {}
+
+  final Memtable active;
+  final List<Frozen> frozen;
+  final Map<String, List<SSTableHandle>> files;
+  private final AtomicInteger refs = new AtomicInteger(1);
+
+  TabletVersion(Memtable active, List<Frozen> frozen, Map<String, List<SSTableHandle>> files) {
+    this.active = active;
+    this.frozen = List.copyOf(frozen);
+    this.files = Map.copyOf(files);
+    this.files.values().forEach(l -> l.forEach(SSTableHandle::retain));
+  }
+
+  boolean tryRetain() {
+    while (true) {
+      int n = refs.get();
+      if (n == 0) {
+        return false;
+      }
+      if (refs.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+  }
+
+  void release() {
+    if (refs.decrementAndGet() == 0) {
+      for (List<SSTableHandle> l : files.values()) {
+        for (SSTableHandle h : l) {
+          try {
+            h.release();
+          } catch (IOException e) {
+            throw new UncheckedIOException("releasing " + h.path(), e);
+          }
+        }
+      }
+    }
+  }
+
+  List<SSTableHandle> files(String group) {
+    return files.getOrDefault(group, List.of());
+  }
+
+  long sstableCount() {
+    return files.values().stream().mapToLong(List::size).sum();
+  }
+}
