@@ -3,9 +3,7 @@ package io.tabula.persistence.encoding;
 import io.tabula.persistence.model.CellKind;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.RowMutation;
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,28 +27,19 @@ public final class MutationCodec {
   private MutationCodec() {}
 
   public static byte[] encode(RowMutation rm) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(64 + rm.row().length);
-    byte[] scratch = new byte[10];
-    writeBytes(out, scratch, rm.row());
-    writeVar(out, scratch, rm.mutations().size());
+    ByteSink out = new ByteSink(64 + rm.row().length);
+    out.putBytes(rm.row()).putVarLong(rm.mutations().size());
     for (Mutation m : rm.mutations()) {
       if (m instanceof Mutation.SetCell s) {
-        out.write(CellKind.PUT.code());
-        writeBytes(out, scratch, s.family().getBytes(StandardCharsets.UTF_8));
-        writeBytes(out, scratch, s.qualifier());
-        writeLong(out, s.timestamp());
-        writeBytes(out, scratch, s.value());
+        out.put(CellKind.PUT.code()).putString(s.family()).putBytes(s.qualifier()).putLong(s.timestamp())
+            .putBytes(s.value());
       } else if (m instanceof Mutation.DeleteFromColumn d) {
-        out.write(CellKind.DELETE_COLUMN.code());
-        writeBytes(out, scratch, d.family().getBytes(StandardCharsets.UTF_8));
-        writeBytes(out, scratch, d.qualifier());
-        writeLong(out, d.startInclusive());
-        writeLong(out, d.endExclusive());
+        out.put(CellKind.DELETE_COLUMN.code()).putString(d.family()).putBytes(d.qualifier())
+            .putLong(d.startInclusive()).putLong(d.endExclusive());
       } else if (m instanceof Mutation.DeleteFromFamily f) {
-        out.write(CellKind.DELETE_FAMILY.code());
-        writeBytes(out, scratch, f.family().getBytes(StandardCharsets.UTF_8));
+        out.put(CellKind.DELETE_FAMILY.code()).putString(f.family());
       } else {
-        out.write(CellKind.DELETE_ROW.code());
+        out.put(CellKind.DELETE_ROW.code());
       }
     }
     return out.toByteArray();
@@ -62,7 +51,15 @@ public final class MutationCodec {
    * @throws IllegalArgumentException if the bytes are not a well-formed row mutation
    */
   public static RowMutation decode(ByteBuffer in) {
-    byte[] row = readBytes(in);
+    try {
+      return decodeUnchecked(in);
+    } catch (java.nio.BufferUnderflowException e) {
+      throw new IllegalArgumentException("row mutation ends inside a fixed-width field", e);
+    }
+  }
+
+  private static RowMutation decodeUnchecked(ByteBuffer in) {
+    byte[] row = ByteSink.readBytes(in);
     int count = VarInts.getVarInt(in);
     List<Mutation> ms = new ArrayList<>(Math.min(count, 1024));
     for (int i = 0; i < count; i++) {
@@ -75,42 +72,14 @@ public final class MutationCodec {
         throw new IllegalArgumentException("unknown mutation code " + code + " in mutation " + i);
       }
       ms.add(switch (kind) {
-        case PUT -> new Mutation.SetCell(readString(in), readBytes(in), in.getLong(), readBytes(in));
-        case DELETE_COLUMN -> new Mutation.DeleteFromColumn(readString(in), readBytes(in), in.getLong(), in.getLong());
-        case DELETE_FAMILY -> new Mutation.DeleteFromFamily(readString(in));
+        case PUT -> new Mutation.SetCell(ByteSink.readString(in), ByteSink.readBytes(in), in.getLong(),
+            ByteSink.readBytes(in));
+        case DELETE_COLUMN -> new Mutation.DeleteFromColumn(ByteSink.readString(in), ByteSink.readBytes(in),
+            in.getLong(), in.getLong());
+        case DELETE_FAMILY -> new Mutation.DeleteFromFamily(ByteSink.readString(in));
         case DELETE_ROW -> Mutation.DeleteFromRow.INSTANCE;
       });
     }
     return new RowMutation(row, ms);
-  }
-
-  private static void writeVar(ByteArrayOutputStream out, byte[] scratch, long v) {
-    int n = VarInts.putVarLong(scratch, 0, v);
-    out.write(scratch, 0, n);
-  }
-
-  private static void writeBytes(ByteArrayOutputStream out, byte[] scratch, byte[] b) {
-    writeVar(out, scratch, b.length);
-    out.write(b, 0, b.length);
-  }
-
-  private static void writeLong(ByteArrayOutputStream out, long v) {
-    for (int shift = 56; shift >= 0; shift -= 8) {
-      out.write((int) (v >>> shift));
-    }
-  }
-
-  private static byte[] readBytes(ByteBuffer in) {
-    int n = VarInts.getVarInt(in);
-    if (n > in.remaining()) {
-      throw new IllegalArgumentException("byte string of " + n + " bytes runs past the record's end");
-    }
-    byte[] b = new byte[n];
-    in.get(b);
-    return b;
-  }
-
-  private static String readString(ByteBuffer in) {
-    return new String(readBytes(in), StandardCharsets.UTF_8);
   }
 }

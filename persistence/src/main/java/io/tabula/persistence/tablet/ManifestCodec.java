@@ -1,15 +1,14 @@
 package io.tabula.persistence.tablet;
 
+import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.encoding.VarInts;
 import io.tabula.persistence.storage.CorruptionException;
 import io.tabula.persistence.storage.ReadableFile;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,28 +69,18 @@ public final class ManifestCodec {
   }
 
   static byte[] encode(TabletManifest m) {
-    ByteArrayOutputStream body = new ByteArrayOutputStream();
-    writeBytes(body, utf8(m.table()));
-    writeBytes(body, utf8(m.tabletId()));
-    writeBytes(body, m.startRow());
-    writeBytes(body, m.endRow());
-    body.write(m.state().code());
-    writeLong(body, m.redoPoint());
-    writeLong(body, m.lastSequence());
-    writeVar(body, m.nextFileNumber());
-    writeVar(body, m.groups().size());
+    ByteSink body = new ByteSink(256);
+    body.putString(m.table()).putString(m.tabletId()).putBytes(m.startRow()).putBytes(m.endRow())
+        .put(m.state().code()).putLong(m.redoPoint()).putLong(m.lastSequence()).putVarLong(m.nextFileNumber())
+        .putVarLong(m.groups().size());
     m.groups().forEach((g, files) -> {
-      writeBytes(body, utf8(g));
-      writeVar(body, files.size());
+      body.putString(g).putVarLong(files.size());
       for (TabletManifest.FileRef f : files) {
-        writeBytes(body, utf8(f.path()));
-        body.write(f.owned() ? ManifestFormat.FILE_OWNED : 0);
+        body.putString(f.path()).put(f.owned() ? ManifestFormat.FILE_OWNED : 0);
       }
     });
     if (m.split() != null) {
-      writeBytes(body, m.split().splitRow());
-      writeBytes(body, utf8(m.split().leftId()));
-      writeBytes(body, utf8(m.split().rightId()));
+      body.putBytes(m.split().splitRow()).putString(m.split().leftId()).putString(m.split().rightId());
     }
     byte[] b = body.toByteArray();
     CRC32C crc = new CRC32C();
@@ -127,10 +116,10 @@ public final class ManifestCodec {
     }
     in.position(ManifestFormat.HEADER_BYTES);
     try {
-      String table = readString(in);
-      String id = readString(in);
-      byte[] start = readBytes(in);
-      byte[] end = readBytes(in);
+      String table = ByteSink.readString(in);
+      String id = ByteSink.readString(in);
+      byte[] start = ByteSink.readBytes(in);
+      byte[] end = ByteSink.readBytes(in);
       int stateOffset = in.position();
       TabletManifest.State state = TabletManifest.State.fromCode(in.get() & 0xFF);
       if (state == null) {
@@ -142,18 +131,18 @@ public final class ManifestCodec {
       int groupCount = VarInts.getVarInt(in);
       Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>();
       for (int g = 0; g < groupCount; g++) {
-        String name = readString(in);
+        String name = ByteSink.readString(in);
         int n = VarInts.getVarInt(in);
         List<TabletManifest.FileRef> files = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-          String p = readString(in);
+          String p = ByteSink.readString(in);
           files.add(new TabletManifest.FileRef(p, (in.get() & ManifestFormat.FILE_OWNED) != 0));
         }
         groups.put(name, files);
       }
       TabletManifest.SplitInfo split = null;
       if (state == TabletManifest.State.SPLIT) {
-        split = new TabletManifest.SplitInfo(readBytes(in), readString(in), readString(in));
+        split = new TabletManifest.SplitInfo(ByteSink.readBytes(in), ByteSink.readString(in), ByteSink.readString(in));
       }
       if (in.hasRemaining()) {
         throw new CorruptionException(path, in.position(), in.remaining() + " unexpected bytes after the body");
@@ -162,39 +151,5 @@ public final class ManifestCodec {
     } catch (BufferUnderflowException | IllegalArgumentException e) {
       throw new CorruptionException(path, in.position(), "malformed body: " + e.getMessage());
     }
-  }
-
-  private static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static void writeVar(ByteArrayOutputStream out, long v) {
-    byte[] b = new byte[10];
-    out.write(b, 0, VarInts.putVarLong(b, 0, v));
-  }
-
-  private static void writeBytes(ByteArrayOutputStream out, byte[] b) {
-    writeVar(out, b.length);
-    out.write(b, 0, b.length);
-  }
-
-  private static void writeLong(ByteArrayOutputStream out, long v) {
-    for (int s = 56; s >= 0; s -= 8) {
-      out.write((int) (v >>> s));
-    }
-  }
-
-  private static byte[] readBytes(ByteBuffer in) {
-    int n = VarInts.getVarInt(in);
-    if (n > in.remaining()) {
-      throw new IllegalArgumentException("a " + n + "-byte field runs past the end");
-    }
-    byte[] b = new byte[n];
-    in.get(b);
-    return b;
-  }
-
-  private static String readString(ByteBuffer in) {
-    return new String(readBytes(in), StandardCharsets.UTF_8);
   }
 }

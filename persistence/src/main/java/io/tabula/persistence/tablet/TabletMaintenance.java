@@ -125,6 +125,8 @@ final class TabletMaintenance {
           });
         } catch (IOException e) {
           lastError = e;
+        } catch (RuntimeException e) {
+          lastError = new IOException("background work of tablet " + tablet.id() + " failed", e);
         }
       });
     }

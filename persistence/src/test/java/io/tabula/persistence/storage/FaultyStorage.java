@@ -1,7 +1,6 @@
 package io.tabula.persistence.storage;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -12,16 +11,20 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A real {@link Storage} (the files are real) that can be told to misbehave: fail fsyncs,
  * run out of space, and "crash", which cuts every file written through it back to what was
- * last synced plus a random, possibly garbled, part of what was not (a torn write).
+ * last synced plus a random, possibly garbled, part of what was not (a torn write). After a
+ * crash this instance is dead, as the process that used it would be: every call fails, so
+ * threads of the dead process cannot touch the files; a restarted process opens a new one.
  *
- * <p>Thread-safe.
+ * <p>Thread-safe: calls hold a shared lock, a crash the exclusive one.
  */
 public final class FaultyStorage implements Storage {
   private final Storage delegate;
   private final AtomicBoolean failSyncs = new AtomicBoolean();
   private final AtomicLong spaceLeft = new AtomicLong(Long.MAX_VALUE);
   private final Map<String, long[]> syncedAndWritten = new ConcurrentHashMap<>();
-  private final List<Faulty> open = new ArrayList<>();
+  private final java.util.concurrent.locks.ReentrantReadWriteLock power =
+      new java.util.concurrent.locks.ReentrantReadWriteLock();
+  private volatile boolean dead;
 
   public FaultyStorage(Storage delegate) {
     this.delegate = delegate;
@@ -44,13 +47,19 @@ public final class FaultyStorage implements Storage {
   /**
    * Simulates a power cut: every file written through this storage keeps its synced bytes
    * and a random part of its unsynced bytes, of which a random stretch may be garbage.
-   * Writers open at the time are dead afterwards (every call throws).
+   * This storage is dead afterwards (every call throws).
    */
-  public synchronized void crash(Random rnd) throws IOException {
-    for (Faulty f : open) {
-      f.dead = true;
+  public void crash(Random rnd) throws IOException {
+    power.writeLock().lock();
+    try {
+      dead = true;
+      tear(rnd);
+    } finally {
+      power.writeLock().unlock();
     }
-    open.clear();
+  }
+
+  private void tear(Random rnd) throws IOException {
     for (Map.Entry<String, long[]> e : syncedAndWritten.entrySet()) {
       String path = e.getKey();
       if (!delegate.exists(path)) {
@@ -87,17 +96,34 @@ public final class FaultyStorage implements Storage {
     syncedAndWritten.clear();
   }
 
+  private interface Op<T> {
+    T run() throws IOException;
+  }
+
+  private <T> T live(Op<T> op) throws IOException {
+    power.readLock().lock();
+    try {
+      if (dead) {
+        throw new IOException("injected crash: this process's storage is gone");
+      }
+      return op.run();
+    } finally {
+      power.readLock().unlock();
+    }
+  }
+
   @Override
-  public synchronized WritableFile create(String path) throws IOException {
-    Faulty f = new Faulty(delegate.create(path));
-    syncedAndWritten.put(path, new long[] {0, 0});
-    open.add(f);
-    return f;
+  public WritableFile create(String path) throws IOException {
+    return live(() -> {
+      Faulty f = new Faulty(delegate.create(path));
+      syncedAndWritten.put(path, new long[] {0, 0});
+      return f;
+    });
   }
 
   @Override
   public ReadableFile open(String path) throws IOException {
-    return delegate.open(path);
+    return live(() -> delegate.open(path));
   }
 
   @Override
@@ -112,45 +138,48 @@ public final class FaultyStorage implements Storage {
 
   @Override
   public List<String> list(String dir) throws IOException {
-    return delegate.list(dir);
+    return live(() -> delegate.list(dir));
   }
 
   @Override
   public void delete(String path) throws IOException {
-    syncedAndWritten.remove(path);
-    delegate.delete(path);
+    live(() -> {
+      syncedAndWritten.remove(path);
+      delegate.delete(path);
+      return null;
+    });
   }
 
   @Override
   public void rename(String from, String to) throws IOException {
-    long[] state = syncedAndWritten.remove(from);
-    delegate.rename(from, to);
-    if (state != null) {
-      syncedAndWritten.put(to, state);
-    }
+    live(() -> {
+      long[] state = syncedAndWritten.remove(from);
+      delegate.rename(from, to);
+      if (state != null) {
+        syncedAndWritten.put(to, state);
+      }
+      return null;
+    });
   }
 
   @Override
   public void syncDirectory(String dir) throws IOException {
-    if (failSyncs.get()) {
-      throw new IOException("injected fsync failure on directory " + dir);
-    }
-    delegate.syncDirectory(dir);
+    live(() -> {
+      if (failSyncs.get()) {
+        throw new IOException("injected fsync failure on directory " + dir);
+      }
+      delegate.syncDirectory(dir);
+      return null;
+    });
   }
 
   private final class Faulty implements WritableFile {
     private final WritableFile w;
-    volatile boolean dead;
 
     Faulty(WritableFile w) {
       this.w = w;
     }
 
-    private void alive() throws IOException {
-      if (dead) {
-        throw new IOException("injected crash: " + w.path() + " is gone with its process");
-      }
-    }
 
     @Override
     public String path() {
@@ -159,7 +188,13 @@ public final class FaultyStorage implements Storage {
 
     @Override
     public void append(byte[] b, int off, int len) throws IOException {
-      alive();
+      live(() -> {
+        doAppend(b, off, len);
+        return null;
+      });
+    }
+
+    private void doAppend(byte[] b, int off, int len) throws IOException {
       long left = spaceLeft.getAndAdd(-len);
       if (left < len) {
         int partial = (int) Math.max(0, left);
@@ -186,26 +221,30 @@ public final class FaultyStorage implements Storage {
 
     @Override
     public void sync() throws IOException {
-      alive();
-      if (failSyncs.get()) {
-        throw new IOException("injected fsync failure on " + w.path());
-      }
-      w.sync();
-      long[] s = syncedAndWritten.get(w.path());
-      if (s != null) {
-        s[0] = w.position();
-      }
+      live(() -> {
+        if (failSyncs.get()) {
+          throw new IOException("injected fsync failure on " + w.path());
+        }
+        w.sync();
+        long[] s = syncedAndWritten.get(w.path());
+        if (s != null) {
+          s[0] = w.position();
+        }
+        return null;
+      });
     }
 
     @Override
     public void truncate(long size) throws IOException {
-      alive();
-      w.truncate(size);
-      long[] s = syncedAndWritten.get(w.path());
-      if (s != null) {
-        s[0] = Math.min(s[0], size);
-        s[1] = size;
-      }
+      live(() -> {
+        w.truncate(size);
+        long[] s = syncedAndWritten.get(w.path());
+        if (s != null) {
+          s[0] = Math.min(s[0], size);
+          s[1] = size;
+        }
+        return null;
+      });
     }
 
     @Override

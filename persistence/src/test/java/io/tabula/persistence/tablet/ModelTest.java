@@ -146,6 +146,7 @@ class ModelTest {
     }
     storage.crash(rnd);
     server.abandon();
+    storage = new FaultyStorage(new FileStorage(dir));
     int acked = 0;
     while (acked < futures.size() && futures.get(acked).isDone() && !futures.get(acked).isCompletedExceptionally()) {
       acked++;

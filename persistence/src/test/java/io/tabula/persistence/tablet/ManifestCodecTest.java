@@ -1,0 +1,102 @@
+package io.tabula.persistence.tablet;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.tabula.persistence.storage.CorruptionException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The manifest format against golden files (format drift fails the build) and against
+ * damage. Regenerate the golden files after a deliberate format change with
+ * {@code -Dtabula.golden.write=persistence/src/test/resources/golden/manifest}.
+ */
+class ManifestCodecTest {
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  static TabletManifest fresh() {
+    return TabletManifest.empty("model", "t0", new byte[0], new byte[0]);
+  }
+
+  static TabletManifest withFiles() {
+    return new TabletManifest("webtable", "t7", b("com.cnn"), b("com.google"), TabletManifest.State.ACTIVE, 4711,
+        4800, 4, Map.of("default", List.of(new TabletManifest.FileRef("tables/webtable/t7/000003.sst", true),
+            new TabletManifest.FileRef("tables/webtable/t1/000009.sst", false)),
+            "anchor", List.of(new TabletManifest.FileRef("tables/webtable/t7/000002.sst", true))), null);
+  }
+
+  static TabletManifest split() {
+    return withFiles().asSplit(new TabletManifest.SplitInfo(b("com.example"), "t8", "t9"));
+  }
+
+  private static final Map<String, TabletManifest> GOLDEN = Map.of("fresh.manifest", fresh(), "files.manifest",
+      withFiles(), "split.manifest", split());
+
+  @Test
+  void goldenFilesDecodeAndAreReproducedByteForByte() throws IOException {
+    String out = System.getProperty("tabula.golden.write");
+    for (Map.Entry<String, TabletManifest> g : GOLDEN.entrySet()) {
+      byte[] encoded = ManifestCodec.encode(g.getValue());
+      if (out != null) {
+        Files.createDirectories(Path.of(out));
+        Files.write(Path.of(out, g.getKey()), encoded);
+      }
+      byte[] golden;
+      try (InputStream in = getClass().getResourceAsStream("/golden/manifest/" + g.getKey())) {
+        if (in == null) {
+          throw new AssertionError("missing golden file golden/manifest/" + g.getKey());
+        }
+        golden = in.readAllBytes();
+      }
+      assertEquals(g.getValue(), ManifestCodec.decode(g.getKey(), golden));
+      assertArrayEquals(golden, encoded, "encoder output drifted from golden/manifest/" + g.getKey());
+    }
+  }
+
+  @Test
+  void splitChildrenShareEveryParentFile() {
+    List<TabletManifest> kids = split().children();
+    assertEquals("t8", kids.get(0).tabletId());
+    assertArrayEquals(b("com.cnn"), kids.get(0).startRow());
+    assertArrayEquals(b("com.example"), kids.get(0).endRow());
+    assertArrayEquals(b("com.example"), kids.get(1).startRow());
+    assertArrayEquals(b("com.google"), kids.get(1).endRow());
+    for (TabletManifest k : kids) {
+      assertEquals(4800, k.redoPoint());
+      assertEquals(3, k.groups().values().stream().mapToLong(List::size).sum());
+      k.groups().values().forEach(l -> l.forEach(f -> assertEquals(false, f.owned())));
+    }
+  }
+
+  @Test
+  void everyFlippedByteIsCaught() {
+    byte[] good = ManifestCodec.encode(split());
+    for (int i = 0; i < good.length; i++) {
+      byte[] bad = good.clone();
+      bad[i] ^= 0x01;
+      int at = i;
+      CorruptionException e = assertThrows(CorruptionException.class, () -> ManifestCodec.decode("M", bad),
+          "flip at offset " + at);
+      assertEquals("M", e.file());
+    }
+  }
+
+  @Test
+  void truncationIsCaught() {
+    byte[] good = ManifestCodec.encode(withFiles());
+    for (int n : new int[] {0, 7, 19, 20, good.length - 1}) {
+      byte[] cut = java.util.Arrays.copyOf(good, n);
+      assertThrows(CorruptionException.class, () -> ManifestCodec.decode("M", cut), "cut at " + n);
+    }
+  }
+}

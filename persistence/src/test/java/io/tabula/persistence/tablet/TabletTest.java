@@ -1,0 +1,212 @@
+package io.tabula.persistence.tablet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tabula.persistence.model.Cell;
+import io.tabula.persistence.model.InvalidMutationException;
+import io.tabula.persistence.model.Mutation;
+import io.tabula.persistence.model.Row;
+import io.tabula.persistence.model.RowMutation;
+import io.tabula.persistence.read.ReadFilter;
+import io.tabula.persistence.schema.ColumnFamily;
+import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.storage.CorruptionException;
+import io.tabula.persistence.storage.FaultyStorage;
+import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.ReadableFile;
+import io.tabula.persistence.storage.WritableFile;
+import io.tabula.persistence.wal.CommitLogOptions;
+import io.tabula.persistence.wal.Durability;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TabletTest {
+  private static final TableSchema SCHEMA = TableSchema.of(ColumnFamily.of("f"), ColumnFamily.of("g"));
+
+  @TempDir
+  Path dir;
+
+  private final AtomicLong now = new AtomicLong(5_000_000);
+  private FaultyStorage storage;
+  private TabletServer server;
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static RowMutation set(String row, String value) {
+    return RowMutation.of(b(row), new Mutation.SetCell("f", b("q"), 1000, b(value)));
+  }
+
+  private TabletServer open() throws IOException {
+    if (storage == null) {
+      storage = new FaultyStorage(new FileStorage(dir));
+    }
+    TabletServer.Options o = new TabletServer.Options("n1", 1 << 20, 1, new CommitLogOptions(1 << 20,
+        Durability.FSYNC), TabletOptions.defaults().withMemtableBytes(4096));
+    server = TabletServer.open(storage, o, now::get, t -> SCHEMA);
+    return server;
+  }
+
+  @AfterEach
+  void stop() {
+    if (server != null) {
+      server.abandon();
+    }
+  }
+
+  private static List<String> values(RowScanner s) throws IOException {
+    List<String> out = new ArrayList<>();
+    try (s) {
+      for (Row r = s.next(); r != null; r = s.next()) {
+        out.add(new String(r.key(), StandardCharsets.UTF_8) + "=" + new String(r.cells().get(0).value(),
+            StandardCharsets.UTF_8));
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void writesSurviveReopenThroughLogReplayAndFlushes() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    for (int i = 0; i < 300; i++) {
+      t.apply(set(String.format("row%03d", i), "v" + i)).join();
+    }
+    assertFalse(t.files().isEmpty(), "a 4 KiB memtable must have been flushed");
+    server.abandon(); // no flush on the way down: the tail is only in the log
+    Tablet again = open().tablet("t1");
+    assertEquals(Optional.of(new Row(b("row123"), List.of(new Cell("f", b("q"), 1000, b("v123"))))),
+        again.read(b("row123"), ReadFilter.all()));
+    assertEquals(300, values(again.scan(new byte[0], new byte[0], ReadFilter.all())).size());
+    assertEquals(List.of("row010=v10", "row011=v11"), values(again.scan(b("row010"), b("row012"), ReadFilter.all())));
+  }
+
+  @Test
+  void serverTimestampsAreMilliseconds() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    now.set(7_123_456);
+    t.apply(RowMutation.of(b("r"), new Mutation.SetCell("f", b("q"), Mutation.SERVER_TIME, b("v")))).join();
+    assertEquals(7_123_000, t.read(b("r"), ReadFilter.all()).orElseThrow().cells().get(0).timestamp());
+  }
+
+  @Test
+  void unknownFamilyAndForeignRowAreRefused() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", b("m"), b("p"));
+    InvalidMutationException e = assertThrows(InvalidMutationException.class,
+        () -> t.apply(RowMutation.of(b("n"), new Mutation.DeleteFromFamily("nope"))));
+    assertEquals("mutations[0].family_name", e.field());
+    assertThrows(TabletUnavailableException.class, () -> t.apply(set("a", "x")));
+    assertThrows(TabletUnavailableException.class, () -> t.read(b("z"), ReadFilter.all()));
+  }
+
+  @Test
+  void splitSharesFilesAndBothChildrenServe() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    for (int i = 0; i < 100; i++) {
+      t.apply(set(String.format("row%03d", i), "v" + i)).join();
+    }
+    List<String> parentFiles = t.files().get("default");
+    List<Tablet> kids = server.split("t1", b("row050"), "t2", "t3");
+    assertEquals(50, values(kids.get(0).scan(new byte[0], new byte[0], ReadFilter.all())).size());
+    assertEquals(50, values(kids.get(1).scan(new byte[0], new byte[0], ReadFilter.all())).size());
+    assertEquals(parentFiles, kids.get(0).files().get("default"));
+    assertEquals(parentFiles, kids.get(1).files().get("default"));
+    assertThrows(TabletUnavailableException.class, () -> t.apply(set("row001", "late")));
+    kids.get(1).apply(set("row077", "new")).join();
+    kids.get(1).majorCompact().join();
+    for (String f : parentFiles) {
+      assertTrue(storage.exists(f), "a shared file survives the sibling's compaction: " + f);
+    }
+    server.close();
+    server = null;
+    TabletServer again = open();
+    assertEquals(List.of("row077=new"), values(again.tablet("t3").scan(b("row077"), b("row078"), ReadFilter.all())));
+    assertEquals(null, again.tablet("t1"));
+  }
+
+  @Test
+  void majorCompactionDropsDeletesAndDeletedData() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    t.apply(set("a", "1")).join();
+    t.freezeAndFlush().join();
+    t.apply(RowMutation.of(b("a"), Mutation.DeleteFromRow.INSTANCE)).join();
+    t.freezeAndFlush().join();
+    assertEquals(2, t.files().get("default").size());
+    t.majorCompact().join();
+    assertEquals(List.of(), t.files().get("default"), "nothing survives: no file is written");
+    assertEquals(Optional.empty(), t.read(b("a"), ReadFilter.all()));
+  }
+
+  @Test
+  void fullDiskFailsTheWriteAndTheTabletStaysConsistent() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    t.apply(set("a", "before")).join();
+    storage.setSpaceLeft(10);
+    CompletionException e = assertThrows(CompletionException.class, () -> t.apply(set("b", "lost")).join());
+    assertInstanceOf(IOException.class, e.getCause());
+    assertTrue(e.getCause().getMessage().contains("No space left"), e.getCause().getMessage());
+    assertEquals(Optional.empty(), t.read(b("b"), ReadFilter.all()), "a failed write is not applied");
+    storage.unlimitedSpace();
+    t.apply(set("c", "after")).join();
+    assertEquals(List.of("a=before", "c=after"), values(t.scan(new byte[0], new byte[0], ReadFilter.all())));
+    server.abandon();
+    Tablet again = open().tablet("t1");
+    assertEquals(List.of("a=before", "c=after"), values(again.scan(new byte[0], new byte[0], ReadFilter.all())));
+  }
+
+  @Test
+  void failedFsyncFailsTheWriteAndItIsNotReplayed() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    t.apply(set("a", "before")).join();
+    storage.failSyncs(true);
+    CompletionException e = assertThrows(CompletionException.class, () -> t.apply(set("b", "unsure")).join());
+    assertTrue(e.getCause().getMessage().contains("fsync"), e.getCause().getMessage());
+    storage.failSyncs(false);
+    t.apply(set("c", "after")).join();
+    server.abandon();
+    Tablet again = open().tablet("t1");
+    assertEquals(List.of("a=before", "c=after"), values(again.scan(new byte[0], new byte[0], ReadFilter.all())));
+  }
+
+  @Test
+  void aFlippedByteInAnSSTableIsReportedNotReturned() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    for (int i = 0; i < 50; i++) {
+      t.apply(set(String.format("row%03d", i), "value-" + i)).join();
+    }
+    t.freezeAndFlush().join();
+    String file = t.files().get("default").get(0);
+    server.close();
+    server = null;
+    flipByte(file, 30);
+    TabletServer again = open();
+    CorruptionException c = assertThrows(CorruptionException.class,
+        () -> values(again.tablet("t1").scan(new byte[0], new byte[0], ReadFilter.all())));
+    assertEquals(file, c.file());
+  }
+
+  private void flipByte(String path, long offset) throws IOException {
+    byte[] all;
+    try (ReadableFile r = storage.open(path)) {
+      all = r.readFully(0, (int) r.size());
+    }
+    all[(int) offset] ^= 0x40;
+    try (WritableFile w = storage.create(path)) {
+      w.append(all);
+      w.sync();
+    }
+  }
+}
