@@ -1,0 +1,123 @@
+package io.tabula.persistence.encoding;
+
+import io.tabula.persistence.model.CellKey;
+import io.tabula.persistence.model.CellKind;
+import java.util.Arrays;
+
+/**
+ * Binary form of a {@link CellKey}, as stored in SSTable blocks (docs/formats/sstable.md,
+ * "Entry key"):
+ *
+ * <pre>
+ * varint rowLen | row | u8 kindCode | varint familyLen | family | varint qualifierLen | qualifier
+ *   | i64 timestamp | i64 sequence                       (i64 = 8 bytes big-endian)
+ * </pre>
+ *
+ * Fields go from the most to the least shared, so consecutive keys of one row, and of one
+ * column, share a long prefix. The byte order of encodings is <em>not</em> {@link
+ * CellKey#ORDER}; compare decoded keys. Tombstones store their irrelevant fields empty or
+ * zero, and a decoder refuses them otherwise. Stateless; thread-safe.
+ */
+public final class CellKeyCodec {
+  private static final int FIXED_TAIL = 16;
+
+  private CellKeyCodec() {}
+
+  public static int encodedSize(CellKey k) {
+    return VarInts.sizeOf(k.row().length) + k.row().length + 1 + VarInts.sizeOf(k.family().length)
+        + k.family().length + VarInts.sizeOf(k.qualifier().length) + k.qualifier().length + FIXED_TAIL;
+  }
+
+  public static byte[] encode(CellKey k) {
+    byte[] out = new byte[encodedSize(k)];
+    int p = putBytes(out, 0, k.row());
+    out[p++] = (byte) k.kind().code();
+    p = putBytes(out, p, k.family());
+    p = putBytes(out, p, k.qualifier());
+    p = putLong(out, p, k.timestamp());
+    putLong(out, p, k.sequence());
+    return out;
+  }
+
+  /**
+   * Decodes exactly {@code len} bytes at {@code off}.
+   *
+   * @throws IllegalArgumentException if they are not one well-formed key
+   */
+  public static CellKey decode(byte[] b, int off, int len) {
+    int end = off + len;
+    int[] pos = {off};
+    byte[] row = getBytes(b, pos, end, "row");
+    if (pos[0] >= end) {
+      throw new IllegalArgumentException("key ends before its kind");
+    }
+    int code = b[pos[0]++] & 0xFF;
+    CellKind kind = CellKind.fromCode(code);
+    if (kind == null) {
+      throw new IllegalArgumentException("unknown cell kind code " + code);
+    }
+    byte[] family = getBytes(b, pos, end, "family");
+    byte[] qualifier = getBytes(b, pos, end, "qualifier");
+    if (end - pos[0] != FIXED_TAIL) {
+      throw new IllegalArgumentException("key has " + (end - pos[0]) + " bytes after its qualifier, expected "
+          + FIXED_TAIL);
+    }
+    long timestamp = getLong(b, pos[0]);
+    long sequence = getLong(b, pos[0] + 8);
+    boolean normal = switch (kind) {
+      case DELETE_ROW -> family.length == 0 && qualifier.length == 0 && timestamp == 0;
+      case DELETE_FAMILY -> qualifier.length == 0 && timestamp == 0;
+      case DELETE_COLUMN -> timestamp == 0;
+      case PUT -> true;
+    };
+    if (!normal) {
+      throw new IllegalArgumentException(kind + " key carries a family, qualifier or timestamp it cannot have");
+    }
+    return CellKey.of(row, family, qualifier, timestamp, sequence, kind);
+  }
+
+  public static CellKey decode(byte[] b) {
+    return decode(b, 0, b.length);
+  }
+
+  private static int putBytes(byte[] out, int p, byte[] v) {
+    p = VarInts.putVarLong(out, p, v.length);
+    System.arraycopy(v, 0, out, p, v.length);
+    return p + v.length;
+  }
+
+  private static int putLong(byte[] out, int p, long v) {
+    for (int shift = 56; shift >= 0; shift -= 8) {
+      out[p++] = (byte) (v >>> shift);
+    }
+    return p;
+  }
+
+  private static long getLong(byte[] b, int p) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (b[p + i] & 0xFF);
+    }
+    return v;
+  }
+
+  private static byte[] getBytes(byte[] b, int[] pos, int end, String field) {
+    long n = 0;
+    int p = pos[0];
+    for (int shift = 0; ; shift += 7) {
+      if (p >= end || shift > 28) {
+        throw new IllegalArgumentException("bad length varint of " + field);
+      }
+      byte x = b[p++];
+      n |= (long) (x & 0x7F) << shift;
+      if ((x & 0x80) == 0) {
+        break;
+      }
+    }
+    if (n > end - p) {
+      throw new IllegalArgumentException(field + " of " + n + " bytes runs past the key's end");
+    }
+    pos[0] = p + (int) n;
+    return n == 0 ? ByteArrays.EMPTY : Arrays.copyOfRange(b, p, p + (int) n);
+  }
+}

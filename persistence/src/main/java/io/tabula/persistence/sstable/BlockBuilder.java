@@ -1,0 +1,82 @@
+package io.tabula.persistence.sstable;
+
+/**
+ * Builds one data or index block with key prefix compression (docs/formats/sstable.md,
+ * "Data block"):
+ *
+ * <pre>
+ * entry*  | u32 restartOffset × n | u32 n
+ * entry   := varint shared | varint unshared | varint valueLen | key[shared..] | value
+ * </pre>
+ *
+ * Every {@code restartInterval} entries the key is stored whole ({@code shared = 0}) and its
+ * offset recorded as a restart point, so a reader can binary-search the restarts. The
+ * caller adds keys in increasing order; this class only sees encoded bytes. Not thread-safe.
+ */
+final class BlockBuilder {
+  private final int restartInterval;
+  private final ByteSink out;
+  private int[] restarts = new int[16];
+  private int restartCount;
+  private int sinceRestart;
+  private int entries;
+  private byte[] lastKey = new byte[0];
+
+  BlockBuilder(int restartInterval, int expectedSize) {
+    this.restartInterval = restartInterval;
+    this.out = new ByteSink(expectedSize);
+    reset();
+  }
+
+  void reset() {
+    out.reset();
+    restartCount = 0;
+    addRestart(0);
+    sinceRestart = 0;
+    entries = 0;
+    lastKey = new byte[0];
+  }
+
+  private void addRestart(int offset) {
+    if (restartCount == restarts.length) {
+      restarts = java.util.Arrays.copyOf(restarts, restartCount * 2);
+    }
+    restarts[restartCount++] = offset;
+  }
+
+  void add(byte[] key, byte[] value) {
+    int shared = 0;
+    if (sinceRestart == restartInterval) {
+      addRestart(out.size());
+      sinceRestart = 0;
+    } else {
+      int max = Math.min(lastKey.length, key.length);
+      while (shared < max && lastKey[shared] == key[shared]) {
+        shared++;
+      }
+    }
+    out.putVar(shared).putVar(key.length - shared).putVar(value.length);
+    out.put(key, shared, key.length - shared).put(value);
+    lastKey = key;
+    sinceRestart++;
+    entries++;
+  }
+
+  boolean isEmpty() {
+    return entries == 0;
+  }
+
+  /** Bytes {@link #finish()} would return now. */
+  int sizeEstimate() {
+    return out.size() + restartCount * SSTableFormat.RESTART_ENTRY_SIZE + SSTableFormat.RESTART_COUNT_SIZE;
+  }
+
+  /** The block's bytes; call {@link #reset()} before building the next one. */
+  byte[] finish() {
+    for (int i = 0; i < restartCount; i++) {
+      out.putInt(restarts[i]);
+    }
+    out.putInt(restartCount);
+    return out.toArray();
+  }
+}

@@ -1,0 +1,39 @@
+package io.tabula.persistence.sstable;
+
+import io.tabula.persistence.encoding.ByteArrays;
+import java.util.Arrays;
+
+/**
+ * What an SSTable holds, from its properties block. With no entries, the rows are empty
+ * and the sequences 0. Immutable; callers must not modify the arrays.
+ *
+ * @param entries entries of every kind
+ * @param fileBytes size of the whole file
+ * @param firstRow row of the first entry
+ * @param lastRow row of the last entry
+ * @param maxSequence largest entry sequence
+ * @param minSequence smallest entry sequence
+ * @param tombstones DELETE_ROW, DELETE_FAMILY and DELETE_COLUMN entries
+ */
+public record SSTableInfo(long entries, long fileBytes, byte[] firstRow, byte[] lastRow, long maxSequence,
+    long minSequence, long tombstones) {
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof SSTableInfo i && entries == i.entries && fileBytes == i.fileBytes
+        && Arrays.equals(firstRow, i.firstRow) && Arrays.equals(lastRow, i.lastRow) && maxSequence == i.maxSequence
+        && minSequence == i.minSequence && tombstones == i.tombstones;
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(new long[] {entries, fileBytes, maxSequence, minSequence, tombstones})
+        + 31 * Arrays.hashCode(firstRow) + 961 * Arrays.hashCode(lastRow);
+  }
+
+  @Override
+  public String toString() {
+    return "SSTableInfo[entries=" + entries + ", fileBytes=" + fileBytes + ", rows=" + ByteArrays.show(firstRow)
+        + ".." + ByteArrays.show(lastRow) + ", sequences=" + minSequence + ".." + maxSequence + ", tombstones="
+        + tombstones + "]";
+  }
+}
