@@ -247,7 +247,8 @@ class ModelTest {
   private ReadFilter randomFilter(Random rnd) {
     ReadFilter f = ReadFilter.all();
     if (rnd.nextInt(4) == 0) {
-      f = f.withFamilies(Set.of(FAMILIES[rnd.nextInt(FAMILIES.length)], FAMILIES[rnd.nextInt(FAMILIES.length)]));
+      f = f.withFamilies(new java.util.HashSet<>(List.of(FAMILIES[rnd.nextInt(FAMILIES.length)],
+          FAMILIES[rnd.nextInt(FAMILIES.length)])));
     }
     if (rnd.nextInt(5) == 0) {
       long a = now.get() - rnd.nextInt(100_000);

@@ -118,12 +118,14 @@ class TabletTest {
     for (int i = 0; i < 100; i++) {
       t.apply(set(String.format("row%03d", i), "v" + i)).join();
     }
-    List<String> parentFiles = t.files().get("default");
+    t.apply(set("row099", "in the memtable at the split")).join();
     List<Tablet> kids = server.split("t1", b("row050"), "t2", "t3");
     assertEquals(50, values(kids.get(0).scan(new byte[0], new byte[0], ReadFilter.all())).size());
     assertEquals(50, values(kids.get(1).scan(new byte[0], new byte[0], ReadFilter.all())).size());
-    assertEquals(parentFiles, kids.get(0).files().get("default"));
+    List<String> parentFiles = kids.get(0).files().get("default");
     assertEquals(parentFiles, kids.get(1).files().get("default"));
+    assertEquals(List.of("row099=in the memtable at the split"),
+        values(kids.get(1).scan(b("row099"), new byte[0], ReadFilter.all())));
     assertThrows(TabletUnavailableException.class, () -> t.apply(set("row001", "late")));
     kids.get(1).apply(set("row077", "new")).join();
     kids.get(1).majorCompact().join();
