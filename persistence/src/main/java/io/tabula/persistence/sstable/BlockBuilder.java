@@ -1,5 +1,7 @@
 package io.tabula.persistence.sstable;
 
+import java.util.Arrays;
+
 /**
  * Builds one data or index block with key prefix compression (docs/formats/sstable.md,
  * "Data block"):
@@ -39,7 +41,7 @@ final class BlockBuilder {
 
   private void addRestart(int offset) {
     if (restartCount == restarts.length) {
-      restarts = java.util.Arrays.copyOf(restarts, restartCount * 2);
+      restarts = Arrays.copyOf(restarts, restartCount * 2);
     }
     restarts[restartCount++] = offset;
   }

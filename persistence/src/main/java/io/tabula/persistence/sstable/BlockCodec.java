@@ -4,6 +4,8 @@ import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdException;
 import io.tabula.persistence.encoding.VarInts;
 import io.tabula.persistence.storage.CorruptionException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.zip.CRC32C;
 import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Exception;
@@ -68,7 +70,7 @@ final class BlockCodec {
     if (c == Compression.NONE) {
       return new Raw(stored, off, payloadLength);
     }
-    java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(stored, off, payloadLength);
+    ByteBuffer in = ByteBuffer.wrap(stored, off, payloadLength);
     int rawLength;
     try {
       rawLength = VarInts.getVarInt(in);
@@ -107,7 +109,7 @@ final class BlockCodec {
     byte[] out = new byte[header + comp.maxCompressedLength(raw.length)];
     VarInts.putVarLong(out, 0, raw.length);
     int n = comp.compress(raw, 0, raw.length, out, header, out.length - header);
-    return java.util.Arrays.copyOf(out, header + n);
+    return Arrays.copyOf(out, header + n);
   }
 
   private static LZ4SafeDecompressor lz4Decompressor() {

@@ -7,8 +7,8 @@ import java.util.Objects;
  * reader must know is in the file.
  *
  * @param blockSize target uncompressed size of a data block in bytes; a block is cut once
- *     it reaches this size, so it may be larger by one entry (an entry larger than a block
- *     gets a block of its own)
+ *     it reaches this size, so it may be larger by one entry (a value larger than a block
+ *     ends the block it lands in)
  * @param compression applied to every block; a block that does not shrink by at least 1/8
  *     is stored uncompressed
  * @param bloomBitsPerKey bits of bloom filter per key added; 0 writes no filter

@@ -209,6 +209,10 @@ public final class SSTableReader implements Closeable {
     return blockOffsets[i];
   }
 
+  CellKey lastKeyOfBlock(int i) {
+    return lastKeys[i];
+  }
+
   /** Index of the first data block whose last key is at or after {@code target}; the count if none. */
   int findBlock(CellKey target) {
     int lo = 0;
