@@ -78,6 +78,11 @@ public final class ByteSink {
     return putVar(b.length).put(b);
   }
 
+  /** The backing array, valid up to {@link #size()}; it changes when the sink grows. */
+  public byte[] array() {
+    return buf;
+  }
+
   public byte[] toArray() {
     return Arrays.copyOf(buf, size);
   }

@@ -1,5 +1,7 @@
 package io.tabula.persistence.model;
 
+import io.tabula.persistence.encoding.ByteArrays;
+
 /**
  * One change inside a {@link RowMutation}. Timestamps are microseconds since the epoch.
  * Validation of ranges and lengths happens in {@link RowMutation}'s constructor.
@@ -9,7 +11,12 @@ public sealed interface Mutation {
   long SERVER_TIME = -1;
 
   /** Sets the value of (family, qualifier) at {@code timestamp} (or {@link #SERVER_TIME}). */
-  record SetCell(String family, byte[] qualifier, long timestamp, byte[] value) implements Mutation {}
+  record SetCell(String family, byte[] qualifier, long timestamp, byte[] value) implements Mutation {
+    @Override
+    public String toString() {
+      return "Set(" + family + ":" + ByteArrays.show(qualifier) + "@" + timestamp + "=" + ByteArrays.show(value) + ")";
+    }
+  }
 
   /**
    * Deletes the versions of one column with {@code startInclusive <= timestamp < endExclusive};
@@ -18,6 +25,12 @@ public sealed interface Mutation {
   record DeleteFromColumn(String family, byte[] qualifier, long startInclusive, long endExclusive)
       implements Mutation {
     public static final long ALL_VERSIONS_END = Long.MAX_VALUE;
+
+    @Override
+    public String toString() {
+      return "DeleteColumn(" + family + ":" + ByteArrays.show(qualifier) + " [" + startInclusive + ", "
+          + endExclusive + "))";
+    }
 
     public static DeleteFromColumn allVersions(String family, byte[] qualifier) {
       return new DeleteFromColumn(family, qualifier, 0, ALL_VERSIONS_END);

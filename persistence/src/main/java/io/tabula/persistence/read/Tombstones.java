@@ -79,12 +79,16 @@ public final class Tombstones {
     return false;
   }
 
-  /** Whether a tombstone is made redundant by another of the same scope already seen. */
+  /**
+   * Whether a tombstone not yet passed to {@link #accept} is made redundant by a wider or
+   * later one already seen: a row delete, or a delete of its own family.
+   */
   public boolean redundant(CellKey tombstone) {
+    long seq = tombstone.sequence();
+    boolean sameFamily = family != null && Arrays.equals(family, tombstone.family());
     return switch (tombstone.kind()) {
-      case DELETE_ROW -> tombstone.sequence() < rowDelete;
-      case DELETE_FAMILY -> tombstone.sequence() < familyDelete || tombstone.sequence() < rowDelete;
-      case DELETE_COLUMN -> tombstone.sequence() < familyDelete || tombstone.sequence() < rowDelete;
+      case DELETE_ROW -> seq < rowDelete;
+      case DELETE_FAMILY, DELETE_COLUMN -> seq < rowDelete || (sameFamily && seq < familyDelete);
       case PUT -> false;
     };
   }

@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class FaultyStorage implements Storage {
   private final Storage delegate;
   private final AtomicBoolean failSyncs = new AtomicBoolean();
+  private final AtomicBoolean stallSyncs = new AtomicBoolean();
   private final AtomicLong spaceLeft = new AtomicLong(Long.MAX_VALUE);
   private final Map<String, long[]> syncedAndWritten = new ConcurrentHashMap<>();
   private final java.util.concurrent.locks.ReentrantReadWriteLock power =
@@ -35,6 +36,14 @@ public final class FaultyStorage implements Storage {
     failSyncs.set(fail);
   }
 
+  /**
+   * From now on every {@code sync()} waits until {@link #stallSyncs stallSyncs(false)} or a
+   * crash, so a crash finds written but unsynced bytes to tear.
+   */
+  public void stallSyncs(boolean stall) {
+    stallSyncs.set(stall);
+  }
+
   /** Appends fail with "no space left" once this many more bytes have been written. */
   public void setSpaceLeft(long bytes) {
     spaceLeft.set(bytes);
@@ -46,7 +55,8 @@ public final class FaultyStorage implements Storage {
 
   /**
    * Simulates a power cut: every file written through this storage keeps its synced bytes
-   * and a random part of its unsynced bytes, of which a random stretch may be garbage.
+   * and either all its unsynced bytes (they reached the disk, the fsync's answer did not) or
+   * a random part of them, of which a random stretch may be garbage.
    * This storage is dead afterwards (every call throws).
    */
   public void crash(Random rnd) throws IOException {
@@ -70,13 +80,13 @@ public final class FaultyStorage implements Storage {
       if (size <= synced) {
         continue;
       }
-      long keep = synced + (long) (rnd.nextDouble() * (size - synced + 1));
-      keep = Math.min(keep, size);
+      boolean reachedDisk = rnd.nextInt(4) == 0; // the data made it, only the fsync's answer did not
+      long keep = reachedDisk ? size : Math.min(size, synced + (long) (rnd.nextDouble() * (size - synced + 1)));
       byte[] kept = new byte[(int) (keep - synced)];
       try (ReadableFile r = delegate.open(path)) {
         r.readFully(synced, kept, 0, kept.length);
       }
-      if (kept.length > 0 && rnd.nextBoolean()) {
+      if (kept.length > 0 && !reachedDisk && rnd.nextBoolean()) {
         int from = rnd.nextInt(kept.length);
         int to = from + rnd.nextInt(kept.length - from) + 1;
         for (int i = from; i < to; i++) {
@@ -221,6 +231,14 @@ public final class FaultyStorage implements Storage {
 
     @Override
     public void sync() throws IOException {
+      while (stallSyncs.get() && !dead) {
+        try {
+          Thread.sleep(1);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while a sync was stalled", e);
+        }
+      }
       live(() -> {
         if (failSyncs.get()) {
           throw new IOException("injected fsync failure on " + w.path());

@@ -58,6 +58,11 @@ class ModelTest {
   private FaultyStorage storage;
   private TabletServer server;
   private int nextTabletId;
+  /** What the run did, for the failure message. */
+  private final List<String> history = new ArrayList<>();
+  private int crashes;
+  private int tornTails;
+  private int unackedSurvivors;
 
   @Test
   void engineMatchesModel() throws Exception {
@@ -66,7 +71,9 @@ class ModelTest {
     try {
       run(new Random(seed), Integer.getInteger("tabula.model.steps", 4000));
     } catch (AssertionError | Exception e) {
-      throw new AssertionError("ModelTest failed with seed " + seed + ": " + e, e);
+      history.add("raw entries of the failing rows:\n" + dumpAll());
+      String last = String.join("\n  ", history.subList(Math.max(0, history.size() - 60), history.size()));
+      throw new AssertionError("ModelTest failed with seed " + seed + ": " + e + "\nlast steps:\n  " + last, e);
     } finally {
       if (server != null) {
         server.abandon();
@@ -85,6 +92,7 @@ class ModelTest {
         RowMutation rm = randomMutation(rnd);
         tabletFor(rm.row()).apply(rm).join();
         model.apply(rm, now.get());
+        history.add(step + " now=" + now.get() + " " + ByteArrays.show(rm.row()) + " " + rm.mutations());
       } else if (op < 700) {
         byte[] row = randomRow(rnd);
         ReadFilter f = randomFilter(rnd);
@@ -105,11 +113,16 @@ class ModelTest {
         model.check(null, scan(a, b, f), f, now.get(), a, b);
       } else if (op < 830) {
         now.addAndGet(rnd.nextInt(20_000));
+        history.add(step + " clock " + now.get());
         model.markCollectable(now.get());
       } else if (op < 860) {
-        pick(rnd).freezeAndFlush().join();
+        Tablet t = pick(rnd);
+        t.freezeAndFlush().join();
+        history.add(step + " flush " + t.id() + " " + t.files());
       } else if (op < 875) {
-        pick(rnd).majorCompact().join();
+        Tablet t = pick(rnd);
+        t.majorCompact().join();
+        history.add(step + " major " + t.id() + " " + t.files());
       } else if (op < 885) {
         split(rnd);
       } else if (op < 895) {
@@ -122,7 +135,51 @@ class ModelTest {
     }
     model.check(null, scan(new byte[0], new byte[0], ReadFilter.all()), ReadFilter.all(), now.get(), new byte[0],
         new byte[0]);
+    System.out.println("ModelTest: " + steps + " steps, " + crashes + " crashes, " + tornTails
+        + " torn log tails, " + unackedSurvivors + " unacknowledged writes found after a crash");
   }
+
+  /** Every stored entry of rows the history mentions last, per source: for failure messages. */
+  private String dumpAll() {
+    StringBuilder sb = new StringBuilder();
+    try {
+      for (Tablet t : server.tablets()) {
+        TabletVersion v = t.acquire();
+        try {
+          List<io.tabula.persistence.iterator.CellIterator> its = new ArrayList<>();
+          List<String> names = new ArrayList<>();
+          its.add(v.active.iterator());
+          names.add("active");
+          for (TabletVersion.Frozen f : v.frozen) {
+            its.add(f.memtable().iterator());
+            names.add("frozen");
+          }
+          v.files.forEach((g, hs) -> hs.forEach(h -> {
+            its.add(h.reader().iterator());
+            names.add(g + ":" + h.path());
+          }));
+          for (int i = 0; i < its.size(); i++) {
+            io.tabula.persistence.iterator.CellIterator it = its.get(i);
+            for (it.seekToFirst(); it.valid(); it.next()) {
+              if (t.containsRow(it.key().row()) && dumpRows.contains(ByteArrays.show(it.key().row()))) {
+                sb.append("    ").append(t.id()).append(' ').append(names.get(i)).append(' ').append(it.key())
+                    .append('\n');
+              }
+            }
+          }
+        } finally {
+          v.release();
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      sb.append(e);
+    }
+    return sb.toString();
+  }
+
+  /** Rows to show raw in a failure message. */
+  static final java.util.Set<String> dumpRows = new java.util.HashSet<>(List.of(System.getProperty("tabula.dump", "")
+      .split(",")));
 
   private void openServer() throws IOException {
     TabletServer.Options o = new TabletServer.Options("node-1", 1 << 20, 2,
@@ -139,10 +196,15 @@ class ModelTest {
     List<RowMutation> pending = new ArrayList<>();
     List<CompletableFuture<Void>> futures = new ArrayList<>();
     int n = rnd.nextInt(6);
+    boolean stall = rnd.nextBoolean();
+    storage.stallSyncs(stall);
     for (int i = 0; i < n; i++) {
       RowMutation rm = randomMutation(rnd);
       pending.add(rm);
       futures.add(tabletFor(rm.row()).apply(rm));
+    }
+    if (stall) {
+      Thread.sleep(5); // let the log writer put the batch in the file; its fsync waits for the crash
     }
     storage.crash(rnd);
     server.abandon();
@@ -161,6 +223,11 @@ class ModelTest {
       candidate.markCollectable(now.get());
       if (candidate.matches(after, ReadFilter.all(), now.get(), new byte[0], new byte[0])) {
         model.replaceWith(candidate);
+        crashes++;
+        tornTails += server.recovery().clean() ? 0 : 1;
+        unackedSurvivors += k - acked;
+        history.add("crash: " + acked + " of " + pending.size() + " acknowledged, " + k + " survived; "
+            + server.recovery());
         return;
       }
     }

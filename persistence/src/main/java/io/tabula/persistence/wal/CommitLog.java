@@ -1,0 +1,321 @@
+package io.tabula.persistence.wal;
+
+import io.tabula.persistence.encoding.ByteSink;
+import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.ToLongFunction;
+
+/**
+ * The node's commit log (paper §6 "Commit-log implementation"): one log shared by every
+ * tablet of the node, each record tagged with its tablet id and sequence number, written
+ * in segments under one folder. Layout: docs/formats/commitlog.md.
+ *
+ * <p>Group commit: {@link #append} queues a record and returns at once; one writer thread
+ * takes everything queued, writes it as one batch with one call and fsyncs once, then
+ * completes every record's future. Nothing is reported durable before its fsync returned.
+ * Since only one batch is ever unsynced, a power cut can only damage the last batch of the
+ * last segment: that is how replay tells a torn tail from corruption ({@link LogReader}).
+ *
+ * <p>Failure: if a write or fsync fails, every record of that group fails with the
+ * {@link IOException}; the segment is cut back to its last synced length and sealed, and
+ * the next group starts a new segment, so a failed record is never replayed. If even the
+ * cut fails, the log is failed and every later append fails at once.
+ *
+ * <p>Invariants: (1) records of one caller appear in the log in call order; (2) a sealed
+ * segment was fully synced before the next was started; (3) only sealed segments whose
+ * records are all at or below their tablets' redo points are deleted.
+ *
+ * <p>Thread-safe. {@link #close()} writes and syncs what is queued, then stops the writer.
+ */
+public final class CommitLog implements Closeable {
+  private record Pending(byte[] record, String tabletId, long sequence, CompletableFuture<Void> done) {}
+
+  private final Storage storage;
+  private final String dir;
+  private final CommitLogOptions options;
+  private final List<String> oldSegments;
+  /** Sealed segments (old and rolled) with the highest sequence of each tablet in them; null until known. */
+  private final Map<String, Map<String, Long>> sealed = new TreeMap<>();
+  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+  private final Thread writer;
+  private boolean closing;
+  private IOException failure;
+
+  // Owned by the writer thread.
+  private long nextSegment;
+  private WritableFile current;
+  private long synced;
+  private final Map<String, Long> currentMax = new HashMap<>();
+  private final ByteSink batch = new ByteSink(1 << 16);
+
+  private CommitLog(Storage storage, String dir, CommitLogOptions options, List<String> oldSegments, long next) {
+    this.storage = storage;
+    this.dir = dir;
+    this.options = options;
+    this.oldSegments = oldSegments;
+    this.nextSegment = next;
+    oldSegments.forEach(s -> sealed.put(s, null));
+    this.writer = new Thread(this::run, "tabula-commit-log");
+    this.writer.setDaemon(true);
+  }
+
+  /**
+   * Opens the log in {@code dir}. Segments already there become the old segments, read by
+   * {@link #replay}; new records go to a new segment numbered after them.
+   */
+  public static CommitLog open(Storage storage, String dir, CommitLogOptions options) throws IOException {
+    List<String> old = new ArrayList<>();
+    long max = 0;
+    for (String name : storage.list(dir)) {
+      long n = CommitLogFormat.segmentNumber(name);
+      if (n >= 0) {
+        old.add(Storage.path(dir, name));
+        max = Math.max(max, n);
+      }
+    }
+    CommitLog log = new CommitLog(storage, dir, options, old, max + 1);
+    log.writer.start();
+    return log;
+  }
+
+  /**
+   * Queues one record; the future completes once it is durable (see {@link Durability}),
+   * or fails with the {@link IOException} that kept it from being so.
+   */
+  public CompletableFuture<Void> append(String tabletId, long sequence, byte[] payload) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    byte[] record;
+    try {
+      record = LogRecords.record(tabletId, sequence, payload);
+    } catch (IllegalArgumentException e) {
+      done.completeExceptionally(e);
+      return done;
+    }
+    synchronized (queue) {
+      if (failure != null) {
+        done.completeExceptionally(new IOException("commit log " + dir + " has failed: " + failure.getMessage(),
+            failure));
+      } else if (closing) {
+        done.completeExceptionally(new IllegalStateException("commit log " + dir + " is closed"));
+      } else {
+        queue.add(new Pending(record, tabletId, sequence, done));
+        if (queue.size() == 1) {
+          queue.notify();
+        }
+      }
+    }
+    return done;
+  }
+
+  private void run() {
+    List<Pending> group = new ArrayList<>();
+    while (true) {
+      synchronized (queue) {
+        while (queue.isEmpty() && !closing) {
+          try {
+            queue.wait();
+          } catch (InterruptedException e) {
+            closing = true;
+          }
+        }
+        if (queue.isEmpty()) {
+          break;
+        }
+        group.addAll(queue);
+        queue.clear();
+      }
+      writeGroup(group);
+      group.clear();
+    }
+    try {
+      seal();
+    } catch (IOException e) {
+      synchronized (queue) {
+        failure = failure == null ? e : failure;
+      }
+    }
+  }
+
+  private void writeGroup(List<Pending> group) {
+    try {
+      if (current == null) {
+        String path = Storage.path(dir, CommitLogFormat.segmentName(nextSegment));
+        current = storage.create(path);
+        batch.reset();
+        batch.put(LogRecords.header(nextSegment));
+        nextSegment++;
+        synced = 0;
+      } else {
+        batch.reset();
+      }
+      int batchStart = batch.size();
+      batch.put(new byte[CommitLogFormat.BATCH_HEADER_SIZE]);
+      for (Pending p : group) {
+        batch.put(p.record());
+      }
+      LogRecords.batchHeader(batch.array(), batchStart, batch.size() - batchStart - CommitLogFormat.BATCH_HEADER_SIZE,
+          group.size());
+      current.append(batch.array(), 0, batch.size());
+      if (options.durability() == Durability.FSYNC) {
+        current.sync();
+      }
+      synced = current.position();
+    } catch (IOException e) {
+      IOException err = new IOException("commit log write of " + group.size() + " records failed: " + e.getMessage(), e);
+      group.forEach(p -> p.done().completeExceptionally(err));
+      recoverFrom(e);
+      return;
+    }
+    for (Pending p : group) {
+      currentMax.merge(p.tabletId(), p.sequence(), Math::max);
+    }
+    group.forEach(p -> p.done().complete(null));
+    if (synced >= options.segmentBytes()) {
+      try {
+        seal();
+      } catch (IOException e) {
+        recoverFrom(e);
+      }
+    }
+  }
+
+  /**
+   * After a failed write: cut the segment back to what was synced, seal it, and go on in a
+   * new one. The cut is synced if the disk lets us; if not, the next segment's fsync
+   * (a journal commit on the file systems we run on) carries it.
+   */
+  private void recoverFrom(IOException cause) {
+    if (current == null) {
+      return; // the segment was never created: nothing to cut back
+    }
+    try {
+      current.truncate(synced);
+      try {
+        current.sync();
+      } catch (IOException syncFailed) {
+        cause.addSuppressed(syncFailed);
+      }
+      seal();
+    } catch (IOException e) {
+      e.addSuppressed(cause);
+      synchronized (queue) {
+        failure = e;
+        queue.forEach(p -> p.done().completeExceptionally(e));
+        queue.clear();
+      }
+    }
+  }
+
+  private void seal() throws IOException {
+    if (current == null) {
+      return;
+    }
+    String path = current.path();
+    WritableFile f = current;
+    current = null;
+    f.close();
+    synchronized (sealed) {
+      sealed.put(path, new HashMap<>(currentMax));
+    }
+    currentMax.clear();
+  }
+
+  /**
+   * Reads the old segments in order, delivering each valid record. See {@link LogReader}
+   * for what counts as a torn tail (reported, and cut off the segment) and what as
+   * corruption (thrown).
+   */
+  public ReplayResult replay(RecordVisitor visitor) throws IOException {
+    long records = 0;
+    String torn = null;
+    long tornOffset = 0;
+    long tornBytes = 0;
+    for (int i = 0; i < oldSegments.size(); i++) {
+      String path = oldSegments.get(i);
+      byte[] bytes = LogReader.readAll(storage, path);
+      LogReader.SegmentSummary s = LogReader.read(path, bytes, i == oldSegments.size() - 1, visitor);
+      records += s.records();
+      if (s.validEnd() < s.fileSize()) {
+        torn = path;
+        tornOffset = s.validEnd();
+        tornBytes = s.fileSize() - s.validEnd();
+        cutTornTail(path, bytes, (int) s.validEnd());
+      }
+      synchronized (sealed) {
+        sealed.put(path, s.maxSequence());
+      }
+    }
+    return new ReplayResult(records, oldSegments, torn, tornOffset, tornBytes);
+  }
+
+  /**
+   * Replaces a segment with its valid prefix, so that once newer segments exist the torn
+   * tail is not mistaken for corruption in a sealed segment. Crash-safe: the prefix is
+   * written and synced under a temporary name, then renamed over the segment.
+   */
+  private void cutTornTail(String path, byte[] bytes, int validEnd) throws IOException {
+    String tmp = path + ".cut";
+    try (WritableFile w = storage.create(tmp)) {
+      w.append(bytes, 0, validEnd);
+      w.sync();
+    }
+    storage.rename(tmp, path);
+    storage.syncDirectory(dir);
+  }
+
+  /**
+   * Deletes sealed segments none of whose records is needed: for every tablet in the
+   * segment, its highest sequence there is at or below {@code durableUpTo} of that tablet.
+   */
+  public void deleteObsoleteSegments(ToLongFunction<String> durableUpTo) throws IOException {
+    List<String> obsolete = new ArrayList<>();
+    synchronized (sealed) {
+      for (Map.Entry<String, Map<String, Long>> e : sealed.entrySet()) {
+        Map<String, Long> max = e.getValue();
+        if (max != null && max.entrySet().stream().allMatch(t -> t.getValue() <= durableUpTo.applyAsLong(t.getKey()))) {
+          obsolete.add(e.getKey());
+        }
+      }
+      obsolete.forEach(sealed::remove);
+    }
+    for (String p : obsolete) {
+      storage.delete(p);
+    }
+  }
+
+  /** Segments on disk that are sealed (for tests and operations). */
+  public List<String> sealedSegments() {
+    synchronized (sealed) {
+      return new ArrayList<>(sealed.keySet());
+    }
+  }
+
+  /** Writes and syncs everything queued, stops the writer, closes the current segment. */
+  @Override
+  public void close() throws IOException {
+    synchronized (queue) {
+      closing = true;
+      queue.notifyAll();
+    }
+    try {
+      writer.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while closing commit log " + dir, e);
+    }
+    synchronized (queue) {
+      if (failure != null) {
+        throw new IOException("commit log " + dir + " failed: " + failure.getMessage(), failure);
+      }
+    }
+  }
+}
