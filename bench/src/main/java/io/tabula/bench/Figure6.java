@@ -81,7 +81,7 @@ public final class Figure6 implements Callable<Integer> {
   private long seed;
 
   @Option(names = "--read-ops", description = "Timed reads per read workload, at most; default: ${DEFAULT-VALUE}",
-      defaultValue = "50000")
+      defaultValue = "200000")
   private long readOps;
 
   @Option(names = "--read-seconds", description = "Longest timed window of a read workload or scan; "
@@ -92,9 +92,17 @@ public final class Figure6 implements Callable<Integer> {
       + "default: ${DEFAULT-VALUE}", defaultValue = "60")
   private long writeSeconds;
 
+  @Option(names = "--scan-passes", description = "Full scans timed in the scan workload; default: ${DEFAULT-VALUE}",
+      defaultValue = "3")
+  private int scanPasses;
+
   @Option(names = "--warmup-ops", description = "Untimed reads before each read workload; default: ${DEFAULT-VALUE}",
-      defaultValue = "5000")
+      defaultValue = "10000")
   private long warmupOps;
+
+  @Option(names = "--note", description = "A line to add to the report's notes (repeatable), e.g. what was "
+      + "unusual about this build or machine.")
+  private List<String> extraNotes;
 
   @Option(names = "--out", description = "Markdown result file; default: bench/results/figure6-<size>.md")
   private Path out;
@@ -126,7 +134,7 @@ public final class Figure6 implements Callable<Integer> {
         2, 4);
     Dataset data = new Dataset(n, valueBytes, seed);
     WorkloadRunner.Limits limits = new WorkloadRunner.Limits(readOps, readSeconds * 1_000_000_000L,
-        writeSeconds * 1_000_000_000L, warmupOps);
+        writeSeconds * 1_000_000_000L, warmupOps, scanPasses);
 
     DataDirectory scratch = DataDirectory.prepare(dir);
     BenchRun.Report report;
@@ -136,6 +144,9 @@ public final class Figure6 implements Callable<Integer> {
       scratch.wipe();
     }
 
+    if (extraNotes != null) {
+      report.notes().addAll(0, extraNotes);
+    }
     System.out.println();
     System.out.print(report.table().toText());
     report.notes().forEach(note -> System.out.println("* " + note));

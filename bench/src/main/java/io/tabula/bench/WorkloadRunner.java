@@ -19,8 +19,9 @@ final class WorkloadRunner {
    * @param readNanos longest timed window of a read workload or a scan
    * @param writeNanos longest timed window of a write workload
    * @param warmupOps untimed reads before a timed read workload
+   * @param scanPasses full scans in the timed window of the scan workload
    */
-  record Limits(long readOps, long readNanos, long writeNanos, long warmupOps) {}
+  record Limits(long readOps, long readNanos, long writeNanos, long warmupOps, int scanPasses) {}
 
   private final Dataset data;
   private final Limits limits;
@@ -57,9 +58,8 @@ final class WorkloadRunner {
     return new Measurement(n, nanos, n * data.rowBytes(), e.cacheCounters().minus(before));
   }
 
-  /** Point reads in key order from a random row, wrapping at the end, after a warm-up elsewhere. */
-  Measurement sequentialRead(Engine e, long seed) throws IOException {
-    int rows = data.rows();
+  /** Point reads of rows {@code [0, rows)} in key order from a random row, wrapping, after a warm-up elsewhere. */
+  Measurement sequentialRead(Engine e, int rows, long seed) throws IOException {
     int at = new SplittableRandom(seed).nextInt(rows);
     for (long n = 0; n < limits.warmupOps(); n++) {
       read(e, (int) ((at + rows / 2 + n) % rows), n);
@@ -85,14 +85,30 @@ final class WorkloadRunner {
     }
   }
 
-  /** One full-range scan, after a short untimed one. */
-  Measurement scan(Engine e) throws IOException {
+  /**
+   * Full-range scans, {@link Limits#scanPasses()} of them back to back or until the time
+   * limit, after a short untimed one. Only a pass cut short by the time limit returns fewer
+   * rows than {@code expectedRows}.
+   *
+   * @throws IllegalStateException if a pass that was not cut short missed rows
+   */
+  Measurement scan(Engine e, long expectedRows) throws IOException {
     e.scan(System.nanoTime() + Math.min(limits.readNanos() / 10, 2_000_000_000L));
     CacheCounters before = e.cacheCounters();
     long start = System.nanoTime();
-    ScanTally t = e.scan(start + limits.readNanos());
+    long deadline = start + limits.readNanos();
+    long rows = 0;
+    long bytes = 0;
+    for (int pass = 0; pass < limits.scanPasses() && System.nanoTime() < deadline; pass++) {
+      ScanTally t = e.scan(deadline);
+      if (t.rows() != expectedRows && System.nanoTime() < deadline) {
+        throw new IllegalStateException(e.name() + " scan returned " + t.rows() + " rows; expected " + expectedRows);
+      }
+      rows += t.rows();
+      bytes += t.bytes();
+    }
     long nanos = System.nanoTime() - start;
-    return new Measurement(t.rows(), nanos, t.bytes(), e.cacheCounters().minus(before));
+    return new Measurement(rows, nanos, bytes, e.cacheCounters().minus(before));
   }
 
   private void read(Engine e, int i, long n) throws IOException {
