@@ -28,21 +28,21 @@ public final class MutationCodec {
 
   public static byte[] encode(RowMutation rm) {
     ByteSink out = new ByteSink(64 + rm.row().length);
-    out.putBytes(rm.row()).putVarLong(rm.mutations().size());
+    out.putLengthPrefixed(rm.row()).putVar(rm.mutations().size());
     for (Mutation m : rm.mutations()) {
       if (m instanceof Mutation.SetCell s) {
-        out.put(CellKind.PUT.code()).putString(s.family()).putBytes(s.qualifier()).putLong(s.timestamp())
-            .putBytes(s.value());
+        out.putByte(CellKind.PUT.code()).putString(s.family()).putLengthPrefixed(s.qualifier()).putLong(s.timestamp())
+            .putLengthPrefixed(s.value());
       } else if (m instanceof Mutation.DeleteFromColumn d) {
-        out.put(CellKind.DELETE_COLUMN.code()).putString(d.family()).putBytes(d.qualifier())
+        out.putByte(CellKind.DELETE_COLUMN.code()).putString(d.family()).putLengthPrefixed(d.qualifier())
             .putLong(d.startInclusive()).putLong(d.endExclusive());
       } else if (m instanceof Mutation.DeleteFromFamily f) {
-        out.put(CellKind.DELETE_FAMILY.code()).putString(f.family());
+        out.putByte(CellKind.DELETE_FAMILY.code()).putString(f.family());
       } else {
-        out.put(CellKind.DELETE_ROW.code());
+        out.putByte(CellKind.DELETE_ROW.code());
       }
     }
-    return out.toByteArray();
+    return out.toArray();
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.tabula.persistence.sstable;
 
 import io.tabula.persistence.cache.BlockCache;
+import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.encoding.CellKeyCodec;
 import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.storage.CorruptionException;

@@ -2,6 +2,7 @@ package io.tabula.persistence.sstable;
 
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdException;
+import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.encoding.VarInts;
 import io.tabula.persistence.storage.CorruptionException;
 import java.nio.ByteBuffer;

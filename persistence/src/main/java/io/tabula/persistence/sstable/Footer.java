@@ -1,5 +1,6 @@
 package io.tabula.persistence.sstable;
 
+import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.storage.CorruptionException;
 
 /**

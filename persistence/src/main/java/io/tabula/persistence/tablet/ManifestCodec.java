@@ -70,19 +70,19 @@ public final class ManifestCodec {
 
   static byte[] encode(TabletManifest m) {
     ByteSink body = new ByteSink(256);
-    body.putString(m.table()).putString(m.tabletId()).putBytes(m.startRow()).putBytes(m.endRow())
-        .put(m.state().code()).putLong(m.redoPoint()).putLong(m.lastSequence()).putVarLong(m.nextFileNumber())
-        .putVarLong(m.groups().size());
+    body.putString(m.table()).putString(m.tabletId()).putLengthPrefixed(m.startRow()).putLengthPrefixed(m.endRow())
+        .putByte(m.state().code()).putLong(m.redoPoint()).putLong(m.lastSequence()).putVar(m.nextFileNumber())
+        .putVar(m.groups().size());
     m.groups().forEach((g, files) -> {
-      body.putString(g).putVarLong(files.size());
+      body.putString(g).putVar(files.size());
       for (TabletManifest.FileRef f : files) {
-        body.putString(f.path()).put(f.owned() ? ManifestFormat.FILE_OWNED : 0);
+        body.putString(f.path()).putByte(f.owned() ? ManifestFormat.FILE_OWNED : 0);
       }
     });
     if (m.split() != null) {
-      body.putBytes(m.split().splitRow()).putString(m.split().leftId()).putString(m.split().rightId());
+      body.putLengthPrefixed(m.split().splitRow()).putString(m.split().leftId()).putString(m.split().rightId());
     }
-    byte[] b = body.toByteArray();
+    byte[] b = body.toArray();
     CRC32C crc = new CRC32C();
     crc.update(b);
     ByteBuffer out = ByteBuffer.allocate(ManifestFormat.HEADER_BYTES + b.length);

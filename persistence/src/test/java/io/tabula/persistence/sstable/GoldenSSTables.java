@@ -1,6 +1,7 @@
 package io.tabula.persistence.sstable;
 
 import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.CellKind;
 import io.tabula.persistence.storage.FileStorage;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import io.tabula.persistence.encoding.ByteSink;
 
 import io.tabula.persistence.cache.BlockCache;
 import io.tabula.persistence.iterator.CellIterator;

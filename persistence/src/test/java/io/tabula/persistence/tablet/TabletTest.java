@@ -95,6 +95,85 @@ class TabletTest {
   }
 
   @Test
+  void aScanSeesTheSnapshotItStartedWith() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    for (int i = 0; i < 20; i++) {
+      t.apply(set(String.format("row%03d", i), "old")).join();
+    }
+    try (RowScanner s = t.scan(new byte[0], new byte[0], ReadFilter.all())) {
+      for (int i = 0; i < 200; i++) {
+        t.apply(set(String.format("row%03d", i), "new")).join();
+      }
+      t.freezeAndFlush().join();
+      t.majorCompact().join();
+      int n = 0;
+      for (Row r = s.next(); r != null; r = s.next()) {
+        assertEquals("old", new String(r.cells().get(0).value(), StandardCharsets.UTF_8));
+        n++;
+      }
+      assertEquals(20, n);
+    }
+    assertEquals(200, values(t.scan(new byte[0], new byte[0], ReadFilter.all())).size());
+  }
+
+  /** Writers, readers, flushes and compactions at once: a row mutation is seen whole or not at all. */
+  @Test
+  void concurrentWritersAndReadersSeeWholeRowMutations() throws Exception {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    int writers = 4;
+    int perWriter = 300;
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(writers + 2);
+    try {
+      List<java.util.concurrent.Future<?>> jobs = new ArrayList<>();
+      java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+      for (int w = 0; w < writers; w++) {
+        int id = w;
+        jobs.add(pool.submit(() -> {
+          List<java.util.concurrent.CompletableFuture<Void>> inFlight = new ArrayList<>();
+          for (int i = 0; i < perWriter; i++) {
+            String v = id + "-" + i;
+            inFlight.add(t.apply(RowMutation.of(b(String.format("row%02d", i % 50)),
+                new Mutation.SetCell("f", b("x"), 1000, b(v)), new Mutation.SetCell("g", b("y"), 1000, b(v)))));
+            if (inFlight.size() == 20) {
+              inFlight.forEach(java.util.concurrent.CompletableFuture::join);
+              inFlight.clear();
+            }
+          }
+          inFlight.forEach(java.util.concurrent.CompletableFuture::join);
+          return null;
+        }));
+      }
+      java.util.concurrent.Future<?> reader = pool.submit(() -> {
+        while (!done.get()) {
+          try (RowScanner s = t.scan(new byte[0], new byte[0], ReadFilter.all())) {
+            for (Row r = s.next(); r != null; r = s.next()) {
+              assertEquals(2, r.cells().size(), "both cells of a row mutation or neither: " + r);
+              assertEquals(new String(r.cells().get(0).value(), StandardCharsets.UTF_8),
+                  new String(r.cells().get(1).value(), StandardCharsets.UTF_8), "one row mutation, not two: " + r);
+            }
+          }
+        }
+        return null;
+      });
+      java.util.concurrent.Future<?> compactor = pool.submit(() -> {
+        while (!done.get()) {
+          t.majorCompact().join();
+        }
+        return null;
+      });
+      for (java.util.concurrent.Future<?> j : jobs) {
+        j.get();
+      }
+      done.set(true);
+      reader.get();
+      compactor.get();
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(50, values(t.scan(new byte[0], new byte[0], ReadFilter.all())).size());
+  }
+
+  @Test
   void serverTimestampsAreMilliseconds() throws IOException {
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
     now.set(7_123_456);
