@@ -1,0 +1,102 @@
+package io.tabula.bench;
+
+import java.util.SplittableRandom;
+
+/**
+ * The rows every engine is loaded with: fixed-width keys {@code row%010d} and values of
+ * random, incompressible bytes. A value is a pure function of the seed and the row index,
+ * so both engines store identical data and a read can be checked without keeping the
+ * data set in memory.
+ *
+ * <p>Immutable and thread-safe.
+ */
+final class Dataset {
+  /** {@code "row"} and ten digits: every key has the same width, so byte order is numeric order. */
+  static final int KEY_BYTES = 13;
+  private static final byte[] PREFIX = {'r', 'o', 'w'};
+  private static final int MAX_ROWS = 1_000_000_000;
+
+  private final int rows;
+  private final int valueBytes;
+  private final long seed;
+
+  /**
+   * @param rows number of rows, keys {@code row0000000000} to {@code row<rows-1>}
+   * @param valueBytes size of every value
+   * @param seed drives values and key orders
+   */
+  Dataset(int rows, int valueBytes, long seed) {
+    if (rows < 1 || rows > MAX_ROWS) {
+      throw new IllegalArgumentException("rows must be in [1, " + MAX_ROWS + "], was " + rows);
+    }
+    if (valueBytes < 1) {
+      throw new IllegalArgumentException("valueBytes must be positive, was " + valueBytes);
+    }
+    this.rows = rows;
+    this.valueBytes = valueBytes;
+    this.seed = seed;
+  }
+
+  int rows() {
+    return rows;
+  }
+
+  int valueBytes() {
+    return valueBytes;
+  }
+
+  long seed() {
+    return seed;
+  }
+
+  /** Bytes of key and value of one row, as a benchmark counts them. */
+  long rowBytes() {
+    return KEY_BYTES + valueBytes;
+  }
+
+  /** The key of row {@code i}: a fresh array. */
+  byte[] key(int i) {
+    byte[] k = new byte[KEY_BYTES];
+    System.arraycopy(PREFIX, 0, k, 0, PREFIX.length);
+    int n = i;
+    for (int p = KEY_BYTES - 1; p >= PREFIX.length; p--) {
+      k[p] = (byte) ('0' + n % 10);
+      n /= 10;
+    }
+    return k;
+  }
+
+  /** The value of row {@code i}: a fresh array of random bytes. */
+  byte[] value(int i) {
+    byte[] v = new byte[valueBytes];
+    new SplittableRandom(seed * 0x9E3779B97F4A7C15L + i).nextBytes(v);
+    return v;
+  }
+
+  /** Whether {@code v} is the value of row {@code i}. */
+  boolean isValueOf(int i, byte[] v) {
+    return v != null && java.util.Arrays.equals(v, value(i));
+  }
+
+  /** The row indexes in key order. */
+  int[] keyOrder() {
+    int[] order = new int[rows];
+    for (int i = 0; i < rows; i++) {
+      order[i] = i;
+    }
+    return order;
+  }
+
+  /** A permutation of the row indexes, the same for a given seed and salt. */
+  int[] permutation(long salt) {
+    int[] order = keyOrder();
+    SplittableRandom r = new SplittableRandom(seed ^ salt);
+    for (int i = rows - 1; i > 0; i--) {
+      int j = r.nextInt(i + 1);
+      int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    return order;
+  }
+}

@@ -1,0 +1,50 @@
+package io.tabula.bench;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/** The engines the benchmark compares, in the order their columns appear. */
+enum EngineKind {
+  TABULA("tabula", "Tabula"),
+  ROCKSDB("rocksdb", "RocksDB");
+
+  private final String id;
+  private final String label;
+
+  EngineKind(String id, String label) {
+    this.id = id;
+    this.label = label;
+  }
+
+  String id() {
+    return id;
+  }
+
+  String label() {
+    return label;
+  }
+
+  /** Opens a fresh engine of this kind in the empty directory {@code dir}. */
+  Engine create(Path dir, EngineConfig config, WriteMode mode) throws IOException {
+    return switch (this) {
+      case TABULA -> TabulaEngine.create(dir, config, mode);
+      case ROCKSDB -> RocksEngine.create(dir, config, mode);
+    };
+  }
+
+  /**
+   * The engine named {@code id} on the command line.
+   *
+   * @throws IllegalArgumentException naming the known engines
+   */
+  static EngineKind byId(String id) {
+    String wanted = id.trim().toLowerCase(Locale.ROOT);
+    for (EngineKind k : values()) {
+      if (k.id.equals(wanted)) {
+        return k;
+      }
+    }
+    throw new IllegalArgumentException("unknown engine '" + id + "'; known: tabula, rocksdb");
+  }
+}
