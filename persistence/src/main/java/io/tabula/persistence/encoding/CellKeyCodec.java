@@ -76,6 +76,39 @@ public final class CellKeyCodec {
     return CellKey.of(row, family, qualifier, timestamp, sequence, kind);
   }
 
+  /**
+   * Compares the encoded key in {@code b[off, off + len)} with {@code target} in {@link
+   * CellKey#ORDER}, reading it in place (no allocation: the hot loop of a block seek).
+   *
+   * @throws IllegalArgumentException if the bytes are not a well-formed key
+   */
+  public static int compare(byte[] b, int off, int len, CellKey target) {
+    int end = off + len;
+    int[] pos = {off};
+    int rowLen = getLength(b, pos, end, "row");
+    int rowOff = pos[0];
+    pos[0] += rowLen;
+    if (pos[0] >= end) {
+      throw new IllegalArgumentException("key ends before its kind");
+    }
+    CellKind kind = CellKind.fromCode(b[pos[0]++] & 0xFF);
+    if (kind == null) {
+      throw new IllegalArgumentException("unknown cell kind code " + (b[pos[0] - 1] & 0xFF));
+    }
+    int famLen = getLength(b, pos, end, "family");
+    int famOff = pos[0];
+    pos[0] += famLen;
+    int qualLen = getLength(b, pos, end, "qualifier");
+    int qualOff = pos[0];
+    pos[0] += qualLen;
+    if (end - pos[0] != FIXED_TAIL) {
+      throw new IllegalArgumentException("key has " + (end - pos[0]) + " bytes after its qualifier, expected "
+          + FIXED_TAIL);
+    }
+    return CellKey.compare(b, rowOff, rowLen, kind, b, famOff, famLen, b, qualOff, qualLen, getLong(b, pos[0]),
+        getLong(b, pos[0] + 8), target);
+  }
+
   public static CellKey decode(byte[] b) {
     return decode(b, 0, b.length);
   }
@@ -102,6 +135,14 @@ public final class CellKeyCodec {
   }
 
   private static byte[] getBytes(byte[] b, int[] pos, int end, String field) {
+    int n = getLength(b, pos, end, field);
+    int p = pos[0];
+    pos[0] = p + n;
+    return n == 0 ? ByteArrays.EMPTY : Arrays.copyOfRange(b, p, p + n);
+  }
+
+  /** Reads a field's length varint, leaving {@code pos[0]} on the field; checks it fits before {@code end}. */
+  private static int getLength(byte[] b, int[] pos, int end, String field) {
     long n = 0;
     int p = pos[0];
     for (int shift = 0; ; shift += 7) {
@@ -117,7 +158,7 @@ public final class CellKeyCodec {
     if (n > end - p) {
       throw new IllegalArgumentException(field + " of " + n + " bytes runs past the key's end");
     }
-    pos[0] = p + (int) n;
-    return n == 0 ? ByteArrays.EMPTY : Arrays.copyOfRange(b, p, p + (int) n);
+    pos[0] = p;
+    return (int) n;
   }
 }

@@ -27,7 +27,7 @@ public final class MutationCodec {
   private MutationCodec() {}
 
   public static byte[] encode(RowMutation rm) {
-    ByteSink out = new ByteSink(64 + rm.row().length);
+    ByteSink out = new ByteSink(encodedSizeEstimate(rm));
     out.putLengthPrefixed(rm.row()).putVar(rm.mutations().size());
     for (Mutation m : rm.mutations()) {
       if (m instanceof Mutation.SetCell s) {
@@ -43,6 +43,20 @@ public final class MutationCodec {
       }
     }
     return out.toArray();
+  }
+
+  /** An upper bound of the encoded size, so encoding allocates once. */
+  private static int encodedSizeEstimate(RowMutation rm) {
+    long n = 10 + 5 + rm.row().length;
+    for (Mutation m : rm.mutations()) {
+      n += 1 + 3 * 5 + 16 + 4 * 64;
+      if (m instanceof Mutation.SetCell s) {
+        n += s.qualifier().length + s.value().length;
+      } else if (m instanceof Mutation.DeleteFromColumn d) {
+        n += d.qualifier().length;
+      }
+    }
+    return (int) Math.min(n, Integer.MAX_VALUE - 64);
   }
 
   /**

@@ -125,35 +125,45 @@ public final class CellKey {
   }
 
   public static int compare(CellKey a, CellKey b) {
-    int c = Arrays.compareUnsigned(a.row, b.row);
+    return compare(a.row, 0, a.row.length, a.kind, a.family, 0, a.family.length, a.qualifier, 0, a.qualifier.length,
+        a.timestamp, a.sequence, b);
+  }
+
+  /**
+   * Compares a key given as slices of arrays (an encoded key in an SSTable block, read in
+   * place) with {@code b}, in {@link #ORDER}, without building a {@link CellKey}.
+   */
+  public static int compare(byte[] row, int rowOff, int rowLen, CellKind kind, byte[] fam, int famOff, int famLen,
+      byte[] qual, int qualOff, int qualLen, long timestamp, long sequence, CellKey b) {
+    int c = Arrays.compareUnsigned(row, rowOff, rowOff + rowLen, b.row, 0, b.row.length);
     if (c != 0) {
       return c;
     }
-    c = Integer.compare(familyRank(a.kind), familyRank(b.kind));
+    c = Integer.compare(familyRank(kind), familyRank(b.kind));
     if (c != 0) {
       return c;
     }
-    c = Arrays.compareUnsigned(a.family, b.family);
+    c = Arrays.compareUnsigned(fam, famOff, famOff + famLen, b.family, 0, b.family.length);
     if (c != 0) {
       return c;
     }
-    c = Integer.compare(qualifierRank(a.kind), qualifierRank(b.kind));
+    c = Integer.compare(qualifierRank(kind), qualifierRank(b.kind));
     if (c != 0) {
       return c;
     }
-    c = Arrays.compareUnsigned(a.qualifier, b.qualifier);
+    c = Arrays.compareUnsigned(qual, qualOff, qualOff + qualLen, b.qualifier, 0, b.qualifier.length);
     if (c != 0) {
       return c;
     }
-    c = Integer.compare(versionRank(a.kind), versionRank(b.kind));
+    c = Integer.compare(versionRank(kind), versionRank(b.kind));
     if (c != 0) {
       return c;
     }
-    c = Long.compare(b.timestamp, a.timestamp);
+    c = Long.compare(b.timestamp, timestamp);
     if (c != 0) {
       return c;
     }
-    return Long.compare(b.sequence, a.sequence);
+    return Long.compare(b.sequence, sequence);
   }
 
   @Override

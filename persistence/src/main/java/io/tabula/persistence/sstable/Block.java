@@ -109,27 +109,46 @@ final class Block implements BlockCache.Weighed {
       while (lo < hi) {
         int mid = (lo + hi + 1) >>> 1;
         seekToRestart(mid);
-        advance();
-        if (CellKey.ORDER.compare(key, target) < 0) {
+        if (!step() || compareRaw(target) < 0) {
           lo = mid;
         } else {
           hi = mid - 1;
         }
       }
       seekToRestart(lo);
-      advance();
-      while (key != null && CellKey.ORDER.compare(key, target) < 0) {
-        advance();
+      while (step()) {
+        if (compareRaw(target) >= 0) {
+          decodeKey();
+          return;
+        }
+      }
+      key = null;
+    }
+
+    /** Compares the raw key under the cursor (after {@link #step}) with {@code target}, in place. */
+    private int compareRaw(CellKey target) throws CorruptionException {
+      try {
+        return CellKeyCodec.compare(keyBuf, 0, keyLen, target);
+      } catch (IllegalArgumentException e) {
+        throw corrupt("bad key in entry: " + e.getMessage());
       }
     }
 
     /** Moves to the next entry; invalid past the last. */
     void advance() throws CorruptionException {
+      if (step()) {
+        decodeKey();
+      } else {
+        key = null;
+      }
+    }
+
+    /** Reads the next entry's key bytes and value position, without decoding the key; false past the last. */
+    private boolean step() throws CorruptionException {
       valueCopy = null;
       if (next >= restartsStart) {
-        key = null;
         next = restartsStart;
-        return;
+        return false;
       }
       pos = next;
       int shared = readVar();
@@ -148,6 +167,10 @@ final class Block implements BlockCache.Weighed {
       valueOff = pos + unshared;
       valueLen = vlen;
       next = valueOff + vlen;
+      return true;
+    }
+
+    private void decodeKey() throws CorruptionException {
       try {
         key = CellKeyCodec.decode(keyBuf, 0, keyLen);
       } catch (IllegalArgumentException e) {

@@ -221,9 +221,12 @@ final class TabletMaintenance {
     TableSchema schema = tablet.schema();
     Map<String, SSTableHandle> written = new HashMap<>();
     try {
+      boolean oneGroup = schema.groupNames().size() == 1;
       for (String g : schema.groupNames()) {
-        CellIterator it = new FilteringIterator(f.memtable().iterator(), k -> k.kind() == CellKind.DELETE_ROW
-            || schema.groupOf(new String(k.family(), StandardCharsets.UTF_8)).equals(g));
+        CellIterator it = f.memtable().iterator();
+        if (!oneGroup) {
+          it = new FilteringIterator(it, new GroupMembership(schema, g));
+        }
         it.seekToFirst();
         SSTableHandle h = SSTableFiles.write(env, newFilePath(), groupOrDefault(schema, g), schema, it, false);
         if (h != null) {
@@ -321,6 +324,31 @@ final class TabletMaintenance {
       tablet.install(new TabletVersion(cur.active, cur.frozen, files));
     } finally {
       tablet.memLock.writeLock().unlock();
+    }
+  }
+
+  /** Whether an entry belongs in a group's SSTable: row deletes go to every group. Remembers the last family. */
+  private static final class GroupMembership implements java.util.function.Predicate<io.tabula.persistence.model.CellKey> {
+    private final TableSchema schema;
+    private final String group;
+    private byte[] lastFamily;
+    private boolean lastAnswer;
+
+    GroupMembership(TableSchema schema, String group) {
+      this.schema = schema;
+      this.group = group;
+    }
+
+    @Override
+    public boolean test(io.tabula.persistence.model.CellKey k) {
+      if (k.kind() == CellKind.DELETE_ROW) {
+        return true;
+      }
+      if (lastFamily == null || !java.util.Arrays.equals(lastFamily, k.family())) {
+        lastFamily = k.family();
+        lastAnswer = schema.groupOf(new String(k.family(), StandardCharsets.UTF_8)).equals(group);
+      }
+      return lastAnswer;
     }
   }
 
