@@ -28,6 +28,12 @@ public final class MutationCodec {
 
   public static byte[] encode(RowMutation rm) {
     ByteSink out = new ByteSink(encodedSizeEstimate(rm));
+    encodeTo(rm, out);
+    return out.toArray();
+  }
+
+  /** Appends the encoding of {@code rm} to {@code out}. */
+  public static void encodeTo(RowMutation rm, ByteSink out) {
     out.putLengthPrefixed(rm.row()).putVar(rm.mutations().size());
     for (Mutation m : rm.mutations()) {
       if (m instanceof Mutation.SetCell s) {
@@ -42,11 +48,10 @@ public final class MutationCodec {
         out.putByte(CellKind.DELETE_ROW.code());
       }
     }
-    return out.toArray();
   }
 
   /** An upper bound of the encoded size, so encoding allocates once. */
-  private static int encodedSizeEstimate(RowMutation rm) {
+  public static int encodedSizeEstimate(RowMutation rm) {
     long n = 10 + 5 + rm.row().length;
     for (Mutation m : rm.mutations()) {
       n += 1 + 3 * 5 + 16 + 4 * 64;

@@ -48,7 +48,7 @@ public record RowMutation(byte[] row, List<Mutation> mutations) {
     if (family == null || family.isEmpty()) {
       throw new InvalidMutationException(at + ".family_name", "must not be empty");
     }
-    if (ByteArrays.utf8(family).length > MAX_FAMILY_BYTES) {
+    if (family.length() * 3 > MAX_FAMILY_BYTES && ByteArrays.utf8(family).length > MAX_FAMILY_BYTES) {
       throw new InvalidMutationException(at + ".family_name", "is longer than " + MAX_FAMILY_BYTES + " bytes");
     }
     if (m instanceof Mutation.SetCell s) {

@@ -204,7 +204,7 @@ public final class Tablet implements Closeable {
     }
     maintenance.awaitFlushCapacity();
     RowMutation resolved = MutationEntries.withServerTime(rm, serverTime());
-    byte[] payload = MutationCodec.encode(resolved);
+    int size = MutationCodec.encodedSizeEstimate(resolved);
     long base;
     CompletableFuture<Void> logged;
     synchronized (seqLock) {
@@ -212,7 +212,7 @@ public final class Tablet implements Closeable {
       base = nextSequence;
       nextSequence += ms.size();
       inFlight.add(base);
-      logged = env.log().append(tabletId, base, payload);
+      logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out), size);
     }
     return logged.whenComplete((ok, err) -> {
       if (err == null) {

@@ -79,6 +79,9 @@ final class TabletMaintenance {
   /** Blocks a writer while too many frozen memtables wait for their flush. */
   void awaitFlushCapacity() {
     int max = env.options().maxFrozenMemtables();
+    if (tablet.currentVersion().frozen.size() < max) {
+      return;
+    }
     synchronized (capacity) {
       while (tablet.currentVersion().frozen.size() >= max && !shutdown) {
         IOException e = lastError;

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.ToLongFunction;
 
 /**
@@ -92,10 +93,20 @@ public final class CommitLog implements Closeable {
    * or fails with the {@link IOException} that kept it from being so.
    */
   public CompletableFuture<Void> append(String tabletId, long sequence, byte[] payload) {
+    return append(tabletId, sequence, out -> out.put(payload), payload.length);
+  }
+
+  /**
+   * Like {@link #append(String, long, byte[])}, with the payload written straight into the
+   * record by {@code payload} (saves a copy on the writer's hot path).
+   *
+   * @param sizeHint about how many bytes {@code payload} will write
+   */
+  public CompletableFuture<Void> append(String tabletId, long sequence, Consumer<ByteSink> payload, int sizeHint) {
     CompletableFuture<Void> done = new CompletableFuture<>();
     byte[] record;
     try {
-      record = LogRecords.record(tabletId, sequence, payload);
+      record = LogRecords.record(tabletId, sequence, payload::accept, sizeHint);
     } catch (IllegalArgumentException e) {
       done.completeExceptionally(e);
       return done;
@@ -160,6 +171,7 @@ public final class CommitLog implements Closeable {
       int batchStart = batch.size();
       batch.put(new byte[CommitLogFormat.BATCH_HEADER_SIZE]);
       for (Pending p : group) {
+        LogRecords.seal(p.record());
         batch.put(p.record());
       }
       LogRecords.batchHeader(batch.array(), batchStart, batch.size() - batchStart - CommitLogFormat.BATCH_HEADER_SIZE,

@@ -1,7 +1,6 @@
 package io.tabula.persistence.wal;
 
 import io.tabula.persistence.encoding.ByteSink;
-import io.tabula.persistence.encoding.VarInts;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
 
@@ -28,26 +27,35 @@ final class LogRecords {
     ByteSink.putIntAt(b, off + CommitLogFormat.BATCH_CRC, crc(b, off, CommitLogFormat.BATCH_CRC));
   }
 
-  /** One framed record: length, CRC, body. */
-  static byte[] record(String tabletId, long sequence, byte[] payload) {
+  /** Writes a record's payload into the sink it is given. */
+  @FunctionalInterface
+  interface Payload {
+    void writeTo(ByteSink out);
+  }
+
+  /**
+   * One framed record: length, CRC slot, body. The CRC is left zero for {@link #seal} to
+   * fill in, so the caller's thread encodes and the log writer's thread checksums.
+   */
+  static byte[] record(String tabletId, long sequence, Payload payload, int sizeHint) {
     byte[] id = tabletId.getBytes(StandardCharsets.UTF_8);
-    int body = 1 + VarInts.sizeOf(id.length) + id.length + 8 + payload.length;
+    ByteSink out = new ByteSink(CommitLogFormat.RECORD_BODY + 1 + 5 + id.length + 8 + sizeHint);
+    out.putInt(0).putInt(0).putByte(CommitLogFormat.TYPE_ROW_MUTATION).putLengthPrefixed(id).putLong(sequence);
+    payload.writeTo(out);
+    int body = out.size() - CommitLogFormat.RECORD_BODY;
     if (body > CommitLogFormat.MAX_BODY) {
       throw new IllegalArgumentException("commit-log record of " + body + " bytes is over the limit of "
           + CommitLogFormat.MAX_BODY);
     }
-    byte[] r = new byte[CommitLogFormat.RECORD_BODY + body];
+    byte[] r = out.array().length == out.size() ? out.array() : out.toArray();
     ByteSink.putIntAt(r, CommitLogFormat.RECORD_LENGTH, body);
-    int p = CommitLogFormat.RECORD_BODY;
-    r[p++] = (byte) CommitLogFormat.TYPE_ROW_MUTATION;
-    p = VarInts.putVarLong(r, p, id.length);
-    System.arraycopy(id, 0, r, p, id.length);
-    p += id.length;
-    ByteSink.putLongAt(r, p, sequence);
-    p += 8;
-    System.arraycopy(payload, 0, r, p, payload.length);
-    ByteSink.putIntAt(r, CommitLogFormat.RECORD_CRC, recordCrc(r, 0, body));
     return r;
+  }
+
+  /** Fills in the CRC of a record made by {@link #record}. */
+  static void seal(byte[] record) {
+    int body = record.length - CommitLogFormat.RECORD_BODY;
+    ByteSink.putIntAt(record, CommitLogFormat.RECORD_CRC, recordCrc(record, 0, body));
   }
 
   /** CRC of a record at {@code off} whose body is {@code body} bytes: covers the length field and the body. */
