@@ -100,6 +100,11 @@ public final class Figure6 implements Callable<Integer> {
       defaultValue = "10000")
   private long warmupOps;
 
+  @Option(names = "--write-repeats", defaultValue = "3",
+      description = "Runs of each write workload per engine, taking turns; the median is reported; "
+          + "default: ${DEFAULT-VALUE}")
+  private int writeRepeats;
+
   @Option(names = "--note", description = "A line to add to the report's notes (repeatable), e.g. what was "
       + "unusual about this build or machine.")
   private List<String> extraNotes;
@@ -113,6 +118,10 @@ public final class Figure6 implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
+    if (writeRepeats < 1) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--write-repeats must be at least 1, was "
+          + writeRepeats);
+    }
     Size preset = Size.valueOf(size.toUpperCase(Locale.ROOT));
     int n = rows != null ? rows : preset.rows;
     String sizeName = rows != null ? n + "-rows" : size.toLowerCase(Locale.ROOT);
@@ -139,7 +148,7 @@ public final class Figure6 implements Callable<Integer> {
     DataDirectory scratch = DataDirectory.prepare(dir);
     BenchRun.Report report;
     try {
-      report = new BenchRun(scratch, config, data, limits, kinds, selected).run();
+      report = new BenchRun(scratch, config, data, limits, kinds, selected, writeRepeats).run();
     } finally {
       scratch.wipe();
     }

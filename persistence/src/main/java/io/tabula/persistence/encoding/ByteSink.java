@@ -59,6 +59,14 @@ public final class ByteSink {
     return this;
   }
 
+  /** Drops everything past the first {@code newSize} bytes. */
+  public void truncate(int newSize) {
+    if (newSize < 0 || newSize > size) {
+      throw new IllegalArgumentException("cannot truncate " + size + " bytes to " + newSize);
+    }
+    size = newSize;
+  }
+
   public ByteSink putInt(int v) {
     ensure(4);
     putIntAt(buf, size, v);

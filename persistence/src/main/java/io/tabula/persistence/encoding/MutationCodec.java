@@ -51,7 +51,7 @@ public final class MutationCodec {
   }
 
   /** An upper bound of the encoded size, so encoding allocates once. */
-  public static int encodedSizeEstimate(RowMutation rm) {
+  private static int encodedSizeEstimate(RowMutation rm) {
     long n = 10 + 5 + rm.row().length;
     for (Mutation m : rm.mutations()) {
       n += 1 + 3 * 5 + 16 + 4 * 64;

@@ -204,7 +204,6 @@ public final class Tablet implements Closeable {
     }
     maintenance.awaitFlushCapacity();
     RowMutation resolved = MutationEntries.withServerTime(rm, serverTime());
-    int size = MutationCodec.encodedSizeEstimate(resolved);
     long base;
     CompletableFuture<Void> logged;
     synchronized (seqLock) {
@@ -212,7 +211,7 @@ public final class Tablet implements Closeable {
       base = nextSequence;
       nextSequence += ms.size();
       inFlight.add(base);
-      logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out), size);
+      logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out));
     }
     return logged.whenComplete((ok, err) -> {
       if (err == null) {

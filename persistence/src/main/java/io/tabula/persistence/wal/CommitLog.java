@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
 import java.util.function.ToLongFunction;
 
@@ -38,7 +39,8 @@ import java.util.function.ToLongFunction;
  * <p>Thread-safe. {@link #close()} writes and syncs what is queued, then stops the writer.
  */
 public final class CommitLog implements Closeable {
-  private record Pending(byte[] record, String tabletId, long sequence, CompletableFuture<Void> done) {}
+  private record Pending(String tabletId, byte[] tabletIdBytes, long sequence, Consumer<ByteSink> payload,
+      CompletableFuture<Void> done) {}
 
   private final Storage storage;
   private final String dir;
@@ -93,24 +95,17 @@ public final class CommitLog implements Closeable {
    * or fails with the {@link IOException} that kept it from being so.
    */
   public CompletableFuture<Void> append(String tabletId, long sequence, byte[] payload) {
-    return append(tabletId, sequence, out -> out.put(payload), payload.length);
+    return append(tabletId, sequence, out -> out.put(payload));
   }
 
   /**
-   * Like {@link #append(String, long, byte[])}, with the payload written straight into the
-   * record by {@code payload} (saves a copy on the writer's hot path).
-   *
-   * @param sizeHint about how many bytes {@code payload} will write
+   * Like {@link #append(String, long, byte[])}, with the payload written by {@code payload}
+   * straight into the batch on the writer's thread (no copy, and the caller's thread only
+   * queues). {@code payload} must write the same bytes whenever it is called, from any thread.
    */
-  public CompletableFuture<Void> append(String tabletId, long sequence, Consumer<ByteSink> payload, int sizeHint) {
+  public CompletableFuture<Void> append(String tabletId, long sequence, Consumer<ByteSink> payload) {
     CompletableFuture<Void> done = new CompletableFuture<>();
-    byte[] record;
-    try {
-      record = LogRecords.record(tabletId, sequence, payload::accept, sizeHint);
-    } catch (IllegalArgumentException e) {
-      done.completeExceptionally(e);
-      return done;
-    }
+    Pending p = new Pending(tabletId, tabletId.getBytes(StandardCharsets.UTF_8), sequence, payload, done);
     synchronized (queue) {
       if (failure != null) {
         done.completeExceptionally(new IOException("commit log " + dir + " has failed: " + failure.getMessage(),
@@ -118,7 +113,7 @@ public final class CommitLog implements Closeable {
       } else if (closing) {
         done.completeExceptionally(new IllegalStateException("commit log " + dir + " is closed"));
       } else {
-        queue.add(new Pending(record, tabletId, sequence, done));
+        queue.add(p);
         if (queue.size() == 1) {
           queue.notify();
         }
@@ -170,9 +165,26 @@ public final class CommitLog implements Closeable {
       }
       int batchStart = batch.size();
       batch.put(new byte[CommitLogFormat.BATCH_HEADER_SIZE]);
-      for (Pending p : group) {
-        LogRecords.seal(p.record());
-        batch.put(p.record());
+      for (java.util.Iterator<Pending> it = group.iterator(); it.hasNext(); ) {
+        Pending p = it.next();
+        boolean fits;
+        try {
+          fits = LogRecords.append(batch, p.tabletIdBytes(), p.sequence(), p.payload());
+        } catch (RuntimeException e) {
+          p.done().completeExceptionally(e);
+          it.remove();
+          continue;
+        }
+        if (!fits) {
+          p.done().completeExceptionally(new IllegalArgumentException("commit-log record for tablet " + p.tabletId()
+              + " is over the limit of " + CommitLogFormat.MAX_BODY + " bytes"));
+          it.remove();
+        }
+      }
+      if (group.isEmpty()) {
+        batch.truncate(batchStart);
+        current.append(batch.array(), 0, batch.size()); // a new segment's header, if any
+        return;
       }
       LogRecords.batchHeader(batch.array(), batchStart, batch.size() - batchStart - CommitLogFormat.BATCH_HEADER_SIZE,
           group.size());

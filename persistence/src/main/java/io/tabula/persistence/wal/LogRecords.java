@@ -1,7 +1,7 @@
 package io.tabula.persistence.wal;
 
 import io.tabula.persistence.encoding.ByteSink;
-import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 
 /**
@@ -27,35 +27,30 @@ final class LogRecords {
     ByteSink.putIntAt(b, off + CommitLogFormat.BATCH_CRC, crc(b, off, CommitLogFormat.BATCH_CRC));
   }
 
-  /** Writes a record's payload into the sink it is given. */
-  @FunctionalInterface
-  interface Payload {
-    void writeTo(ByteSink out);
-  }
-
   /**
-   * One framed record: length, CRC slot, body. The CRC is left zero for {@link #seal} to
-   * fill in, so the caller's thread encodes and the log writer's thread checksums.
+   * Appends one framed record (length, CRC, body) to {@code out}, encoding the payload in
+   * place: the log writer builds a whole batch this way, with no copy per record. Returns
+   * false, leaving {@code out} as it was, if the record is over {@link
+   * CommitLogFormat#MAX_BODY}.
    */
-  static byte[] record(String tabletId, long sequence, Payload payload, int sizeHint) {
-    byte[] id = tabletId.getBytes(StandardCharsets.UTF_8);
-    ByteSink out = new ByteSink(CommitLogFormat.RECORD_BODY + 1 + 5 + id.length + 8 + sizeHint);
-    out.putInt(0).putInt(0).putByte(CommitLogFormat.TYPE_ROW_MUTATION).putLengthPrefixed(id).putLong(sequence);
-    payload.writeTo(out);
-    int body = out.size() - CommitLogFormat.RECORD_BODY;
-    if (body > CommitLogFormat.MAX_BODY) {
-      throw new IllegalArgumentException("commit-log record of " + body + " bytes is over the limit of "
-          + CommitLogFormat.MAX_BODY);
+  static boolean append(ByteSink out, byte[] tabletId, long sequence, Consumer<ByteSink> payload) {
+    int start = out.size();
+    out.putInt(0).putInt(0).putByte(CommitLogFormat.TYPE_ROW_MUTATION).putLengthPrefixed(tabletId).putLong(sequence);
+    try {
+      payload.accept(out);
+    } catch (RuntimeException e) {
+      out.truncate(start);
+      throw e;
     }
-    byte[] r = out.array().length == out.size() ? out.array() : out.toArray();
-    ByteSink.putIntAt(r, CommitLogFormat.RECORD_LENGTH, body);
-    return r;
-  }
-
-  /** Fills in the CRC of a record made by {@link #record}. */
-  static void seal(byte[] record) {
-    int body = record.length - CommitLogFormat.RECORD_BODY;
-    ByteSink.putIntAt(record, CommitLogFormat.RECORD_CRC, recordCrc(record, 0, body));
+    int body = out.size() - start - CommitLogFormat.RECORD_BODY;
+    if (body > CommitLogFormat.MAX_BODY) {
+      out.truncate(start);
+      return false;
+    }
+    byte[] b = out.array();
+    ByteSink.putIntAt(b, start + CommitLogFormat.RECORD_LENGTH, body);
+    ByteSink.putIntAt(b, start + CommitLogFormat.RECORD_CRC, recordCrc(b, start, body));
+    return true;
   }
 
   /** CRC of a record at {@code off} whose body is {@code body} bytes: covers the length field and the body. */
