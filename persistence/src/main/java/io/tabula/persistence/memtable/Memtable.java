@@ -15,9 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Invariants:
  *
  * <ol>
- *   <li>Entries are never removed or replaced; the same key added twice (a log record
- *       replayed over data already here) keeps one entry with the same value.
- *   <li>{@link #approximateBytes()} only grows, by each added key's weight plus value length.
+ *   <li>Entries are never replaced; the same key added twice (a log record replayed over data
+ *       already here) keeps one entry with the same value. Entries are removed only for a
+ *       write the log failed, before any reader could see them.
+ *   <li>{@link #approximateBytes()} counts each entry's key weight plus value length.
  *   <li>Readers see a consistent view only through sequence numbers: an iterator may or may
  *       not see entries added after it was created, so callers filter by a snapshot sequence.
  * </ol>
@@ -33,6 +34,17 @@ public final class Memtable {
     if (map.putIfAbsent(key, value) == null) {
       bytes.addAndGet(key.weight() + value.length);
       maxSequence.accumulateAndGet(key.sequence(), Math::max);
+    }
+  }
+
+  /**
+   * Takes out an entry of a write the commit log failed. Only for entries whose sequence is
+   * above every reader's snapshot, so no reader has seen it (see Tablet).
+   */
+  public void remove(CellKey key) {
+    byte[] v = map.remove(key);
+    if (v != null) {
+      bytes.addAndGet(-(key.weight() + v.length));
     }
   }
 

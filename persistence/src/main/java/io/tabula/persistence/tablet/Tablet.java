@@ -33,9 +33,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * One tablet (paper §5.3): a row range of a table, with its memtable and its SSTables per
  * locality group, served from this node.
  *
- * <p>Writes ({@link #apply}) get sequence numbers, go to the node's commit log, and only
- * once the log has them durable are they added to the memtable and made visible, a whole
- * row mutation at once. Reads ({@link #read}, {@link #scan}) see a snapshot: the highest
+ * <p>Writes ({@link #apply}) get sequence numbers and go into the memtable and to the
+ * node's commit log; only once the log has them durable are they made visible, a whole row
+ * mutation at once (a write the log fails is taken out of the memtable again). Reads ({@link #read}, {@link #scan}) see a snapshot: the highest
  * sequence below which every write is visible, over a pinned {@link TabletVersion}. Full
  * memtables are frozen and flushed, and SSTables merged, on the node's background executor
  * ({@link TabletMaintenance}); reads and writes go on meanwhile.
@@ -44,7 +44,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *
  * <ol>
  *   <li>{@code visibleSequence} only grows, and every write with a sequence at or below it is
- *       in the memtables or SSTables of every version published since.
+ *       in the memtables or SSTables of every version published since; entries above it are
+ *       invisible to every reader.
  *   <li>The manifest's redo point never passes a write that is not in one of its SSTables.
  *   <li>The version changes only under the write side of {@code memLock}; memtable adds
  *       hold its read side, so a freeze never races an add.
@@ -205,17 +206,18 @@ public final class Tablet implements Closeable {
     maintenance.awaitFlushCapacity();
     RowMutation resolved = MutationEntries.withServerTime(rm, serverTime());
     long base;
-    CompletableFuture<Void> logged;
     synchronized (seqLock) {
       requireOpen();
       base = nextSequence;
       nextSequence += ms.size();
       inFlight.add(base);
-      logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out));
     }
-    return logged.whenComplete((ok, err) -> {
-      if (err == null) {
-        insert(resolved, base);
+    // Into the memtable now, invisible until the log has it: the log writer's thread then
+    // only has to complete futures, and group commits follow each other faster.
+    Memtable target = insert(resolved, base);
+    return env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out)).whenComplete((ok, err) -> {
+      if (err != null) {
+        MutationEntries.forEach(resolved, base, (k, v) -> target.remove(k));
       }
       finish(base);
       if (err == null) {
@@ -229,13 +231,33 @@ public final class Tablet implements Closeable {
     return env.clock().nowMicros() / 1000 * 1000;
   }
 
-  private void insert(RowMutation rm, long base) {
+  /** Adds the entries to the active memtable; returns it. */
+  private Memtable insert(RowMutation rm, long base) {
     memLock.readLock().lock();
     try {
       Memtable m = current.active;
       MutationEntries.forEach(rm, base, m::add);
+      return m;
     } finally {
       memLock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Waits until every write with a sequence up to {@code sequence} has finished, applied or
+   * failed: a frozen memtable is final only then (it may hold writes the log has not
+   * answered for yet, and a failed one is taken out again).
+   */
+  void awaitFinished(long sequence) throws IOException {
+    synchronized (seqLock) {
+      while (visibleSequence < sequence && !inFlight.isEmpty() && inFlight.first() <= sequence) {
+        try {
+          seqLock.wait(10);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while waiting for writes to finish before a flush", e);
+        }
+      }
     }
   }
 
@@ -243,9 +265,7 @@ public final class Tablet implements Closeable {
     synchronized (seqLock) {
       inFlight.remove(base);
       visibleSequence = inFlight.isEmpty() ? nextSequence - 1 : inFlight.first() - 1;
-      if (inFlight.isEmpty()) {
-        seqLock.notifyAll();
-      }
+      seqLock.notifyAll();
     }
   }
 

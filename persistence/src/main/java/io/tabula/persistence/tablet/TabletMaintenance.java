@@ -108,7 +108,7 @@ final class TabletMaintenance {
         return false;
       }
       List<TabletVersion.Frozen> frozen = new ArrayList<>();
-      frozen.add(new TabletVersion.Frozen(v.active, tablet.visibleSequence()));
+      frozen.add(new TabletVersion.Frozen(v.active, tablet.visibleSequence(), tablet.nextSequenceSnapshot() - 1));
       frozen.addAll(v.frozen);
       tablet.install(new TabletVersion(new Memtable(), frozen, v.files));
       return true;
@@ -221,6 +221,7 @@ final class TabletMaintenance {
   private void flushOldest() throws IOException {
     TabletVersion v = tablet.currentVersion();
     TabletVersion.Frozen f = v.frozen.get(v.frozen.size() - 1);
+    tablet.awaitFinished(f.maxAssigned());
     TableSchema schema = tablet.schema();
     Map<String, SSTableHandle> written = new HashMap<>();
     try {

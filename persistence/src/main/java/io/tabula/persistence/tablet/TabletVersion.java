@@ -18,8 +18,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * count falls to zero; (3) {@link #tryRetain} never revives a dead version. Thread-safe.
  */
 final class TabletVersion {
-  /** A frozen memtable and the redo point it completes: every write up to it is inside. */
-  record Frozen(Memtable memtable, long redoPoint) {}
+  /**
+   * A frozen memtable and the redo point it completes (every write up to it is inside), and
+   * the highest sequence assigned when it was frozen: no entry inside is higher, and it is
+   * final once every write up to that one has finished.
+   */
+  record Frozen(Memtable memtable, long redoPoint, long maxAssigned) {}
 
   final Memtable active;
   final List<Frozen> frozen;
