@@ -1,0 +1,392 @@
+package io.tabula.persistence.wal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tabula.persistence.storage.CorruptionException;
+import io.tabula.persistence.storage.FaultyStorage;
+import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.ReadableFile;
+import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CommitLogTest {
+  private static final String DIR = "logs/n1";
+
+  @TempDir
+  Path root;
+
+  record Rec(String tablet, long seq, String payload) {}
+
+  private static byte[] p(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static List<Rec> replay(Storage storage) throws IOException {
+    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+      List<Rec> out = new ArrayList<>();
+      log.replay((t, s, b) -> out.add(new Rec(t, s, new String(b, StandardCharsets.UTF_8))));
+      return out;
+    }
+  }
+
+  private static ReplayResult replayResult(Storage storage, List<Rec> out) throws IOException {
+    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+      return log.replay((t, s, b) -> out.add(new Rec(t, s, new String(b, StandardCharsets.UTF_8))));
+    }
+  }
+
+  @Test
+  void recordsComeBackInOrderAcrossSegmentRolls() throws IOException {
+    FileStorage storage = new FileStorage(root);
+    List<Rec> expected = new ArrayList<>();
+    try (CommitLog log = CommitLog.open(storage, DIR, new CommitLogOptions(4096, Durability.FSYNC))) {
+      for (int i = 0; i < 300; i++) {
+        Rec r = new Rec("t" + (i % 3), i, "payload-" + i + "-" + "x".repeat(i % 50));
+        expected.add(r);
+        log.append(r.tablet(), r.seq(), p(r.payload())).join();
+      }
+    }
+    assertTrue(storage.list(DIR).size() > 3, "small segments roll: " + storage.list(DIR));
+    List<Rec> got = new ArrayList<>();
+    ReplayResult result = replayResult(storage, got);
+    assertEquals(expected, got);
+    assertTrue(result.clean(), result.toString());
+    assertEquals(300, result.records());
+  }
+
+  /** Counts fsyncs and remembers how far each one reached. */
+  static final class CountingStorage implements Storage {
+    final FileStorage inner;
+    final AtomicLong syncs = new AtomicLong();
+    final AtomicLong syncedTo = new AtomicLong();
+
+    CountingStorage(FileStorage inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public WritableFile create(String path) throws IOException {
+      WritableFile w = inner.create(path);
+      return new WritableFile() {
+        @Override
+        public String path() {
+          return w.path();
+        }
+
+        @Override
+        public void append(byte[] b, int off, int len) throws IOException {
+          w.append(b, off, len);
+        }
+
+        @Override
+        public long position() {
+          return w.position();
+        }
+
+        @Override
+        public void sync() throws IOException {
+          w.sync();
+          syncs.incrementAndGet();
+          syncedTo.set(w.position());
+        }
+
+        @Override
+        public void truncate(long size) throws IOException {
+          w.truncate(size);
+        }
+
+        @Override
+        public void close() throws IOException {
+          w.close();
+        }
+      };
+    }
+
+    @Override
+    public ReadableFile open(String path) throws IOException {
+      return inner.open(path);
+    }
+
+    @Override
+    public boolean exists(String path) {
+      return inner.exists(path);
+    }
+
+    @Override
+    public long size(String path) throws IOException {
+      return inner.size(path);
+    }
+
+    @Override
+    public List<String> list(String dir) throws IOException {
+      return inner.list(dir);
+    }
+
+    @Override
+    public void delete(String path) throws IOException {
+      inner.delete(path);
+    }
+
+    @Override
+    public void rename(String from, String to) throws IOException {
+      inner.rename(from, to);
+    }
+
+    @Override
+    public void syncDirectory(String dir) throws IOException {
+      inner.syncDirectory(dir);
+    }
+  }
+
+  @Test
+  void concurrentWritersShareFsyncsAndNothingIsAcknowledgedBeforeItsFsync() throws Exception {
+    CountingStorage storage = new CountingStorage(new FileStorage(root));
+    int threads = 8;
+    int perThread = 200;
+    Map<String, Long> syncsSeenAtAck = new ConcurrentHashMap<>();
+    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      try {
+        List<Future<?>> jobs = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          String tablet = "t" + t;
+          jobs.add(pool.submit(() -> {
+            List<CompletableFuture<Void>> mine = new ArrayList<>();
+            for (int i = 0; i < perThread; i++) {
+              long syncsBefore = storage.syncs.get();
+              String key = tablet + "/" + i;
+              mine.add(log.append(tablet, i, p(key)).thenRun(() -> {
+                // The fsync that covers this record has returned: the count moved since it was queued.
+                assertTrue(storage.syncs.get() > syncsBefore, key + " acknowledged before any new fsync");
+                syncsSeenAtAck.put(key, storage.syncs.get());
+              }));
+              if (mine.size() == 20) {
+                mine.forEach(CompletableFuture::join);
+                mine.clear();
+              }
+            }
+            mine.forEach(CompletableFuture::join);
+            return null;
+          }));
+        }
+        for (Future<?> j : jobs) {
+          j.get();
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+    assertEquals(threads * perThread, syncsSeenAtAck.size());
+    long syncs = storage.syncs.get();
+    assertTrue(syncs < threads * perThread, "group commit: " + syncs + " fsyncs for " + threads * perThread
+        + " records");
+    List<Rec> got = replay(storage.inner);
+    assertEquals(threads * perThread, got.size());
+    for (int t = 0; t < threads; t++) {
+      String tablet = "t" + t;
+      List<Long> seqs = got.stream().filter(r -> r.tablet().equals(tablet)).map(Rec::seq).toList();
+      for (int i = 0; i < seqs.size(); i++) {
+        assertEquals(i, seqs.get(i), "one writer's records stay in call order");
+      }
+    }
+  }
+
+  @Test
+  void aTornTailIsDroppedReportedAndCutSoLaterSegmentsDoNotMakeItCorruption() throws IOException {
+    int torn = 0;
+    int keptWhole = 0;
+    for (long seed = 1; seed <= 12; seed++) {
+      Path dir = root.resolve("seed-" + seed);
+      FaultyStorage storage = new FaultyStorage(new FileStorage(dir));
+      CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults());
+      for (int i = 0; i < 10; i++) {
+        log.append("t", i, p("acked-" + i)).join();
+      }
+      storage.stallSyncs(true);
+      List<CompletableFuture<Void>> pending = new ArrayList<>();
+      for (int i = 10; i < 15; i++) {
+        pending.add(log.append("t", i, p("in-flight-" + i + "-" + "y".repeat(200))));
+      }
+      sleep(20);
+      storage.crash(new Random(seed * 0x9E3779B97F4A7C15L));
+      try {
+        log.close();
+      } catch (IOException expectedAfterCrash) {
+        // the dead process could not sync its last batch
+      }
+      pending.forEach(f -> assertTrue(f.isCompletedExceptionally(), "nothing unsynced was acknowledged"));
+
+      FileStorage after = new FileStorage(dir);
+      List<Rec> got = new ArrayList<>();
+      ReplayResult r = replayResult(after, got);
+      assertTrue(got.size() >= 10 && got.size() <= 15, "every acknowledged record, maybe some in flight: " + got);
+      for (int i = 0; i < got.size(); i++) {
+        assertEquals(new Rec("t", i, i < 10 ? "acked-" + i : "in-flight-" + i + "-" + "y".repeat(200)), got.get(i));
+      }
+      if (!r.clean()) {
+        torn++;
+        assertEquals(DIR + "/000001.log", r.tornSegment());
+        assertTrue(r.tornBytesSkipped() > 0);
+      }
+      keptWhole += got.size() > 10 ? 1 : 0;
+      // More segments after the cut one: it is sealed now and must read cleanly.
+      try (CommitLog again = CommitLog.open(after, DIR, CommitLogOptions.defaults())) {
+        again.replay((t, s, b) -> { });
+        again.append("t", 100, p("after")).join();
+      }
+      List<Rec> third = replay(after);
+      assertEquals(got.size() + 1, third.size(), "seed " + seed);
+    }
+    assertTrue(torn > 0 && keptWhole > 0, "the seeds tear some tails and keep others: " + torn + " torn, "
+        + keptWhole + " kept whole");
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void writeBatches(Storage storage, int batches) throws IOException {
+    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+      for (int i = 0; i < batches; i++) {
+        log.append("t", i, p("record-" + i + "-" + "z".repeat(40))).join();
+      }
+    }
+  }
+
+  private void flip(FileStorage storage, String path, long offset) throws IOException {
+    byte[] all;
+    try (ReadableFile r = storage.open(path)) {
+      all = r.readFully(0, (int) r.size());
+    }
+    all[(int) offset] ^= 0x10;
+    try (WritableFile w = storage.create(path)) {
+      w.append(all);
+      w.sync();
+    }
+  }
+
+  @Test
+  void aFlippedByteMidSegmentIsCorruptionWithFileAndOffset() throws IOException {
+    FileStorage storage = new FileStorage(root);
+    writeBatches(storage, 6);
+    String seg = DIR + "/000001.log";
+    // Header 24 bytes, then batches of one record each; flip a byte in the second record's payload.
+    int batch = CommitLogFormat.BATCH_HEADER_SIZE + CommitLogFormat.RECORD_BODY + 1 + 1 + 1 + 8 + 49;
+    long second = CommitLogFormat.HEADER_SIZE + batch;
+    flip(storage, seg, second + batch - 5);
+    CorruptionException e = assertThrows(CorruptionException.class, () -> replay(storage));
+    assertEquals(seg, e.file());
+    assertEquals(second + CommitLogFormat.BATCH_HEADER_SIZE, e.offset(), e.getMessage());
+  }
+
+  @Test
+  void damageInASealedSegmentIsCorruptionEvenAtItsEnd() throws IOException {
+    FileStorage storage = new FileStorage(root);
+    writeBatches(storage, 3);
+    writeBatches(storage, 3); // a second process: segment 000002
+    String first = DIR + "/000001.log";
+    flip(storage, first, storage.size(first) - 2);
+    CorruptionException e = assertThrows(CorruptionException.class, () -> replay(storage));
+    assertEquals(first, e.file());
+    assertTrue(e.getMessage().contains("sealed"), e.getMessage());
+
+    FileStorage other = new FileStorage(root.resolve("header"));
+    writeBatches(other, 2);
+    writeBatches(other, 2);
+    flip(other, DIR + "/000001.log", 3);
+    CorruptionException h = assertThrows(CorruptionException.class, () -> replay(other));
+    assertEquals(0, h.offset());
+  }
+
+  @Test
+  void aFailedFsyncFailsItsGroupAndTheLogGoesOnWithoutIt() throws IOException {
+    FaultyStorage storage = new FaultyStorage(new FileStorage(root));
+    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+      log.append("t", 1, p("one")).join();
+      storage.failSyncs(true);
+      CompletionException e = assertThrows(CompletionException.class, () -> log.append("t", 2, p("two")).join());
+      assertInstanceOf(IOException.class, e.getCause());
+      assertTrue(e.getCause().getMessage().contains("fsync"), e.getCause().getMessage());
+      storage.failSyncs(false);
+      log.append("t", 3, p("three")).join();
+    }
+    assertEquals(List.of(new Rec("t", 1, "one"), new Rec("t", 3, "three")), replay(new FileStorage(root)));
+  }
+
+  @Test
+  void aFullDiskFailsTheWriteAndTheLogRecovers() throws IOException {
+    FaultyStorage storage = new FaultyStorage(new FileStorage(root));
+    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+      log.append("t", 1, p("one")).join();
+      storage.setSpaceLeft(5);
+      CompletionException e = assertThrows(CompletionException.class, () -> log.append("t", 2, p("two")).join());
+      assertTrue(e.getCause().getMessage().contains("No space left"), e.getCause().getMessage());
+      storage.unlimitedSpace();
+      log.append("t", 3, p("three")).join();
+    }
+    assertEquals(List.of(new Rec("t", 1, "one"), new Rec("t", 3, "three")), replay(new FileStorage(root)));
+  }
+
+  @Test
+  void obsoleteSegmentsGoOnlyWhenEveryTabletIsPastThem() throws IOException {
+    FileStorage storage = new FileStorage(root);
+    try (CommitLog log = CommitLog.open(storage, DIR, new CommitLogOptions(4096, Durability.FSYNC))) {
+      for (int i = 0; i < 200; i++) {
+        log.append(i < 100 ? "a" : "b", i, p("r" + i + "-" + "w".repeat(60))).join();
+      }
+      List<String> sealed = log.sealedSegments();
+      assertTrue(sealed.size() > 3);
+      log.deleteObsoleteSegments(t -> t.equals("a") ? 99 : -1);
+      List<String> left = storage.list(DIR);
+      assertFalse(left.isEmpty());
+      assertTrue(left.size() < sealed.size() + 1, "segments holding only tablet a's records went: " + left);
+      log.deleteObsoleteSegments(t -> Long.MAX_VALUE);
+      assertEquals(0, log.sealedSegments().size());
+    }
+    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+      log.deleteObsoleteSegments(t -> Long.MAX_VALUE);
+      assertFalse(storage.list(DIR).isEmpty(), "an old segment stays until replay has read it");
+      log.replay((t, s, b) -> { });
+      log.deleteObsoleteSegments(t -> Long.MAX_VALUE);
+      assertTrue(storage.list(DIR).isEmpty(), storage.list(DIR).toString());
+    }
+  }
+
+  @Test
+  void appendAfterCloseFailsClearly() throws IOException {
+    CommitLog log = CommitLog.open(new FileStorage(root), DIR, CommitLogOptions.defaults());
+    log.close();
+    CompletionException e = assertThrows(CompletionException.class, () -> log.append("t", 1, p("late")).join());
+    assertTrue(e.getCause().getMessage().contains("closed"), e.getCause().getMessage());
+  }
+
+  @Test
+  void optionsAreValidated() {
+    assertThrows(IllegalArgumentException.class, () -> new CommitLogOptions(10, Durability.FSYNC));
+    assertThrows(IllegalArgumentException.class, () -> new CommitLogOptions(1 << 20, null));
+  }
+}
