@@ -19,6 +19,7 @@ final class SSTableHandle {
   private final SSTableReader reader;
   private final AtomicInteger refs = new AtomicInteger();
   private volatile boolean obsolete;
+  private volatile IOException leftBehind;
 
   SSTableHandle(Storage storage, String path, boolean owned, SSTableReader reader) {
     this.storage = storage;
@@ -48,12 +49,26 @@ final class SSTableHandle {
     obsolete = true;
   }
 
-  void release() throws IOException {
+  /**
+   * Lets go of one reference. A file that cannot be closed or deleted is left where it is:
+   * it is garbage no manifest names, for the master's sweep (paper §6) to collect; no
+   * reader or writer of the tablet is the worse for it.
+   */
+  void release() {
     if (refs.decrementAndGet() == 0) {
-      reader.close();
-      if (obsolete && owned) {
-        storage.delete(path);
+      try {
+        reader.close();
+        if (obsolete && owned) {
+          storage.delete(path);
+        }
+      } catch (IOException e) {
+        leftBehind = e;
       }
     }
+  }
+
+  /** Why the file could not be closed or deleted, or null. */
+  IOException leftBehind() {
+    return leftBehind;
   }
 }

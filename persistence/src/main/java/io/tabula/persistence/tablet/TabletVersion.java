@@ -1,8 +1,6 @@
 package io.tabula.persistence.tablet;
 
 import io.tabula.persistence.memtable.Memtable;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,15 +49,7 @@ final class TabletVersion {
 
   void release() {
     if (refs.decrementAndGet() == 0) {
-      for (List<SSTableHandle> l : files.values()) {
-        for (SSTableHandle h : l) {
-          try {
-            h.release();
-          } catch (IOException e) {
-            throw new UncheckedIOException("releasing " + h.path(), e);
-          }
-        }
-      }
+      files.values().forEach(l -> l.forEach(SSTableHandle::release));
     }
   }
 

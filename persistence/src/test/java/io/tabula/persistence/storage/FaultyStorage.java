@@ -122,6 +122,19 @@ public final class FaultyStorage implements Storage {
     }
   }
 
+  /** Flips bits of one byte of a stored file in place (bit rot), synced: for corruption tests. */
+  public static void damage(Storage storage, String path, long offset) throws IOException {
+    byte[] all;
+    try (ReadableFile r = storage.open(path)) {
+      all = r.readFully(0, (int) r.size());
+    }
+    all[(int) offset] ^= 0x10;
+    try (WritableFile w = storage.create(path)) {
+      w.append(all);
+      w.sync();
+    }
+  }
+
   @Override
   public WritableFile create(String path) throws IOException {
     return live(() -> {

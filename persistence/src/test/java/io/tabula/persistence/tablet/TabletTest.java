@@ -17,8 +17,6 @@ import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.CorruptionException;
 import io.tabula.persistence.storage.FaultyStorage;
 import io.tabula.persistence.storage.FileStorage;
-import io.tabula.persistence.storage.ReadableFile;
-import io.tabula.persistence.storage.WritableFile;
 import io.tabula.persistence.wal.CommitLogOptions;
 import io.tabula.persistence.wal.Durability;
 import java.io.IOException;
@@ -272,22 +270,10 @@ class TabletTest {
     String file = t.files().get("default").get(0);
     server.close();
     server = null;
-    flipByte(file, 30);
+    FaultyStorage.damage(storage, file, 30);
     TabletServer again = open();
     CorruptionException c = assertThrows(CorruptionException.class,
         () -> values(again.tablet("t1").scan(new byte[0], new byte[0], ReadFilter.all())));
     assertEquals(file, c.file());
-  }
-
-  private void flipByte(String path, long offset) throws IOException {
-    byte[] all;
-    try (ReadableFile r = storage.open(path)) {
-      all = r.readFully(0, (int) r.size());
-    }
-    all[(int) offset] ^= 0x40;
-    try (WritableFile w = storage.create(path)) {
-      w.append(all);
-      w.sync();
-    }
   }
 }

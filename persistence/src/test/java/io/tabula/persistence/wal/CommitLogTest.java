@@ -277,18 +277,6 @@ class CommitLogTest {
     }
   }
 
-  private void flip(FileStorage storage, String path, long offset) throws IOException {
-    byte[] all;
-    try (ReadableFile r = storage.open(path)) {
-      all = r.readFully(0, (int) r.size());
-    }
-    all[(int) offset] ^= 0x10;
-    try (WritableFile w = storage.create(path)) {
-      w.append(all);
-      w.sync();
-    }
-  }
-
   @Test
   void aFlippedByteMidSegmentIsCorruptionWithFileAndOffset() throws IOException {
     FileStorage storage = new FileStorage(root);
@@ -297,7 +285,7 @@ class CommitLogTest {
     // Header 24 bytes, then batches of one record each; flip a byte in the second record's payload.
     int batch = CommitLogFormat.BATCH_HEADER_SIZE + CommitLogFormat.RECORD_BODY + 1 + 1 + 1 + 8 + 49;
     long second = CommitLogFormat.HEADER_SIZE + batch;
-    flip(storage, seg, second + batch - 5);
+    FaultyStorage.damage(storage, seg, second + batch - 5);
     CorruptionException e = assertThrows(CorruptionException.class, () -> replay(storage));
     assertEquals(seg, e.file());
     assertEquals(second + CommitLogFormat.BATCH_HEADER_SIZE, e.offset(), e.getMessage());
@@ -309,7 +297,7 @@ class CommitLogTest {
     writeBatches(storage, 3);
     writeBatches(storage, 3); // a second process: segment 000002
     String first = DIR + "/000001.log";
-    flip(storage, first, storage.size(first) - 2);
+    FaultyStorage.damage(storage, first, storage.size(first) - 2);
     CorruptionException e = assertThrows(CorruptionException.class, () -> replay(storage));
     assertEquals(first, e.file());
     assertTrue(e.getMessage().contains("sealed"), e.getMessage());
@@ -317,7 +305,7 @@ class CommitLogTest {
     FileStorage other = new FileStorage(root.resolve("header"));
     writeBatches(other, 2);
     writeBatches(other, 2);
-    flip(other, DIR + "/000001.log", 3);
+    FaultyStorage.damage(other, DIR + "/000001.log", 3);
     CorruptionException h = assertThrows(CorruptionException.class, () -> replay(other));
     assertEquals(0, h.offset());
   }
