@@ -69,7 +69,7 @@ class ModelTest {
     long seed = Long.getLong("tabula.seed", System.nanoTime());
     System.out.println("ModelTest seed " + seed);
     try {
-      run(new Random(seed), Integer.getInteger("tabula.model.steps", 4000));
+      run(new Random(seed), Integer.getInteger("tabula.model.steps", 12000));
     } catch (AssertionError | Exception e) {
       history.add("raw entries of the failing rows:\n" + dumpAll());
       String last = String.join("\n  ", history.subList(Math.max(0, history.size() - 60), history.size()));
