@@ -59,8 +59,10 @@ public final class CommitLog implements Closeable {
   private long synced;
   private final Map<String, Long> currentMax = new HashMap<>();
   private final ByteSink batch = new ByteSink(1 << 16);
-  private int lastGroupSize;
-  private static final long LINGER_NANOS = 30_000;
+  /** Recent fsync time, a moving average. */
+  private long fsyncNanos;
+  private static final long QUIET_NANOS = 15_000;
+  private static final long MAX_LINGER_NANOS = 500_000;
   private static final long SPIN_NANOS = 50_000;
   /** Records queued, readable without the lock (the spin above). */
   private volatile int queued;
@@ -147,10 +149,9 @@ public final class CommitLog implements Closeable {
         queue.clear();
         queued = 0;
       }
-      if (options.durability() == Durability.FSYNC && group.size() < lastGroupSize / 2) {
+      if (options.durability() == Durability.FSYNC) {
         lingerForMore(group);
       }
-      lastGroupSize = group.size();
       writeGroup(group);
       group.clear();
     }
@@ -176,12 +177,26 @@ public final class CommitLog implements Closeable {
   }
 
   /**
-   * Group commit's one heuristic: when far fewer records are waiting than the last fsync
-   * covered, writers are probably still arriving, so wait a moment (a fraction of an fsync)
-   * and take them into this group too. Fewer, fuller fsyncs.
+   * Group commit's heuristic: while records keep arriving, wait for them a little (at most
+   * half the recent fsync time) so that one fsync covers them too. The wait is a spin: it
+   * ends as soon as no record has come for {@link #QUIET_NANOS}, which is when every writer
+   * is waiting for an answer, and a sleeping thread would wake too late to be worth it.
+   * Fewer, fuller fsyncs.
    */
   private void lingerForMore(List<Pending> group) {
-    java.util.concurrent.locks.LockSupport.parkNanos(LINGER_NANOS);
+    long now = System.nanoTime();
+    long deadline = now + Math.min(fsyncNanos / 2, MAX_LINGER_NANOS);
+    long lastArrival = now;
+    int seen = queued;
+    while (now < deadline && now - lastArrival < QUIET_NANOS) {
+      Thread.onSpinWait();
+      now = System.nanoTime();
+      int q = queued;
+      if (q != seen) {
+        seen = q;
+        lastArrival = now;
+      }
+    }
     synchronized (queue) {
       group.addAll(queue);
       queue.clear();
@@ -228,7 +243,9 @@ public final class CommitLog implements Closeable {
           group.size());
       current.append(batch.array(), 0, batch.size());
       if (options.durability() == Durability.FSYNC) {
+        long t = System.nanoTime();
         current.sync();
+        fsyncNanos += (System.nanoTime() - t - fsyncNanos) / 8;
       }
       synced = current.position();
     } catch (IOException e) {
