@@ -156,7 +156,7 @@ public final class CommitLog implements Closeable {
       group.clear();
     }
     try {
-      seal();
+      syncAndSeal();
     } catch (IOException e) {
       synchronized (queue) {
         failure = failure == null ? e : failure;
@@ -207,12 +207,15 @@ public final class CommitLog implements Closeable {
   private void writeGroup(List<Pending> group) {
     try {
       if (current == null) {
-        String path = Storage.path(dir, CommitLogFormat.segmentName(nextSegment));
-        current = storage.create(path);
-        batch.reset();
-        batch.put(LogRecords.header(nextSegment));
+        long number = nextSegment;
+        current = storage.create(Storage.path(dir, CommitLogFormat.segmentName(number)));
         nextSegment++;
         synced = 0;
+        // The file's fsync makes its bytes durable, not its name: without this a power cut
+        // could lose a whole segment of acknowledged records.
+        storage.syncDirectory(dir);
+        batch.reset();
+        batch.put(LogRecords.header(number));
       } else {
         batch.reset();
       }
@@ -260,7 +263,7 @@ public final class CommitLog implements Closeable {
     group.forEach(p -> p.done().complete(null));
     if (synced >= options.segmentBytes()) {
       try {
-        seal();
+        syncAndSeal();
       } catch (IOException e) {
         recoverFrom(e);
       }
@@ -292,6 +295,19 @@ public final class CommitLog implements Closeable {
         queue.clear();
       }
     }
+  }
+
+  /**
+   * Seals the current segment at a roll or at close. In OS_BUFFERED mode its last batches
+   * were never synced, so they are synced here: a sealed segment is always whole on disk,
+   * and damage in it can only be corruption, never a torn tail.
+   */
+  private void syncAndSeal() throws IOException {
+    if (current != null && options.durability() != Durability.FSYNC) {
+      current.sync();
+      synced = current.position();
+    }
+    seal();
   }
 
   private void seal() throws IOException {
