@@ -3,6 +3,7 @@ package io.tabula.persistence.compaction;
 import io.tabula.persistence.iterator.CellIterator;
 import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.CellKind;
+import io.tabula.persistence.read.ColumnVersions;
 import io.tabula.persistence.read.Tombstones;
 import io.tabula.persistence.schema.GcPolicy;
 import java.io.IOException;
@@ -45,13 +46,10 @@ public final class CompactionMerger {
   public static Result merge(CellIterator in, Sink out, Function<String, GcPolicy> gcPolicies, long nowMicros,
       boolean major) throws IOException {
     Tombstones tombstones = new Tombstones();
+    ColumnVersions versions = new ColumnVersions();
     long read = 0;
     long written = 0;
     byte[] row = null;
-    byte[] colFamily = null;
-    byte[] colQualifier = null;
-    long lastTs = -1;
-    int rank = 0;
     GcPolicy gc = GcPolicy.KEEP_ALL;
     for (; in.valid(); in.next()) {
       CellKey k = in.key();
@@ -60,7 +58,7 @@ public final class CompactionMerger {
       if (row == null || !Arrays.equals(row, k.row())) {
         row = k.row();
         tombstones.startRow();
-        colFamily = null;
+        versions.startRow();
       }
       if (k.kind() != CellKind.PUT) {
         boolean redundant = tombstones.redundant(k);
@@ -72,20 +70,17 @@ public final class CompactionMerger {
         continue;
       }
       tombstones.accept(k, v);
-      if (colFamily == null || !Arrays.equals(colFamily, k.family()) || !Arrays.equals(colQualifier, k.qualifier())) {
-        colFamily = k.family();
-        colQualifier = k.qualifier();
-        lastTs = -1;
-        rank = 0;
-        gc = gcPolicies.apply(new String(k.family(), StandardCharsets.UTF_8));
-      } else if (k.timestamp() == lastTs) {
+      ColumnVersions.Step step = versions.step(k);
+      if (step == ColumnVersions.Step.SHADOWED) {
         continue;
       }
-      lastTs = k.timestamp();
+      if (step == ColumnVersions.Step.NEW_COLUMN) {
+        gc = gcPolicies.apply(new String(k.family(), StandardCharsets.UTF_8));
+      }
       if (tombstones.hides(k)) {
         continue;
       }
-      if (gc == null || gc.collect(rank++, k.timestamp(), nowMicros)) {
+      if (gc == null || gc.collect(versions.nextRank(), k.timestamp(), nowMicros)) {
         continue;
       }
       out.add(k, v);

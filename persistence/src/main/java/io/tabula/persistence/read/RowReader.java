@@ -29,6 +29,7 @@ public final class RowReader implements Closeable {
   private final long nowMicros;
   private final ReadFilter filter;
   private final Tombstones tombstones = new Tombstones();
+  private final ColumnVersions versions = new ColumnVersions();
 
   private byte[] familyBytes;
   private String familyName;
@@ -63,10 +64,7 @@ public final class RowReader implements Closeable {
     byte[] row = in.key().row();
     tombstones.startRow();
     List<Cell> cells = new ArrayList<>();
-    byte[] colFamily = null;
-    byte[] colQualifier = null;
-    long lastTs = -1;
-    int rank = 0;
+    versions.startRow();
     int kept = 0;
     GcPolicy gc = GcPolicy.KEEP_ALL;
     boolean wanted = true;
@@ -79,24 +77,22 @@ public final class RowReader implements Closeable {
       if (k.kind() != CellKind.PUT) {
         continue;
       }
-      if (colFamily == null || !Arrays.equals(colFamily, k.family()) || !Arrays.equals(colQualifier, k.qualifier())) {
-        colFamily = k.family();
-        colQualifier = k.qualifier();
-        lastTs = -1;
-        rank = 0;
+      ColumnVersions.Step step = versions.step(k);
+      if (step == ColumnVersions.Step.SHADOWED) {
+        continue;
+      }
+      if (step == ColumnVersions.Step.NEW_COLUMN) {
         kept = 0;
         String family = familyName(k.family());
         gc = gcPolicies.apply(family);
-        wanted = gc != null && filter.wantsFamily(family) && (filter.column() == null || filter.column().test(family, colQualifier));
-      } else if (k.timestamp() == lastTs) {
-        continue; // an older write of the same timestamp: shadowed
+        wanted = gc != null && filter.wantsFamily(family)
+            && (filter.column() == null || filter.column().test(family, k.qualifier()));
       }
-      lastTs = k.timestamp();
       if (tombstones.hides(k)) {
         continue;
       }
-      int myRank = rank++;
-      if (!wanted || gc == null || gc.collect(myRank, k.timestamp(), nowMicros)) {
+      int rank = versions.nextRank();
+      if (!wanted || gc.collect(rank, k.timestamp(), nowMicros)) {
         continue;
       }
       if (k.timestamp() < filter.startTimestamp() || k.timestamp() >= filter.endTimestamp()) {
@@ -106,7 +102,7 @@ public final class RowReader implements Closeable {
         continue;
       }
       kept++;
-      cells.add(new Cell(familyName, colQualifier, k.timestamp(), in.value()));
+      cells.add(new Cell(familyName, k.qualifier(), k.timestamp(), in.value()));
     }
     return cells.isEmpty() ? null : new Row(row, cells);
   }

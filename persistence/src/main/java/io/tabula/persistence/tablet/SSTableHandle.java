@@ -44,6 +44,18 @@ final class SSTableHandle {
     refs.incrementAndGet();
   }
 
+  /**
+   * Closes a handle no version ever held (an open or a compaction that failed half-way);
+   * {@code deleteFile}: the file was written for it and is garbage now.
+   */
+  void discard(boolean deleteFile) {
+    if (deleteFile) {
+      markObsolete();
+    }
+    retain();
+    release();
+  }
+
   /** Marks the file as replaced by a compaction: it goes when the last reader lets go. */
   void markObsolete() {
     obsolete = true;

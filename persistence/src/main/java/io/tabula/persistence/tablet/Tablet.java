@@ -136,10 +136,7 @@ public final class Tablet implements Closeable {
         files.put(g.getKey(), handles);
       }
     } catch (IOException | RuntimeException e) {
-      for (SSTableHandle h : opened) {
-        h.retain();
-        h.release();
-      }
+      opened.forEach(h -> h.discard(false));
       throw e;
     }
     return new Tablet(env, schema, m, new TabletVersion(new Memtable(), List.of(), files));

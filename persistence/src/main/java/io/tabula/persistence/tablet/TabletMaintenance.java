@@ -5,6 +5,7 @@ import io.tabula.persistence.iterator.FilteringIterator;
 import io.tabula.persistence.iterator.MergingIterator;
 import io.tabula.persistence.iterator.RangeIterator;
 import io.tabula.persistence.memtable.Memtable;
+import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.CellKind;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.persistence.schema.TableSchema;
@@ -13,15 +14,19 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 
 /**
  * A tablet's compactions (paper §5.4) and manifest: freezing a full memtable, flushing
@@ -249,7 +254,7 @@ final class TabletMaintenance {
       commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()), tablet.nextSequenceSnapshot() - 1,
           nextFileNumber));
     } catch (IOException | RuntimeException e) {
-      discard(written.values());
+      written.values().forEach(h -> h.discard(true));
       throw e;
     }
     tablet.memLock.writeLock().lock();
@@ -310,7 +315,7 @@ final class TabletMaintenance {
       commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1, nextFileNumber));
     } catch (IOException | RuntimeException e) {
       if (out != null) {
-        discard(List.of(out));
+        out.discard(true);
       }
       throw e;
     }
@@ -332,7 +337,7 @@ final class TabletMaintenance {
   }
 
   /** Whether an entry belongs in a group's SSTable: row deletes go to every group. Remembers the last family. */
-  private static final class GroupMembership implements java.util.function.Predicate<io.tabula.persistence.model.CellKey> {
+  private static final class GroupMembership implements Predicate<CellKey> {
     private final TableSchema schema;
     private final String group;
     private byte[] lastFamily;
@@ -344,11 +349,11 @@ final class TabletMaintenance {
     }
 
     @Override
-    public boolean test(io.tabula.persistence.model.CellKey k) {
+    public boolean test(CellKey k) {
       if (k.kind() == CellKind.DELETE_ROW) {
         return true;
       }
-      if (lastFamily == null || !java.util.Arrays.equals(lastFamily, k.family())) {
+      if (lastFamily == null || !Arrays.equals(lastFamily, k.family())) {
         lastFamily = k.family();
         lastAnswer = schema.groupOf(new String(k.family(), StandardCharsets.UTF_8)).equals(group);
       }
@@ -361,8 +366,8 @@ final class TabletMaintenance {
     return lg != null ? lg : LocalityGroup.defaults(g);
   }
 
-  private static List<String> union(java.util.Collection<String> a, java.util.Collection<String> b) {
-    java.util.TreeSet<String> s = new java.util.TreeSet<>(a);
+  private static List<String> union(Collection<String> a, Collection<String> b) {
+    TreeSet<String> s = new TreeSet<>(a);
     s.addAll(b);
     return new ArrayList<>(s);
   }
@@ -370,14 +375,6 @@ final class TabletMaintenance {
   private void commit(TabletManifest next) throws IOException {
     ManifestCodec.write(env.storage(), tablet.dir, next);
     manifest = next;
-  }
-
-  private void discard(java.util.Collection<SSTableHandle> handles) throws IOException {
-    for (SSTableHandle h : handles) {
-      h.markObsolete();
-      h.retain();
-      h.release();
-    }
   }
 
   /** Records the split in this tablet's manifest (the commit point), then writes the children's. */

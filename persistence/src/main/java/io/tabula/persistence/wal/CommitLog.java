@@ -211,9 +211,6 @@ public final class CommitLog implements Closeable {
         current = storage.create(Storage.path(dir, CommitLogFormat.segmentName(number)));
         nextSegment++;
         synced = 0;
-        // The file's fsync makes its bytes durable, not its name: without this a power cut
-        // could lose a whole segment of acknowledged records.
-        storage.syncDirectory(dir);
         batch.reset();
         batch.put(LogRecords.header(number));
       } else {
