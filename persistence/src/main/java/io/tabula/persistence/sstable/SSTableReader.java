@@ -161,6 +161,22 @@ public final class SSTableReader implements Closeable {
     return file.path();
   }
 
+  /**
+   * One sample per data block: the row of the block's last key and the block's stored size,
+   * in key order (for split points and SampleRowKeys; costs no I/O, the index is in memory).
+   */
+  public void forEachBlockSample(BlockSampleVisitor visitor) {
+    for (int i = 0; i < lastKeys.length; i++) {
+      visitor.visit(lastKeys[i].row(), blockSizes[i]);
+    }
+  }
+
+  /** Receives {@link #forEachBlockSample} samples. */
+  @FunctionalInterface
+  public interface BlockSampleVisitor {
+    void visit(byte[] lastRow, int blockBytes);
+  }
+
   /** Whether the file was written with a bloom filter. */
   public boolean hasBloomFilter() {
     return bloom.present();

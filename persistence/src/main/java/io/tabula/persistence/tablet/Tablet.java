@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -406,6 +407,60 @@ public final class Tablet implements Closeable {
     } finally {
       v.release();
     }
+  }
+
+  /** A row of the tablet and the approximate bytes of the tablet's SSTable data at or before it. */
+  public record RowSample(byte[] row, long offsetBytes) {}
+
+  /**
+   * Row samples from the SSTables' block indexes (no I/O), in row order, each with the
+   * cumulative bytes up to it: rows that cut the tablet into pieces of roughly known size.
+   * Data still in memtables is not counted; flush first for a complete picture. Rows
+   * outside the tablet (in SSTables shared with a sibling after a split) are left out.
+   */
+  public List<RowSample> rowSamples() {
+    TreeMap<byte[], Long> bytesByRow = new TreeMap<>(ByteArrays::compare);
+    TabletVersion v = acquire();
+    try {
+      for (List<SSTableHandle> l : v.files.values()) {
+        for (SSTableHandle h : l) {
+          h.reader().forEachBlockSample((row, bytes) -> {
+            if (containsRow(row)) {
+              bytesByRow.merge(row, (long) bytes, Long::sum);
+            }
+          });
+        }
+      }
+    } finally {
+      v.release();
+    }
+    List<RowSample> out = new ArrayList<>(bytesByRow.size());
+    long total = 0;
+    for (Map.Entry<byte[], Long> e : bytesByRow.entrySet()) {
+      total += e.getValue();
+      out.add(new RowSample(e.getKey(), total));
+    }
+    return out;
+  }
+
+  /**
+   * A row near the middle of the tablet's SSTable data that can split it (strictly inside
+   * its range), or empty if the data is too small or too uniform to cut.
+   */
+  public Optional<byte[]> midRow() {
+    List<RowSample> samples = rowSamples();
+    if (samples.isEmpty()) {
+      return Optional.empty();
+    }
+    long half = samples.get(samples.size() - 1).offsetBytes() / 2;
+    RowSample best = null;
+    for (RowSample s : samples) {
+      if (ByteArrays.compare(s.row(), startRow) > 0
+          && (best == null || Math.abs(s.offsetBytes() - half) < Math.abs(best.offsetBytes() - half))) {
+        best = s;
+      }
+    }
+    return best == null ? Optional.empty() : Optional.of(best.row());
   }
 
   /** SSTables per locality group, newest first (for tests and operations). */

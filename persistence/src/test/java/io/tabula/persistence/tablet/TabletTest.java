@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import io.tabula.persistence.encoding.ByteArrays;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -24,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -187,6 +189,36 @@ class TabletTest {
     assertEquals("mutations[0].family_name", e.field());
     assertThrows(TabletUnavailableException.class, () -> t.apply(set("a", "x")));
     assertThrows(TabletUnavailableException.class, () -> t.read(b("z"), ReadFilter.all()));
+  }
+
+  @Test
+  void rowSamplesGrowInRowOrderAndMidRowCutsTheDataInHalf() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    assertTrue(t.midRow().isEmpty(), "an empty tablet has no split point");
+    byte[] big = new byte[200];
+    Random random = new java.util.Random(42);
+    for (int i = 0; i < 400; i++) {
+      random.nextBytes(big);
+      t.apply(RowMutation.of(b(String.format("row%03d", i)), new Mutation.SetCell("f", b("q"), 1000, big))).join();
+    }
+    t.freezeAndFlush().join();
+    List<Tablet.RowSample> samples = t.rowSamples();
+    assertTrue(samples.size() > 4, "several blocks sampled: " + samples.size());
+    for (int i = 1; i < samples.size(); i++) {
+      assertTrue(ByteArrays.compare(samples.get(i - 1).row(), samples.get(i).row()) < 0);
+      assertTrue(samples.get(i - 1).offsetBytes() < samples.get(i).offsetBytes());
+    }
+    String mid = new String(t.midRow().orElseThrow(), StandardCharsets.UTF_8);
+    // Samples are as coarse as the blocks (tens of rows here): the cut is the sample nearest the middle.
+    long half = samples.get(samples.size() - 1).offsetBytes() / 2;
+    long best = samples.stream().mapToLong(x -> Math.abs(x.offsetBytes() - half)).min().orElseThrow();
+    Tablet.RowSample chosen = samples.stream().filter(x -> new String(x.row(), StandardCharsets.UTF_8).equals(mid))
+        .findFirst().orElseThrow();
+    assertEquals(best, Math.abs(chosen.offsetBytes() - half), "split point nearest the middle: " + mid);
+    List<Tablet> kids = server.split("t1", b(mid), "t2", "t3");
+    for (Tablet.RowSample s : kids.get(0).rowSamples()) {
+      assertTrue(ByteArrays.compare(s.row(), b(mid)) < 0, "a child samples only its own rows");
+    }
   }
 
   @Test
