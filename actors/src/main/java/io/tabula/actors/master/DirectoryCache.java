@@ -1,0 +1,61 @@
+package io.tabula.actors.master;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+
+/**
+ * A node's copy of the master's {@link Directory}: the newest version it has seen, from the
+ * directory topic or from asking the master. Any thread may read it; listeners hear of each
+ * newer version in order. Thread-safe.
+ */
+public final class DirectoryCache {
+  private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
+  private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
+
+  public Directory get() {
+    return current.get();
+  }
+
+  /** Takes {@code d} if it is newer than the copy held, and tells the listeners. */
+  public synchronized void offer(Directory d) {
+    if (d.version() > current.get().version()) {
+      current.set(d);
+      listeners.forEach(l -> l.accept(d));
+    }
+  }
+
+  public void addListener(Consumer<Directory> listener) {
+    listeners.add(listener);
+  }
+
+  /** Asks the master for its directory and keeps it if newer; completes with the copy held afterwards. */
+  public CompletionStage<Directory> refresh(ActorRef<Master.Command> master, ActorSystem<?> system,
+      Duration timeout) {
+    return AskPattern.<Master.Command, Directory>ask(master, Master.GetDirectory::new, timeout, system.scheduler())
+        .thenApply(d -> {
+          offer(d);
+          return get();
+        });
+  }
+
+  /** An actor that subscribes to the directory topic and feeds every copy published into {@code cache}. */
+  public static Behavior<Directory> subscriber(DirectoryCache cache, ActorRef<Topic.Command<Directory>> topic) {
+    return Behaviors.setup(ctx -> {
+      topic.tell(Topic.subscribe(ctx.getSelf()));
+      return Behaviors.receiveMessage(d -> {
+        cache.offer(d);
+        return Behaviors.same();
+      });
+    });
+  }
+}

@@ -1,0 +1,470 @@
+package io.tabula.actors.tablet;
+
+import com.google.bigtable.v2.RowFilter;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.tabula.actors.ErrorCode;
+import io.tabula.actors.Replies;
+import io.tabula.actors.master.Master;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.persistence.model.Cell;
+import io.tabula.persistence.model.InvalidMutationException;
+import io.tabula.persistence.model.Mutation;
+import io.tabula.persistence.model.Row;
+import io.tabula.persistence.model.RowMutation;
+import io.tabula.persistence.read.ReadFilter;
+import io.tabula.persistence.tablet.ManifestCodec;
+import io.tabula.persistence.tablet.Tablet;
+import io.tabula.persistence.tablet.TabletManifest;
+import io.tabula.persistence.tablet.TabletUnavailableException;
+import io.tabula.protocol.kryo.KryoSerializable;
+import io.tabula.streams.filter.CompiledFilter;
+import io.tabula.streams.filter.FilteredRow;
+import io.tabula.streams.filter.InvalidFilterException;
+import io.tabula.streams.filter.RowFilters;
+import io.tabula.streams.scan.TabletScans;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
+import org.apache.pekko.pattern.StatusReply;
+import org.apache.pekko.stream.SourceRef;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.stream.javadsl.StreamRefs;
+
+/**
+ * One tablet served from this node (paper §5.3): a mailbox around an engine {@link Tablet}.
+ * It does not know it is sharded; {@code TabletSharding} in the node wires it.
+ *
+ * <ul>
+ *   <li>Writes go to the engine at once and are answered from the commit log's completion
+ *       (group commit), never before they are durable; the mailbox does not wait for them.
+ *   <li>Point reads and scans run on the blocking-I/O dispatcher over an engine snapshot; a
+ *       scan is a back-pressured stream handed out as a {@link SourceRef}.
+ *   <li>Check-and-mutate and read-modify-write read and write one row atomically: such a
+ *       request waits while earlier writes to its row are still in flight, and runs its read
+ *       on this actor, so no write to the row can come between its read and its write.
+ *   <li>Every {@code checkInterval} it reports its files to the master and splits when it
+ *       has grown past {@code splitBytes}; the split runs off the mailbox, then the master
+ *       records it and this actor stops (the children are new entities).
+ *   <li>A request this tablet cannot serve (split, closed, unknown) is refused with
+ *       {@link ErrorCode#MOVED}: the caller looks the row up again.
+ * </ul>
+ */
+public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
+  public static final EntityTypeKey<Command> KEY = EntityTypeKey.create(Command.class, "tablet");
+
+  public sealed interface Command extends KryoSerializable {}
+
+  public record Mutate(RowMutation mutation, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /**
+   * Applies {@code onMatch} if the row has a cell that passes {@code predicate} (a serialized
+   * {@link RowFilter}; empty: any cell), else {@code onNoMatch}; replies whether it matched.
+   */
+  public record CheckAndMutate(byte[] row, byte[] predicate, List<Mutation> onMatch, List<Mutation> onNoMatch,
+      ActorRef<StatusReply<Boolean>> replyTo) implements Command {}
+
+  /** Applies the rules in order and replies with the new cells. */
+  public record ReadModifyWrite(byte[] row, List<ReadModifyWriteRule> rules, ActorRef<StatusReply<Row>> replyTo)
+      implements Command {}
+
+  /** Reads one row through a serialized {@link RowFilter} (empty: all cells). */
+  public record ReadRow(byte[] row, byte[] filter, ActorRef<StatusReply<RowResult>> replyTo) implements Command {}
+
+  /** The answer to {@link ReadRow}: the row, or null when nothing passes the filter. */
+  public record RowResult(FilteredRow row) implements KryoSerializable {}
+
+  /** Streams the rows of {@code [start, end)} within this tablet through a filter, optionally in reverse. */
+  public record OpenScan(byte[] start, byte[] end, byte[] filter, boolean reversed,
+      ActorRef<StatusReply<SourceRef<FilteredRow>>> replyTo) implements Command {}
+
+  /** Row samples with cumulative byte offsets, for SampleRowKeys. */
+  public record SampleRows(ActorRef<StatusReply<List<Tablet.RowSample>>> replyTo) implements Command {}
+
+  /** Deletes every row of this tablet starting with {@code prefix} (empty: every row). */
+  public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  private record WriteFinished(ByteBuffer row) implements Command {}
+
+  private enum Tick implements Command { INSTANCE }
+
+  private record SplitDone(byte[] row, String leftId, String rightId, String error) implements Command {}
+
+  private record SplitRecorded(boolean ok) implements Command {}
+
+  private final TabletNode node;
+  private final Tablet tablet;
+  private final TabletInfo info;
+  private final Map<ByteBuffer, Integer> writesInFlight = new HashMap<>();
+  private final Map<ByteBuffer, ArrayDeque<Command>> waiting = new HashMap<>();
+  private final DispatcherSelector blocking = DispatcherSelector.blocking();
+  private boolean splitting;
+  private Map<String, List<String>> reportedFiles = Map.of();
+  private long reportedRedo = -1;
+
+  private TabletActor(ActorContext<Command> ctx, TabletNode node, Tablet tablet, TabletInfo info) {
+    super(ctx);
+    this.node = node;
+    this.tablet = tablet;
+    this.info = info;
+  }
+
+  /** The actor of tablet {@code tabletId} on {@code node}. */
+  public static Behavior<Command> create(String tabletId, TabletNode node) {
+    return Behaviors.setup(ctx -> {
+      TabletInfo info = node.directory().get().tablet(tabletId);
+      Tablet t = node.server().tablet(tabletId);
+      if (t == null && info != null) {
+        String dir = Tablet.dirOf(info.table(), tabletId);
+        if (!ManifestCodec.exists(node.server().env().storage(), dir)) {
+          t = node.server().createTablet(info.table(), tabletId, info.startRow(), info.endRow());
+        } else {
+          reportFinishedSplit(node, ManifestCodec.read(node.server().env().storage(), dir), ctx.getSystem().ignoreRef());
+        }
+      }
+      if (t == null || info == null) {
+        return gone(tabletId);
+      }
+      Tablet tablet = t;
+      return Behaviors.withTimers(timers -> {
+        timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
+        return new TabletActor(ctx, node, tablet, info);
+      });
+    });
+  }
+
+  /** A split the master may not have heard of (the node stopped in between): tell it again. */
+  private static void reportFinishedSplit(TabletNode node, TabletManifest m, ActorRef<StatusReply<Done>> ignore) {
+    if (m.state() == TabletManifest.State.SPLIT && m.split() != null) {
+      node.master().tell(new Master.RecordSplit(m.table(), m.tabletId(), m.split().splitRow(), m.split().leftId(),
+          m.split().rightId(), ignore));
+    }
+  }
+
+  /** A tablet this node does not serve: every request is refused as moved, and the actor stops when idle. */
+  private static Behavior<Command> gone(String tabletId) {
+    return Behaviors.receive(Command.class).onAnyMessage(c -> {
+      refuseMoved(c, "tablet " + tabletId + " is not served here; look the row up again");
+      return Behaviors.stopped();
+    }).build();
+  }
+
+  private static void refuseMoved(Command c, String why) {
+    StatusReply<?> r = Replies.error(ErrorCode.MOVED, why);
+    replyTo(c).ifPresent(ref -> ref.unsafeUpcast().tell(r));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Optional<ActorRef<Object>> replyTo(Command c) {
+    ActorRef<?> r = switch (c) {
+      case Mutate m -> m.replyTo();
+      case CheckAndMutate m -> m.replyTo();
+      case ReadModifyWrite m -> m.replyTo();
+      case ReadRow m -> m.replyTo();
+      case OpenScan m -> m.replyTo();
+      case SampleRows m -> m.replyTo();
+      case DropRows m -> m.replyTo();
+      default -> null;
+    };
+    return Optional.ofNullable((ActorRef<Object>) r);
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(Mutate.class, this::onMutate)
+        .onMessage(CheckAndMutate.class, this::onCheckAndMutate)
+        .onMessage(ReadModifyWrite.class, this::onReadModifyWrite)
+        .onMessage(ReadRow.class, this::onReadRow)
+        .onMessage(OpenScan.class, this::onOpenScan)
+        .onMessage(SampleRows.class, this::onSampleRows)
+        .onMessage(DropRows.class, this::onDropRows)
+        .onMessage(WriteFinished.class, this::onWriteFinished)
+        .onMessageEquals(Tick.INSTANCE, this::onTick)
+        .onMessage(SplitDone.class, this::onSplitDone)
+        .onMessage(SplitRecorded.class, this::onSplitRecorded)
+        .build();
+  }
+
+  private Behavior<Command> onMutate(Mutate m) {
+    write(m.mutation(), m.replyTo(), Done.getInstance());
+    return this;
+  }
+
+  /** Applies a row mutation and answers {@code result} once it is durable; tracks the row while in flight. */
+  private <T> void write(RowMutation rm, ActorRef<StatusReply<T>> replyTo, T result) {
+    CompletableFuture<Void> f;
+    try {
+      f = tablet.apply(rm);
+    } catch (RuntimeException e) {
+      replyTo.tell(refusal(e));
+      return;
+    }
+    ByteBuffer row = ByteBuffer.wrap(rm.row());
+    writesInFlight.merge(row, 1, Integer::sum);
+    ActorRef<Command> self = getContext().getSelf();
+    f.whenComplete((ok, err) -> {
+      replyTo.tell(err == null ? StatusReply.success(result) : refusal(err));
+      self.tell(new WriteFinished(row));
+    });
+  }
+
+  private Behavior<Command> onWriteFinished(WriteFinished w) {
+    int left = writesInFlight.merge(w.row(), -1, Integer::sum);
+    if (left <= 0) {
+      writesInFlight.remove(w.row());
+      ArrayDeque<Command> q = waiting.get(w.row());
+      while (q != null && !q.isEmpty() && !writesInFlight.containsKey(w.row())) {
+        Command c = q.poll();
+        if (c instanceof CheckAndMutate cm) {
+          runCheckAndMutate(cm);
+        } else if (c instanceof ReadModifyWrite rmw) {
+          runReadModifyWrite(rmw);
+        }
+      }
+      if (q != null && q.isEmpty()) {
+        waiting.remove(w.row());
+      }
+    }
+    return this;
+  }
+
+  /** Whether a row-atomic request must wait for writes to its row; if so it is queued. */
+  private boolean mustWait(byte[] row, Command c) {
+    ByteBuffer key = ByteBuffer.wrap(row);
+    if (writesInFlight.containsKey(key)) {
+      waiting.computeIfAbsent(key, k -> new ArrayDeque<>()).add(c);
+      return true;
+    }
+    return false;
+  }
+
+  private Behavior<Command> onCheckAndMutate(CheckAndMutate c) {
+    if (!mustWait(c.row(), c)) {
+      runCheckAndMutate(c);
+    }
+    return this;
+  }
+
+  private void runCheckAndMutate(CheckAndMutate c) {
+    boolean matched;
+    try {
+      CompiledFilter predicate = c.predicate().length == 0 ? null : compile(c.predicate());
+      Optional<Row> row = tablet.read(c.row(), ReadFilter.all());
+      matched = row.isPresent() && (predicate == null || !predicate.apply(row.get()).cells().isEmpty());
+    } catch (IOException | RuntimeException e) {
+      c.replyTo().tell(refusal(e));
+      return;
+    }
+    List<Mutation> ms = matched ? c.onMatch() : c.onNoMatch();
+    if (ms.isEmpty()) {
+      c.replyTo().tell(StatusReply.success(matched));
+    } else {
+      write(new RowMutation(c.row(), ms), c.replyTo(), matched);
+    }
+  }
+
+  private Behavior<Command> onReadModifyWrite(ReadModifyWrite c) {
+    if (!mustWait(c.row(), c)) {
+      runReadModifyWrite(c);
+    }
+    return this;
+  }
+
+  private void runReadModifyWrite(ReadModifyWrite c) {
+    List<Cell> cells;
+    try {
+      Optional<Row> row = tablet.read(c.row(), ReadFilter.all());
+      long now = node.server().env().clock().nowMicros() / 1000 * 1000;
+      cells = RowUpdates.apply(row.orElse(null), c.rules(), now);
+    } catch (RowUpdates.RuleException e) {
+      c.replyTo().tell(Replies.error(e.code, e.getMessage()));
+      return;
+    } catch (IOException | RuntimeException e) {
+      c.replyTo().tell(refusal(e));
+      return;
+    }
+    write(new RowMutation(c.row(), RowUpdates.asMutations(cells)), c.replyTo(), new Row(c.row(), cells));
+  }
+
+  private Behavior<Command> onReadRow(ReadRow r) {
+    CompiledFilter filter;
+    try {
+      filter = r.filter().length == 0 ? null : compile(r.filter());
+    } catch (RuntimeException e) {
+      r.replyTo().tell(refusal(e));
+      return this;
+    }
+    CompletableFuture.supplyAsync(() -> {
+      try {
+        Optional<Row> row = tablet.read(r.row(), ReadFilter.all());
+        FilteredRow out = row.map(x -> filter == null ? FilteredRow.unfiltered(x) : filter.apply(x))
+            .filter(x -> !x.cells().isEmpty()).orElse(null);
+        return new RowResult(out);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }, getContext().getSystem().dispatchers().lookup(blocking)).whenComplete((res, err) ->
+        r.replyTo().tell(err == null ? StatusReply.success(res) : refusal(err)));
+    return this;
+  }
+
+  private Behavior<Command> onOpenScan(OpenScan s) {
+    try {
+      CompiledFilter filter = s.filter().length == 0 ? null : compile(s.filter());
+      Source<Row, NotUsed> rows = s.reversed() ? TabletScans.rowsReversed(tablet, s.start(), s.end(), ReadFilter.all())
+          : TabletScans.rows(tablet, s.start(), s.end(), ReadFilter.all());
+      Source<FilteredRow, NotUsed> out = rows.map(x -> filter == null ? FilteredRow.unfiltered(x) : filter.apply(x))
+          .filter(x -> !x.cells().isEmpty());
+      SourceRef<FilteredRow> ref = out.runWith(StreamRefs.sourceRef(), getContext().getSystem());
+      s.replyTo().tell(StatusReply.success(ref));
+    } catch (RuntimeException e) {
+      s.replyTo().tell(refusal(e));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onSampleRows(SampleRows s) {
+    try {
+      s.replyTo().tell(StatusReply.success(new ArrayList<>(tablet.rowSamples())));
+    } catch (RuntimeException e) {
+      s.replyTo().tell(refusal(e));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onDropRows(DropRows d) {
+    CompletableFuture.runAsync(() -> {
+      List<CompletableFuture<Void>> writes = new ArrayList<>();
+      byte[] end = d.prefix().length == 0 ? new byte[0] : io.tabula.persistence.encoding.ByteArrays.prefixEnd(
+          d.prefix());
+      try (var scanner = tablet.scan(d.prefix(), end, ReadFilter.all())) {
+        for (Row r = scanner.next(); r != null; r = scanner.next()) {
+          writes.add(tablet.apply(RowMutation.of(r.key(), Mutation.DeleteFromRow.INSTANCE)));
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
+    }, getContext().getSystem().dispatchers().lookup(blocking)).whenComplete((ok, err) ->
+        d.replyTo().tell(err == null ? StatusReply.ack() : refusal(err)));
+    return this;
+  }
+
+  private Behavior<Command> onTick() {
+    if (splitting) {
+      return this;
+    }
+    Map<String, List<String>> files = tablet.files();
+    long redo = tablet.redoPoint();
+    if (!files.equals(reportedFiles) || redo != reportedRedo) {
+      node.master().tell(new Master.RecordFiles(info.table(), info.id(), files, redo));
+      reportedFiles = files;
+      reportedRedo = redo;
+    }
+    if (tablet.approximateBytes() > node.settings().splitBytes()) {
+      startSplit();
+    }
+    return this;
+  }
+
+  private void startSplit() {
+    splitting = true;
+    String leftId = info.table() + "-" + UUID.randomUUID().toString().substring(0, 13).replace("-", "");
+    String rightId = info.table() + "-" + UUID.randomUUID().toString().substring(0, 13).replace("-", "");
+    ActorRef<Command> self = getContext().getSelf();
+    CompletableFuture.runAsync(() -> {
+      try {
+        tablet.freezeAndFlush().join();
+        Optional<byte[]> row = tablet.midRow();
+        if (row.isEmpty()) {
+          self.tell(new SplitDone(null, leftId, rightId, "no split point"));
+          return;
+        }
+        node.server().split(info.id(), row.get(), leftId, rightId);
+        self.tell(new SplitDone(row.get(), leftId, rightId, null));
+      } catch (IOException | RuntimeException e) {
+        self.tell(new SplitDone(null, leftId, rightId, String.valueOf(e.getMessage())));
+      }
+    }, getContext().getSystem().dispatchers().lookup(blocking));
+  }
+
+  private Behavior<Command> onSplitDone(SplitDone d) {
+    if (d.row() == null) {
+      getContext().getLog().info("tablet {} did not split: {}", info.id(), d.error());
+      splitting = false;
+      return this;
+    }
+    getContext().getLog().info("tablet {} split at {} into {} and {}", info.id(),
+        io.tabula.persistence.encoding.ByteArrays.show(d.row()), d.leftId(), d.rightId());
+    recordSplit(d);
+    return Behaviors.receive(Command.class)
+        .onMessage(SplitRecorded.class, r -> r.ok() ? Behaviors.stopped() : retrySplitRecord(d))
+        .onMessage(WriteFinished.class, w -> Behaviors.same())
+        .onMessageEquals(Tick.INSTANCE, () -> Behaviors.same())
+        .onAnyMessage(c -> {
+          refuseMoved(c, "tablet " + info.id() + " has split; look the row up again");
+          return Behaviors.same();
+        }).build();
+  }
+
+  private Behavior<Command> retrySplitRecord(SplitDone d) {
+    recordSplit(d);
+    return Behaviors.same();
+  }
+
+  private void recordSplit(SplitDone d) {
+    getContext().pipeToSelf(AskPattern.<Master.Command, StatusReply<Done>>ask(node.master(),
+        r -> new Master.RecordSplit(info.table(), info.id(), d.row(), d.leftId(), d.rightId(), r),
+        Duration.ofSeconds(5), getContext().getSystem().scheduler()), (ok, err) ->
+        new SplitRecorded(err == null && ok.isSuccess()));
+  }
+
+  private Behavior<Command> onSplitRecorded(SplitRecorded r) {
+    return this;
+  }
+
+  private static CompiledFilter compile(byte[] filter) {
+    try {
+      return RowFilters.compile(RowFilter.parseFrom(filter));
+    } catch (InvalidProtocolBufferException e) {
+      throw new InvalidFilterException("filter", "is not a valid RowFilter message: " + e.getMessage());
+    }
+  }
+
+  /** The error reply for an engine or filter failure. */
+  private static <T> StatusReply<T> refusal(Throwable t) {
+    Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    if (e instanceof TabletUnavailableException) {
+      return Replies.error(ErrorCode.MOVED, e.getMessage());
+    } else if (e instanceof InvalidMutationException m) {
+      return Replies.error(m.getMessage().contains("unknown column family") ? ErrorCode.NOT_FOUND
+          : ErrorCode.INVALID_ARGUMENT, e.getMessage());
+    } else if (e instanceof InvalidFilterException) {
+      return Replies.error(ErrorCode.INVALID_ARGUMENT, e.getMessage());
+    } else if (e instanceof IOException || e instanceof UncheckedIOException) {
+      return Replies.error(ErrorCode.UNAVAILABLE, "storage failed: " + e.getMessage());
+    }
+    return Replies.error(ErrorCode.INTERNAL, String.valueOf(e));
+  }
+}

@@ -1,0 +1,144 @@
+package io.tabula.cluster.grpc;
+
+import com.google.bigtable.v2.Mutation;
+import com.google.bigtable.v2.ReadModifyWriteRule;
+import com.google.protobuf.ByteString;
+import io.tabula.actors.tablet.ReadModifyWriteRule.Append;
+import io.tabula.actors.tablet.ReadModifyWriteRule.Increment;
+import io.tabula.persistence.model.InvalidMutationException;
+import io.tabula.persistence.model.RowMutation;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Cloud Bigtable mutations to engine mutations, checked the way Cloud Bigtable checks them:
+ * every problem is an INVALID_ARGUMENT naming the field ({@code mutations[2].set_cell.timestamp_micros}).
+ * Timestamps must have millisecond granularity (a multiple of 1000 µs), or be -1 (server
+ * time) where a set-cell allows it.
+ */
+final class Mutations {
+  private Mutations() {}
+
+  static RowMutation rowMutation(String field, ByteString rowKey, List<Mutation> ms) {
+    byte[] row = row(field.isEmpty() ? "row_key" : field + ".row_key", rowKey);
+    String prefix = field.isEmpty() ? "mutations" : field + ".mutations";
+    if (ms.isEmpty()) {
+      throw GrpcErrors.invalid(prefix, "at least one mutation is required");
+    }
+    return build(prefix, row, list(prefix, ms));
+  }
+
+  static byte[] row(String field, ByteString rowKey) {
+    if (rowKey.isEmpty()) {
+      throw GrpcErrors.invalid(field, "must not be empty");
+    }
+    if (rowKey.size() > RowMutation.MAX_ROW_KEY_BYTES) {
+      throw GrpcErrors.invalid(field, "is " + rowKey.size() + " bytes, over the limit of "
+          + RowMutation.MAX_ROW_KEY_BYTES);
+    }
+    return rowKey.toByteArray();
+  }
+
+  static RowMutation build(String prefix, byte[] row, List<io.tabula.persistence.model.Mutation> ms) {
+    try {
+      return new RowMutation(row, ms);
+    } catch (InvalidMutationException e) {
+      throw GrpcErrors.invalid(e.field().startsWith("mutations") ? prefix + e.field().substring(9) : e.field(),
+          e.getMessage());
+    }
+  }
+
+  /** Engine mutations for a list that may be empty (check-and-mutate branches). */
+  static List<io.tabula.persistence.model.Mutation> list(String prefix, List<Mutation> ms) {
+    List<io.tabula.persistence.model.Mutation> out = new ArrayList<>(ms.size());
+    for (int i = 0; i < ms.size(); i++) {
+      out.add(one(prefix + "[" + i + "]", ms.get(i)));
+    }
+    return out;
+  }
+
+  private static io.tabula.persistence.model.Mutation one(String f, Mutation m) {
+    switch (m.getMutationCase()) {
+      case SET_CELL -> {
+        Mutation.SetCell s = m.getSetCell();
+        family(f + ".set_cell.family_name", s.getFamilyName());
+        long ts = s.getTimestampMicros();
+        if (ts != -1) {
+          timestamp(f + ".set_cell.timestamp_micros", ts);
+        }
+        return new io.tabula.persistence.model.Mutation.SetCell(s.getFamilyName(), s.getColumnQualifier()
+            .toByteArray(), ts, s.getValue().toByteArray());
+      }
+      case DELETE_FROM_COLUMN -> {
+        Mutation.DeleteFromColumn d = m.getDeleteFromColumn();
+        family(f + ".delete_from_column.family_name", d.getFamilyName());
+        long start = 0;
+        long end = io.tabula.persistence.model.Mutation.DeleteFromColumn.ALL_VERSIONS_END;
+        if (d.hasTimeRange()) {
+          start = d.getTimeRange().getStartTimestampMicros();
+          long e = d.getTimeRange().getEndTimestampMicros();
+          timestamp(f + ".delete_from_column.time_range.start_timestamp_micros", start);
+          timestamp(f + ".delete_from_column.time_range.end_timestamp_micros", e);
+          if (e != 0) {
+            if (e < start) {
+              throw GrpcErrors.invalid(f + ".delete_from_column.time_range", "end " + e + " is before start "
+                  + start);
+            }
+            end = e;
+          }
+        }
+        if (end <= start) {
+          return new io.tabula.persistence.model.Mutation.DeleteFromColumn(d.getFamilyName(),
+              d.getColumnQualifier().toByteArray(), start, start + 1);
+        }
+        return new io.tabula.persistence.model.Mutation.DeleteFromColumn(d.getFamilyName(),
+            d.getColumnQualifier().toByteArray(), start, end);
+      }
+      case DELETE_FROM_FAMILY -> {
+        family(f + ".delete_from_family.family_name", m.getDeleteFromFamily().getFamilyName());
+        return new io.tabula.persistence.model.Mutation.DeleteFromFamily(m.getDeleteFromFamily().getFamilyName());
+      }
+      case DELETE_FROM_ROW -> {
+        return io.tabula.persistence.model.Mutation.DeleteFromRow.INSTANCE;
+      }
+      case MUTATION_NOT_SET -> throw GrpcErrors.invalid(f, "no mutation is set");
+      default -> throw GrpcErrors.invalid(f, m.getMutationCase().name().toLowerCase()
+          + " mutations (aggregate cells) are not supported by Tabula");
+    }
+  }
+
+  private static void family(String field, String family) {
+    if (family.isEmpty()) {
+      throw GrpcErrors.invalid(field, "must not be empty");
+    }
+  }
+
+  private static void timestamp(String field, long ts) {
+    if (ts < 0) {
+      throw GrpcErrors.invalid(field, "must not be negative, was " + ts);
+    }
+    if (ts % 1000 != 0) {
+      throw GrpcErrors.invalid(field, "timestamp " + ts + " must have millisecond granularity (a multiple of 1000"
+          + " microseconds)");
+    }
+  }
+
+  static List<io.tabula.actors.tablet.ReadModifyWriteRule> rules(List<ReadModifyWriteRule> rules) {
+    if (rules.isEmpty()) {
+      throw GrpcErrors.invalid("rules", "at least one rule is required");
+    }
+    List<io.tabula.actors.tablet.ReadModifyWriteRule> out = new ArrayList<>();
+    for (int i = 0; i < rules.size(); i++) {
+      ReadModifyWriteRule r = rules.get(i);
+      String f = "rules[" + i + "]";
+      family(f + ".family_name", r.getFamilyName());
+      byte[] q = r.getColumnQualifier().toByteArray();
+      out.add(switch (r.getRuleCase()) {
+        case APPEND_VALUE -> new Append(r.getFamilyName(), q, r.getAppendValue().toByteArray());
+        case INCREMENT_AMOUNT -> new Increment(r.getFamilyName(), q, r.getIncrementAmount());
+        default -> throw GrpcErrors.invalid(f, "neither append_value nor increment_amount is set");
+      });
+    }
+    return out;
+  }
+}

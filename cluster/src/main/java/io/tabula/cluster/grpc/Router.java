@@ -1,0 +1,115 @@
+package io.tabula.cluster.grpc;
+
+import io.grpc.Status;
+import io.tabula.actors.ErrorCode;
+import io.tabula.actors.Replies;
+import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.DirectoryCache;
+import io.tabula.actors.master.Master;
+import io.tabula.actors.master.TableInfo;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.tablet.TabletActor;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.pattern.StatusReply;
+
+/**
+ * Sends a request to the tablet that holds a row: looks the row up in the node's directory
+ * copy, asks the tablet's sharded entity, and when the tablet answers that the row has
+ * moved (a split), refreshes the directory from the master and tries again, with a short
+ * growing pause, for up to {@code retryFor}.
+ */
+final class Router {
+  /** A reply and the tablet that gave it. */
+  record Answer<T>(TabletInfo tablet, T value) {}
+
+  private final ActorSystem<?> system;
+  private final ClusterSharding sharding;
+  private final DirectoryCache directory;
+  private final ActorRef<Master.Command> master;
+  private final Duration askTimeout;
+  private final long retryForNanos;
+
+  Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, Duration askTimeout,
+      Duration retryFor) {
+    this.system = system;
+    this.sharding = ClusterSharding.get(system);
+    this.directory = directory;
+    this.master = master;
+    this.askTimeout = askTimeout;
+    this.retryForNanos = retryFor.toNanos();
+  }
+
+  Directory directory() {
+    return directory.get();
+  }
+
+  /** The table's info; NOT_FOUND (after one refresh from the master) if it does not exist. */
+  CompletionStage<TableInfo> table(String table) {
+    TableInfo t = directory.get().table(table);
+    if (t != null) {
+      return CompletableFuture.completedFuture(t);
+    }
+    return directory.refresh(master, system, askTimeout).thenApply(d -> {
+      TableInfo again = d.table(table);
+      if (again == null) {
+        throw GrpcErrors.of(Status.NOT_FOUND, "table " + table + " not found");
+      }
+      return again;
+    });
+  }
+
+  /** Asks the tablet of {@code table} holding {@code row}. */
+  <T> CompletionStage<Answer<T>> ask(String table, byte[] row,
+      BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message) {
+    return attempt(table, d -> d.locate(table, row), message, System.nanoTime(), 0);
+  }
+
+  /** Asks the tablet of {@code table} that {@code locate} picks from the current directory. */
+  <T> CompletionStage<Answer<T>> ask(String table, Function<Directory, TabletInfo> locate,
+      BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message) {
+    return attempt(table, locate, message, System.nanoTime(), 0);
+  }
+
+  /** Asks one tablet by id, without rerouting (for per-tablet operations over a whole table). */
+  <T> CompletionStage<T> askTablet(String tabletId,
+      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
+    return sharding.entityRefFor(TabletActor.KEY, tabletId).<T>askWithStatus(message::apply, askTimeout);
+  }
+
+  private <T> CompletionStage<Answer<T>> attempt(String table, Function<Directory, TabletInfo> locate,
+      BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message, long startNanos, int n) {
+    TabletInfo t = locate.apply(directory.get());
+    if (t == null) {
+      return table(table).thenCompose(ok -> {
+        if (locate.apply(directory.get()) == null) {
+          throw GrpcErrors.of(Status.UNAVAILABLE, "no tablet of table " + table + " is known to hold the row");
+        }
+        return attempt(table, locate, message, startNanos, n + 1);
+      });
+    }
+    CompletionStage<T> reply = sharding.entityRefFor(TabletActor.KEY, t.id())
+        .<T>askWithStatus(replyTo -> message.apply(t, replyTo), askTimeout);
+    return reply.handle((v, err) -> {
+      if (err == null) {
+        return CompletableFuture.completedFuture(new Answer<>(t, v));
+      }
+      Replies.Refusal r = Replies.parse(err);
+      if (r.code() != ErrorCode.MOVED || System.nanoTime() - startNanos > retryForNanos) {
+        return CompletableFuture.<Answer<T>>failedFuture(GrpcErrors.from(err));
+      }
+      long pauseMs = Math.min(200, 5L << Math.min(n, 6));
+      CompletableFuture<Void> pause = new CompletableFuture<>();
+      CompletableFuture.delayedExecutor(pauseMs, TimeUnit.MILLISECONDS).execute(() -> pause.complete(null));
+      return pause.thenCompose(x -> directory.refresh(master, system, askTimeout))
+          .thenCompose(d -> attempt(table, locate, message, startNanos, n + 1));
+    }).thenCompose(x -> x);
+  }
+}
