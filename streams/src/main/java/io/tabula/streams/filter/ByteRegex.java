@@ -9,7 +9,7 @@ import java.nio.charset.StandardCharsets;
  * regex filters work (RE2 in Latin-1 mode: one byte is one character).
  *
  * <p>re2j matches Java strings, so both the pattern and each subject are decoded as ISO-8859-1,
- * which maps byte {@code b} to character {@code U+00bb} one to one. Consequences, all matching
+ * which maps each byte {@code 0xNN} to the character {@code U+00NN}, one to one. Consequences, all matching
  * RE2's Latin-1 mode:
  * <ul>
  *   <li>Binary subjects work: every byte is a character, nothing is lost or rejected.

@@ -2,6 +2,7 @@ package io.tabula.streams.filter;
 
 import io.tabula.persistence.encoding.ByteArrays;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 
@@ -24,7 +25,7 @@ final class CellOrder {
 
   /** True if {@code a} and {@code b} are versions of the same column. */
   static boolean sameColumn(LabeledCell a, LabeledCell b) {
-    return a.family().equals(b.family()) && java.util.Arrays.equals(a.qualifier(), b.qualifier());
+    return a.family().equals(b.family()) && Arrays.equals(a.qualifier(), b.qualifier());
   }
 
   /**
