@@ -1,0 +1,38 @@
+package io.tabula.streams.filter;
+
+import io.tabula.persistence.encoding.ByteArrays;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The output of a {@link CompiledFilter} for one row: its key and the cells that passed, in row
+ * order (family, qualifier as unsigned bytes, timestamp descending). Unlike an engine
+ * {@code Row}, it may be empty, which means the caller omits the row; and it may hold the same
+ * cell more than once, as an interleave or a sink can produce, each copy with its own labels.
+ * Immutable; callers must not modify the key.
+ */
+public record FilteredRow(byte[] key, List<LabeledCell> cells) {
+  public FilteredRow {
+    cells = List.copyOf(cells);
+  }
+
+  /** True if no cell passed: the row is not returned. */
+  public boolean isEmpty() {
+    return cells.isEmpty();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof FilteredRow r && Arrays.equals(key, r.key) && cells.equals(r.cells);
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(key) * 31 + cells.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return ByteArrays.show(key) + cells;
+  }
+}
