@@ -1,21 +1,249 @@
 package io.tabula.cluster;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValueFactory;
+import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.DirectoryCache;
+import io.tabula.actors.master.Master;
+import io.tabula.actors.tablet.TabletActor;
+import io.tabula.actors.tablet.TabletNode;
+import io.tabula.actors.tablet.TabletSettings;
+import io.tabula.cluster.grpc.BigtableServices;
+import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.tablet.MicrosClock;
+import io.tabula.persistence.tablet.Tablet;
+import io.tabula.persistence.tablet.TabletServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.ClusterSingleton;
+import org.apache.pekko.cluster.typed.Join;
+import org.apache.pekko.cluster.typed.SingletonActor;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.management.javadsl.PekkoManagement;
+import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** A running Tabula node (work in progress: the signature callers will use). */
+/**
+ * A running Tabula node: a Pekko cluster member with the master singleton (behind the
+ * master lease), the node's storage engine, its tablets as sharded entities, the Cloud
+ * Bigtable gRPC API and Management HTTP.
+ *
+ * <p>Start-up order matters: the master must have recovered its directory before the
+ * engine opens (the engine needs each table's schema) and before any tablet actor starts
+ * (an actor finds its tablet in the directory). Shutdown goes through coordinated
+ * shutdown: the API unbinds, tablets stop, then the engine flushes every memtable.
+ */
 public final class TabulaNode implements AutoCloseable {
-  private TabulaNode() {}
+  private static final Logger LOG = LoggerFactory.getLogger(TabulaNode.class);
+
+  private final ActorSystem<Void> system;
+  private final NodeSettings settings;
+  private final ServerBinding grpc;
+  private final int httpPort;
+
+  private TabulaNode(ActorSystem<Void> system, NodeSettings settings, ServerBinding grpc, int httpPort) {
+    this.system = system;
+    this.settings = settings;
+    this.grpc = grpc;
+    this.httpPort = httpPort;
+  }
 
   /** Starts a single-node Tabula on 127.0.0.1 with its data under {@code dataDir}; port 0 picks a free port. */
   public static TabulaNode start(Path dataDir, int grpcPort, int httpPort) {
-    throw new UnsupportedOperationException("not built yet");
+    return start(ConfigFactory.parseMap(Map.of("tabula.node.data-dir", dataDir.toString(), "tabula.node.grpc-port",
+        grpcPort, "tabula.node.http-port", httpPort)).withFallback(ConfigFactory.load()));
+  }
+
+  /** Starts a node from a full configuration (the {@code tabula} and {@code pekko} trees). */
+  public static TabulaNode start(Config config) {
+    Config resolved = config.resolve();
+    NodeSettings settings = NodeSettings.from(resolved.getConfig("tabula.node"));
+    try {
+      Files.createDirectories(settings.dataDir().resolve("master"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create the data directory " + settings.dataDir(), e);
+    }
+    Config full = ConfigFactory.parseMap(Map.of(
+        "tabula.master-lease.lease-dir", settings.dataDir().toString(),
+        "pekko-persistence-jdbc.shared-databases.tabula.db.url", h2Url(resolved, settings)))
+        .withFallback(config).resolve();
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "tabula", full);
+    try {
+      return boot(system, full, settings);
+    } catch (RuntimeException e) {
+      system.terminate();
+      throw e;
+    }
+  }
+
+  private static String h2Url(Config c, NodeSettings s) {
+    String url = c.getString("pekko-persistence-jdbc.shared-databases.tabula.db.url");
+    if (!url.isEmpty()) {
+      return url;
+    }
+    // FILE_LOCK=FS: an OS lock, freed at once when the process dies, so a killed node restarts quickly.
+    return "jdbc:h2:file:" + s.dataDir().resolve("master").resolve("journal") + ";FILE_LOCK=FS";
+  }
+
+  private static TabulaNode boot(ActorSystem<Void> system, Config config, NodeSettings settings) {
+    Duration wait = settings.masterStartTimeout();
+    Cluster cluster = Cluster.get(system);
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
+
+    DirectoryCache directory = new DirectoryCache();
+    ActorRef<Topic.Command<Directory>> topic = system.systemActorOf(Topic.create(Directory.class, Master.TOPIC),
+        "directory-topic", org.apache.pekko.actor.typed.Props.empty());
+    system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
+        org.apache.pekko.actor.typed.Props.empty());
+    ActorRef<Master.Command> master = ClusterSingleton.get(system).init(SingletonActor.of(
+        Behaviors.supervise(Master.create(Master.PERSISTENCE_ID, MicrosClock.SYSTEM::nowMicros))
+            .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2)),
+        "master").withStopMessage(Master.Stop.INSTANCE));
+    awaitMaster(system, directory, master, wait);
+
+    TabletServer engine;
+    try {
+      engine = TabletServer.open(new FileStorage(settings.dataDir()), settings.engineOptions(), MicrosClock.SYSTEM,
+          table -> schemaOf(directory.get(), table));
+      for (String table : engine.tablesOnDisk()) {
+        if (directory.get().table(table) == null) {
+          LOG.info("removing files of table {}, which the master no longer has", table);
+          engine.dropTable(table);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open the storage engine under " + settings.dataDir(), e);
+    }
+    directory.addListener(d -> updateSchemas(engine, d));
+    updateSchemas(engine, directory.get());
+
+    TabletNode node = new TabletNode(engine, directory, master,
+        TabletSettings.from(config.getConfig("tabula.tablet")));
+    ClusterSharding.get(system).init(Entity.of(TabletActor.KEY, ctx -> TabletActor.create(ctx.getEntityId(), node)));
+
+    ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, table -> {
+      try {
+        engine.dropTable(table);
+      } catch (IOException e) {
+        LOG.warn("could not remove all files of deleted table {}: {}", table, e.toString());
+      }
+    }), wait, "binding the gRPC port");
+    int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
+    registerShutdown(system, binding, engine);
+    LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}), data in {}",
+        settings.id(), settings.host(), binding.localAddress().getPort(), http, settings.dataDir());
+    return new TabulaNode(system, settings, binding, http);
+  }
+
+  private static TableSchema schemaOf(Directory d, String table) {
+    var t = d.table(table);
+    return t == null ? TableSchema.of() : t.schema();
+  }
+
+  private static void updateSchemas(TabletServer engine, Directory d) {
+    for (Tablet t : engine.tablets()) {
+      var info = d.tablet(t.id());
+      if (info != null) {
+        t.updateSchema(d.table(info.table()).schema());
+      }
+    }
+  }
+
+  private static void awaitMaster(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master,
+      Duration wait) {
+    long deadline = System.nanoTime() + wait.toNanos();
+    while (true) {
+      try {
+        directory.refresh(master, system, Duration.ofSeconds(3)).toCompletableFuture().get();
+        return;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for the master", e);
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the master did not answer within " + wait + " (is another node holding"
+              + " the master lease on this data directory?)", e.getCause());
+        }
+      }
+    }
+  }
+
+  private static void registerShutdown(ActorSystem<?> system, ServerBinding binding, TabletServer engine) {
+    CoordinatedShutdown cs = CoordinatedShutdown.get(system);
+    cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "unbind-grpc", () ->
+        binding.unbind().thenApply(x -> Done.getInstance()));
+    cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-engine", () ->
+        CompletableFuture.supplyAsync(() -> {
+          try {
+            engine.close();
+            LOG.info("storage engine closed: memtables flushed");
+          } catch (IOException e) {
+            LOG.error("closing the storage engine failed; the commit log still has the writes", e);
+          }
+          return Done.getInstance();
+        }));
+  }
+
+  private static <T> T join(java.util.concurrent.CompletionStage<T> s, Duration wait, String what) {
+    try {
+      return s.toCompletableFuture().get(wait.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while " + what, e);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException("failed " + what + ": " + e, e);
+    }
   }
 
   /** The port the Cloud Bigtable gRPC API is bound to. */
   public int grpcPort() {
-    throw new UnsupportedOperationException("not built yet");
+    return grpc.localAddress().getPort();
   }
 
+  /** The port Management HTTP is bound to. */
+  public int httpPort() {
+    return httpPort;
+  }
+
+  public ActorSystem<Void> system() {
+    return system;
+  }
+
+  public NodeSettings settings() {
+    return settings;
+  }
+
+  /** Shuts the node down cleanly (coordinated shutdown: memtables flushed) and waits for it. */
   @Override
-  public void close() {}
+  public void close() {
+    system.terminate();
+    try {
+      system.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      LOG.warn("node did not stop within 60 s: {}", e.toString());
+    }
+  }
 }

@@ -92,10 +92,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     this.clockMicros = clockMicros;
   }
 
-  /** The master, publishing on {@code topic}; {@code clockMicros} stamps table creation. */
-  public static Behavior<Command> create(PersistenceId id, ActorRef<Topic.Command<Directory>> topic,
-      LongSupplier clockMicros) {
-    return Behaviors.setup(ctx -> new Master(id, topic, clockMicros));
+  /**
+   * The master; it publishes on its own handle of the {@link #TOPIC} topic (topics of one
+   * name join across the cluster). {@code clockMicros} stamps table creation.
+   */
+  public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros) {
+    return Behaviors.setup(ctx -> new Master(id, ctx.spawn(Topic.create(Directory.class, TOPIC), "directory-topic"),
+        clockMicros));
   }
 
   @Override

@@ -20,6 +20,7 @@ import io.tabula.protocol.kryo.KryoSerializable;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.InvalidFilterException;
+import io.tabula.streams.filter.LabeledCell;
 import io.tabula.streams.filter.RowFilters;
 import io.tabula.streams.scan.TabletScans;
 import java.io.IOException;
@@ -176,16 +177,22 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   @SuppressWarnings("unchecked")
   private static Optional<ActorRef<Object>> replyTo(Command c) {
-    ActorRef<?> r = switch (c) {
-      case Mutate m -> m.replyTo();
-      case CheckAndMutate m -> m.replyTo();
-      case ReadModifyWrite m -> m.replyTo();
-      case ReadRow m -> m.replyTo();
-      case OpenScan m -> m.replyTo();
-      case SampleRows m -> m.replyTo();
-      case DropRows m -> m.replyTo();
-      default -> null;
-    };
+    ActorRef<?> r = null;
+    if (c instanceof Mutate m) {
+      r = m.replyTo();
+    } else if (c instanceof CheckAndMutate m) {
+      r = m.replyTo();
+    } else if (c instanceof ReadModifyWrite m) {
+      r = m.replyTo();
+    } else if (c instanceof ReadRow m) {
+      r = m.replyTo();
+    } else if (c instanceof OpenScan m) {
+      r = m.replyTo();
+    } else if (c instanceof SampleRows m) {
+      r = m.replyTo();
+    } else if (c instanceof DropRows m) {
+      r = m.replyTo();
+    }
     return Optional.ofNullable((ActorRef<Object>) r);
   }
 
@@ -318,7 +325,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     CompletableFuture.supplyAsync(() -> {
       try {
         Optional<Row> row = tablet.read(r.row(), ReadFilter.all());
-        FilteredRow out = row.map(x -> filter == null ? FilteredRow.unfiltered(x) : filter.apply(x))
+        FilteredRow out = row.map(x -> filter == null ? unfiltered(x) : filter.apply(x))
             .filter(x -> !x.cells().isEmpty()).orElse(null);
         return new RowResult(out);
       } catch (IOException e) {
@@ -334,7 +341,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       CompiledFilter filter = s.filter().length == 0 ? null : compile(s.filter());
       Source<Row, NotUsed> rows = s.reversed() ? TabletScans.rowsReversed(tablet, s.start(), s.end(), ReadFilter.all())
           : TabletScans.rows(tablet, s.start(), s.end(), ReadFilter.all());
-      Source<FilteredRow, NotUsed> out = rows.map(x -> filter == null ? FilteredRow.unfiltered(x) : filter.apply(x))
+      Source<FilteredRow, NotUsed> out = rows.map(x -> filter == null ? unfiltered(x) : filter.apply(x))
           .filter(x -> !x.cells().isEmpty());
       SourceRef<FilteredRow> ref = out.runWith(StreamRefs.sourceRef(), getContext().getSystem());
       s.replyTo().tell(StatusReply.success(ref));
@@ -442,6 +449,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private Behavior<Command> onSplitRecorded(SplitRecorded r) {
     return this;
+  }
+
+  private static FilteredRow unfiltered(Row row) {
+    return new FilteredRow(row.key(), row.cells().stream().map(LabeledCell::of).toList());
   }
 
   private static CompiledFilter compile(byte[] filter) {

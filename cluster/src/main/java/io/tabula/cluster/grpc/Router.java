@@ -51,6 +51,11 @@ final class Router {
     return directory.get();
   }
 
+  /** The directory after asking the master for its newest copy. */
+  CompletionStage<Directory> refreshedDirectory() {
+    return directory.refresh(master, system, askTimeout);
+  }
+
   /** The table's info; NOT_FOUND (after one refresh from the master) if it does not exist. */
   CompletionStage<TableInfo> table(String table) {
     TableInfo t = directory.get().table(table);

@@ -165,6 +165,32 @@ public final class TabletServer implements Closeable {
     return children;
   }
 
+  /**
+   * Removes a deleted table from this node: closes its open tablets without flushing (their
+   * data is being thrown away) and deletes every file under {@code tables/<table>/}. Log
+   * records of its tablets are skipped by later replays, as they belong to no open tablet.
+   */
+  public void dropTable(String table) throws IOException {
+    for (Tablet t : List.copyOf(tablets.values())) {
+      if (t.dir.equals(Tablet.dirOf(table, t.id()))) {
+        tablets.remove(t.id());
+        t.closeWithoutFlush();
+      }
+    }
+    String root = Storage.path("tables", table);
+    for (String id : storage.list(root)) {
+      String dir = Storage.path(root, id);
+      for (String f : storage.list(dir)) {
+        storage.delete(Storage.path(dir, f));
+      }
+    }
+  }
+
+  /** The tables that have tablet folders on this node's storage. */
+  public List<String> tablesOnDisk() throws IOException {
+    return storage.list("tables");
+  }
+
   public TabletEnv env() {
     return env;
   }

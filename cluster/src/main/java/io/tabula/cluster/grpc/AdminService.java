@@ -1,0 +1,423 @@
+package io.tabula.cluster.grpc;
+
+import com.google.bigtable.admin.v2.AuthorizedView;
+import com.google.bigtable.admin.v2.Backup;
+import com.google.bigtable.admin.v2.BigtableTableAdmin;
+import com.google.bigtable.admin.v2.CheckConsistencyRequest;
+import com.google.bigtable.admin.v2.CheckConsistencyResponse;
+import com.google.bigtable.admin.v2.ColumnFamily;
+import com.google.bigtable.admin.v2.CopyBackupRequest;
+import com.google.bigtable.admin.v2.CreateAuthorizedViewRequest;
+import com.google.bigtable.admin.v2.CreateBackupRequest;
+import com.google.bigtable.admin.v2.CreateSchemaBundleRequest;
+import com.google.bigtable.admin.v2.CreateTableFromSnapshotRequest;
+import com.google.bigtable.admin.v2.CreateTableRequest;
+import com.google.bigtable.admin.v2.DeleteAuthorizedViewRequest;
+import com.google.bigtable.admin.v2.DeleteBackupRequest;
+import com.google.bigtable.admin.v2.DeleteSchemaBundleRequest;
+import com.google.bigtable.admin.v2.DeleteSnapshotRequest;
+import com.google.bigtable.admin.v2.DeleteTableRequest;
+import com.google.bigtable.admin.v2.DropRowRangeRequest;
+import com.google.bigtable.admin.v2.GenerateConsistencyTokenRequest;
+import com.google.bigtable.admin.v2.GenerateConsistencyTokenResponse;
+import com.google.bigtable.admin.v2.GetAuthorizedViewRequest;
+import com.google.bigtable.admin.v2.GetBackupRequest;
+import com.google.bigtable.admin.v2.GetSchemaBundleRequest;
+import com.google.bigtable.admin.v2.GetSnapshotRequest;
+import com.google.bigtable.admin.v2.GetTableRequest;
+import com.google.bigtable.admin.v2.ListAuthorizedViewsRequest;
+import com.google.bigtable.admin.v2.ListAuthorizedViewsResponse;
+import com.google.bigtable.admin.v2.ListBackupsRequest;
+import com.google.bigtable.admin.v2.ListBackupsResponse;
+import com.google.bigtable.admin.v2.ListSchemaBundlesRequest;
+import com.google.bigtable.admin.v2.ListSchemaBundlesResponse;
+import com.google.bigtable.admin.v2.ListSnapshotsRequest;
+import com.google.bigtable.admin.v2.ListSnapshotsResponse;
+import com.google.bigtable.admin.v2.ListTablesRequest;
+import com.google.bigtable.admin.v2.ListTablesResponse;
+import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest;
+import com.google.bigtable.admin.v2.RestoreTableRequest;
+import com.google.bigtable.admin.v2.SchemaBundle;
+import com.google.bigtable.admin.v2.Snapshot;
+import com.google.bigtable.admin.v2.SnapshotTableRequest;
+import com.google.bigtable.admin.v2.Table;
+import com.google.bigtable.admin.v2.UndeleteTableRequest;
+import com.google.bigtable.admin.v2.UpdateAuthorizedViewRequest;
+import com.google.bigtable.admin.v2.UpdateBackupRequest;
+import com.google.bigtable.admin.v2.UpdateSchemaBundleRequest;
+import com.google.bigtable.admin.v2.UpdateTableRequest;
+import com.google.iam.v1.GetIamPolicyRequest;
+import com.google.iam.v1.Policy;
+import com.google.iam.v1.SetIamPolicyRequest;
+import com.google.iam.v1.TestIamPermissionsRequest;
+import com.google.iam.v1.TestIamPermissionsResponse;
+import com.google.longrunning.Operation;
+import com.google.protobuf.Empty;
+import io.tabula.actors.master.Master;
+import io.tabula.actors.master.TableInfo;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.tablet.TabletActor;
+import io.tabula.persistence.schema.GcPolicy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.pattern.StatusReply;
+
+/**
+ * The Cloud Bigtable table-admin API over the master: table and family changes go to the
+ * master (which records them and tells every node), row drops to the tablets. RPCs about
+ * backups, snapshots, views, IAM and schema bundles answer UNIMPLEMENTED.
+ */
+public final class AdminService implements BigtableTableAdmin {
+  private final ActorSystem<?> system;
+  private final ActorRef<Master.Command> master;
+  private final Router router;
+  private final Duration timeout;
+  private final Consumer<String> onTableDeleted;
+
+  AdminService(ActorSystem<?> system, ActorRef<Master.Command> master, Router router, Duration timeout,
+      Consumer<String> onTableDeleted) {
+    this.system = system;
+    this.master = master;
+    this.router = router;
+    this.timeout = timeout;
+    this.onTableDeleted = onTableDeleted;
+  }
+
+  private <T> CompletionStage<T> askMaster(Function<ActorRef<StatusReply<T>>, Master.Command> message) {
+    return AskPattern.<Master.Command, StatusReply<T>>ask(master, message::apply, timeout, system.scheduler())
+        .thenApply(r -> {
+          if (r.isError()) {
+            throw GrpcErrors.from(r.getError());
+          }
+          return r.getValue();
+        });
+  }
+
+  private static <T> CompletionStage<T> failed(RuntimeException e) {
+    return CompletableFuture.failedFuture(GrpcErrors.from(e));
+  }
+
+  private static <T> CompletionStage<T> mapErrors(CompletionStage<T> s) {
+    return s.exceptionally(e -> {
+      throw GrpcErrors.from(e);
+    });
+  }
+
+  static Table toProto(String instance, TableInfo t, boolean withSchema) {
+    Table.Builder b = Table.newBuilder().setName(Names.tableName(instance, t.name()));
+    if (withSchema) {
+      t.families().forEach((name, gc) -> b.putColumnFamilies(name, ColumnFamily.newBuilder()
+          .setGcRule(GcRules.toRule(gc)).build()));
+      b.setGranularity(Table.TimestampGranularity.MILLIS);
+    }
+    return b.build();
+  }
+
+  @Override
+  public CompletionStage<Table> createTable(CreateTableRequest in) {
+    try {
+      String instance = Names.instance("parent", in.getParent());
+      String id = Names.checkTableId("table_id", in.getTableId());
+      Map<String, GcPolicy> families = new LinkedHashMap<>();
+      in.getTable().getColumnFamiliesMap().forEach((name, cf) -> {
+        checkFamily("table.column_families[" + name + "]", name);
+        families.put(name, GcRules.toPolicy("table.column_families[" + name + "].gc_rule", cf.getGcRule()));
+      });
+      List<byte[]> splits = new ArrayList<>();
+      for (int i = 0; i < in.getInitialSplitsCount(); i++) {
+        if (in.getInitialSplits(i).getKey().isEmpty()) {
+          throw GrpcErrors.invalid("initial_splits[" + i + "].key", "must not be empty");
+        }
+        splits.add(in.getInitialSplits(i).getKey().toByteArray());
+      }
+      return mapErrors(this.<TableInfo>askMaster(r -> new Master.CreateTable(id, families, splits, r))
+          .thenApply(t -> toProto(instance, t, true)));
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  private static void checkFamily(String field, String name) {
+    try {
+      io.tabula.persistence.schema.ColumnFamily.of(name);
+    } catch (IllegalArgumentException e) {
+      throw GrpcErrors.invalid(field, e.getMessage());
+    }
+  }
+
+  @Override
+  public CompletionStage<ListTablesResponse> listTables(ListTablesRequest in) {
+    try {
+      String instance = Names.instance("parent", in.getParent());
+      boolean schema = in.getView() == Table.View.SCHEMA_VIEW || in.getView() == Table.View.FULL;
+      return mapErrors(router.refreshedDirectory().thenApply(d -> {
+        ListTablesResponse.Builder b = ListTablesResponse.newBuilder();
+        d.tables().values().forEach(t -> b.addTables(toProto(instance, t, schema)));
+        return b.build();
+      }));
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  @Override
+  public CompletionStage<Table> getTable(GetTableRequest in) {
+    try {
+      String table = Names.tableId("name", in.getName());
+      String instance = Names.instanceOf(in.getName());
+      boolean schema = in.getView() != Table.View.NAME_ONLY;
+      return mapErrors(router.table(table).thenApply(t -> toProto(instance, t, schema)));
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  @Override
+  public CompletionStage<Empty> deleteTable(DeleteTableRequest in) {
+    try {
+      String table = Names.tableId("name", in.getName());
+      return mapErrors(this.<Done>askMaster(r -> new Master.DeleteTable(table, r)).thenApply(d -> {
+        onTableDeleted.accept(table);
+        return Empty.getDefaultInstance();
+      }));
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  @Override
+  public CompletionStage<Table> modifyColumnFamilies(ModifyColumnFamiliesRequest in) {
+    try {
+      String table = Names.tableId("name", in.getName());
+      String instance = Names.instanceOf(in.getName());
+      if (in.getModificationsCount() == 0) {
+        throw GrpcErrors.invalid("modifications", "at least one modification is required");
+      }
+      List<Master.FamilyChange> changes = new ArrayList<>();
+      for (int i = 0; i < in.getModificationsCount(); i++) {
+        ModifyColumnFamiliesRequest.Modification m = in.getModifications(i);
+        String f = "modifications[" + i + "]";
+        checkFamily(f + ".id", m.getId());
+        changes.add(switch (m.getModCase()) {
+          case CREATE -> new Master.FamilyChange(m.getId(), Master.FamilyChange.Kind.CREATE,
+              GcRules.toPolicy(f + ".create.gc_rule", m.getCreate().getGcRule()));
+          case UPDATE -> new Master.FamilyChange(m.getId(), Master.FamilyChange.Kind.UPDATE,
+              GcRules.toPolicy(f + ".update.gc_rule", m.getUpdate().getGcRule()));
+          case DROP -> new Master.FamilyChange(m.getId(), Master.FamilyChange.Kind.DROP, GcPolicy.KEEP_ALL);
+          default -> throw GrpcErrors.invalid(f, "none of create, update or drop is set");
+        });
+      }
+      return mapErrors(this.<TableInfo>askMaster(r -> new Master.ModifyFamilies(table, changes, r))
+          .thenApply(t -> toProto(instance, t, true)));
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  @Override
+  public CompletionStage<Empty> dropRowRange(DropRowRangeRequest in) {
+    try {
+      String table = Names.tableId("name", in.getName());
+      byte[] prefix;
+      switch (in.getTargetCase()) {
+        case ROW_KEY_PREFIX -> {
+          if (in.getRowKeyPrefix().isEmpty()) {
+            throw GrpcErrors.invalid("row_key_prefix", "must not be empty");
+          }
+          prefix = in.getRowKeyPrefix().toByteArray();
+        }
+        case DELETE_ALL_DATA_FROM_TABLE -> prefix = new byte[0];
+        default -> throw GrpcErrors.invalid("target", "neither row_key_prefix nor delete_all_data_from_table is set");
+      }
+      return mapErrors(router.table(table).thenCompose(t -> {
+        List<CompletableFuture<Done>> drops = new ArrayList<>();
+        for (TabletInfo ti : router.directory().tabletsOf(table)) {
+          drops.add(router.<Done>askTablet(ti.id(), r -> new TabletActor.DropRows(prefix, r)).toCompletableFuture());
+        }
+        return CompletableFuture.allOf(drops.toArray(CompletableFuture[]::new))
+            .thenApply(x -> Empty.getDefaultInstance());
+      }));
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  @Override
+  public CompletionStage<GenerateConsistencyTokenResponse> generateConsistencyToken(
+      GenerateConsistencyTokenRequest in) {
+    try {
+      String table = Names.tableId("name", in.getName());
+      return mapErrors(router.table(table).thenApply(t -> GenerateConsistencyTokenResponse.newBuilder()
+          .setConsistencyToken("tabula-" + router.directory().version()).build()));
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  /** One copy of the data: every write acknowledged before the token was made is already readable. */
+  @Override
+  public CompletionStage<CheckConsistencyResponse> checkConsistency(CheckConsistencyRequest in) {
+    try {
+      String table = Names.tableId("name", in.getName());
+      if (in.getConsistencyToken().isEmpty()) {
+        throw GrpcErrors.invalid("consistency_token", "must not be empty");
+      }
+      return mapErrors(router.table(table).thenApply(t -> CheckConsistencyResponse.newBuilder().setConsistent(true)
+          .build()));
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+  }
+
+  // ---- not offered
+
+  private static <T> CompletionStage<T> no(String rpc) {
+    return CompletableFuture.failedFuture(GrpcErrors.unimplemented(rpc));
+  }
+
+  @Override
+  public CompletionStage<Operation> createTableFromSnapshot(CreateTableFromSnapshotRequest in) {
+    return no("CreateTableFromSnapshot");
+  }
+
+  @Override
+  public CompletionStage<Operation> updateTable(UpdateTableRequest in) {
+    return no("UpdateTable");
+  }
+
+  @Override
+  public CompletionStage<Operation> undeleteTable(UndeleteTableRequest in) {
+    return no("UndeleteTable");
+  }
+
+  @Override
+  public CompletionStage<Operation> createAuthorizedView(CreateAuthorizedViewRequest in) {
+    return no("CreateAuthorizedView");
+  }
+
+  @Override
+  public CompletionStage<ListAuthorizedViewsResponse> listAuthorizedViews(ListAuthorizedViewsRequest in) {
+    return no("ListAuthorizedViews");
+  }
+
+  @Override
+  public CompletionStage<AuthorizedView> getAuthorizedView(GetAuthorizedViewRequest in) {
+    return no("GetAuthorizedView");
+  }
+
+  @Override
+  public CompletionStage<Operation> updateAuthorizedView(UpdateAuthorizedViewRequest in) {
+    return no("UpdateAuthorizedView");
+  }
+
+  @Override
+  public CompletionStage<Empty> deleteAuthorizedView(DeleteAuthorizedViewRequest in) {
+    return no("DeleteAuthorizedView");
+  }
+
+  @Override
+  public CompletionStage<Operation> snapshotTable(SnapshotTableRequest in) {
+    return no("SnapshotTable");
+  }
+
+  @Override
+  public CompletionStage<Snapshot> getSnapshot(GetSnapshotRequest in) {
+    return no("GetSnapshot");
+  }
+
+  @Override
+  public CompletionStage<ListSnapshotsResponse> listSnapshots(ListSnapshotsRequest in) {
+    return no("ListSnapshots");
+  }
+
+  @Override
+  public CompletionStage<Empty> deleteSnapshot(DeleteSnapshotRequest in) {
+    return no("DeleteSnapshot");
+  }
+
+  @Override
+  public CompletionStage<Operation> createBackup(CreateBackupRequest in) {
+    return no("CreateBackup");
+  }
+
+  @Override
+  public CompletionStage<Backup> getBackup(GetBackupRequest in) {
+    return no("GetBackup");
+  }
+
+  @Override
+  public CompletionStage<Backup> updateBackup(UpdateBackupRequest in) {
+    return no("UpdateBackup");
+  }
+
+  @Override
+  public CompletionStage<Empty> deleteBackup(DeleteBackupRequest in) {
+    return no("DeleteBackup");
+  }
+
+  @Override
+  public CompletionStage<ListBackupsResponse> listBackups(ListBackupsRequest in) {
+    return no("ListBackups");
+  }
+
+  @Override
+  public CompletionStage<Operation> restoreTable(RestoreTableRequest in) {
+    return no("RestoreTable");
+  }
+
+  @Override
+  public CompletionStage<Operation> copyBackup(CopyBackupRequest in) {
+    return no("CopyBackup");
+  }
+
+  @Override
+  public CompletionStage<Policy> getIamPolicy(GetIamPolicyRequest in) {
+    return no("GetIamPolicy");
+  }
+
+  @Override
+  public CompletionStage<Policy> setIamPolicy(SetIamPolicyRequest in) {
+    return no("SetIamPolicy");
+  }
+
+  @Override
+  public CompletionStage<TestIamPermissionsResponse> testIamPermissions(TestIamPermissionsRequest in) {
+    return no("TestIamPermissions");
+  }
+
+  @Override
+  public CompletionStage<Operation> createSchemaBundle(CreateSchemaBundleRequest in) {
+    return no("CreateSchemaBundle");
+  }
+
+  @Override
+  public CompletionStage<Operation> updateSchemaBundle(UpdateSchemaBundleRequest in) {
+    return no("UpdateSchemaBundle");
+  }
+
+  @Override
+  public CompletionStage<SchemaBundle> getSchemaBundle(GetSchemaBundleRequest in) {
+    return no("GetSchemaBundle");
+  }
+
+  @Override
+  public CompletionStage<ListSchemaBundlesResponse> listSchemaBundles(ListSchemaBundlesRequest in) {
+    return no("ListSchemaBundles");
+  }
+
+  @Override
+  public CompletionStage<Empty> deleteSchemaBundle(DeleteSchemaBundleRequest in) {
+    return no("DeleteSchemaBundle");
+  }
+}

@@ -1,0 +1,35 @@
+package io.tabula.cluster.grpc;
+
+import com.google.bigtable.admin.v2.BigtableTableAdminHandlerFactory;
+import com.google.bigtable.v2.BigtableHandlerFactory;
+import io.tabula.actors.master.DirectoryCache;
+import io.tabula.actors.master.Master;
+import io.tabula.cluster.NodeSettings;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
+import org.apache.pekko.japi.function.Function;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.grpc.javadsl.ServiceHandler;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+
+/** Binds the Cloud Bigtable data and table-admin services on the node's gRPC port. */
+public final class BigtableServices {
+  private BigtableServices() {}
+
+  @SuppressWarnings("unchecked")
+  public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
+      DirectoryCache directory, ActorRef<Master.Command> master, Consumer<String> onTableDeleted) {
+    Router router = new Router(system, directory, master, settings.askTimeout(), settings.movedRetryFor());
+    Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtableHandlerFactory.partial(
+        new DataService(router), com.google.bigtable.v2.Bigtable.name, system);
+    Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(
+        new AdminService(system, master, router, settings.askTimeout(), onTableDeleted),
+        com.google.bigtable.admin.v2.BigtableTableAdmin.name, system);
+    return Http.get(system).newServerAt(settings.host(), settings.grpcPort())
+        .bind(ServiceHandler.concatOrNotFound(data, admin));
+  }
+}

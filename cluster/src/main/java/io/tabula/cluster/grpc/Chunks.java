@@ -1,0 +1,85 @@
+package io.tabula.cluster.grpc;
+
+import com.google.bigtable.v2.ReadRowsResponse;
+import com.google.bigtable.v2.ReadRowsResponse.CellChunk;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.BytesValue;
+import com.google.protobuf.StringValue;
+import io.tabula.persistence.model.Cell;
+import io.tabula.persistence.model.Row;
+import io.tabula.streams.filter.FilteredRow;
+import io.tabula.streams.filter.LabeledCell;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Rows to the ReadRows wire form: one chunk per cell, the row key on the row's first chunk,
+ * the family when it changes, the qualifier on every chunk, and commit_row on the last.
+ * The official clients rebuild rows from exactly this.
+ */
+final class Chunks {
+  private Chunks() {}
+
+  static ReadRowsResponse response(FilteredRow row) {
+    ReadRowsResponse.Builder b = ReadRowsResponse.newBuilder();
+    addRow(b, row);
+    return b.build();
+  }
+
+  static void addRow(ReadRowsResponse.Builder b, FilteredRow row) {
+    List<LabeledCell> cells = row.cells();
+    String family = null;
+    for (int i = 0; i < cells.size(); i++) {
+      LabeledCell c = cells.get(i);
+      CellChunk.Builder ch = CellChunk.newBuilder();
+      if (i == 0) {
+        ch.setRowKey(ByteString.copyFrom(row.key()));
+      }
+      if (!c.family().equals(family)) {
+        family = c.family();
+        ch.setFamilyName(StringValue.of(family));
+      }
+      ch.setQualifier(BytesValue.of(ByteString.copyFrom(c.qualifier())));
+      ch.setTimestampMicros(c.timestamp());
+      ch.addAllLabels(c.labels());
+      ch.setValue(ByteString.copyFrom(c.value()));
+      if (i == cells.size() - 1) {
+        ch.setCommitRow(true);
+      }
+      b.addChunks(ch);
+    }
+  }
+
+  /** A row in the shape ReadModifyWriteRow answers with: families, then columns, then cells. */
+  static com.google.bigtable.v2.Row row(Row row) {
+    com.google.bigtable.v2.Row.Builder out = com.google.bigtable.v2.Row.newBuilder()
+        .setKey(ByteString.copyFrom(row.key()));
+    com.google.bigtable.v2.Family.Builder fam = null;
+    com.google.bigtable.v2.Column.Builder col = null;
+    byte[] qualifier = null;
+    for (Cell c : row.cells()) {
+      if (fam == null || !fam.getName().equals(c.family())) {
+        if (fam != null) {
+          fam.addColumns(col);
+          out.addFamilies(fam);
+        }
+        fam = com.google.bigtable.v2.Family.newBuilder().setName(c.family());
+        col = null;
+      }
+      if (col == null || !Arrays.equals(qualifier, c.qualifier())) {
+        if (col != null) {
+          fam.addColumns(col);
+        }
+        qualifier = c.qualifier();
+        col = com.google.bigtable.v2.Column.newBuilder().setQualifier(ByteString.copyFrom(qualifier));
+      }
+      col.addCells(com.google.bigtable.v2.Cell.newBuilder().setTimestampMicros(c.timestamp())
+          .setValue(ByteString.copyFrom(c.value())));
+    }
+    if (fam != null) {
+      fam.addColumns(col);
+      out.addFamilies(fam);
+    }
+    return out.build();
+  }
+}

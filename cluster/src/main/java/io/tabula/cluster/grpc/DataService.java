@@ -1,0 +1,358 @@
+package io.tabula.cluster.grpc;
+
+import com.google.bigtable.v2.Bigtable;
+import com.google.bigtable.v2.CheckAndMutateRowRequest;
+import com.google.bigtable.v2.CheckAndMutateRowResponse;
+import com.google.bigtable.v2.ClientConfiguration;
+import com.google.bigtable.v2.ExecuteQueryRequest;
+import com.google.bigtable.v2.ExecuteQueryResponse;
+import com.google.bigtable.v2.GenerateInitialChangeStreamPartitionsRequest;
+import com.google.bigtable.v2.GenerateInitialChangeStreamPartitionsResponse;
+import com.google.bigtable.v2.GetClientConfigurationRequest;
+import com.google.bigtable.v2.MutateRowRequest;
+import com.google.bigtable.v2.MutateRowResponse;
+import com.google.bigtable.v2.MutateRowsRequest;
+import com.google.bigtable.v2.MutateRowsResponse;
+import com.google.bigtable.v2.PingAndWarmRequest;
+import com.google.bigtable.v2.PingAndWarmResponse;
+import com.google.bigtable.v2.PrepareQueryRequest;
+import com.google.bigtable.v2.PrepareQueryResponse;
+import com.google.bigtable.v2.ReadChangeStreamRequest;
+import com.google.bigtable.v2.ReadChangeStreamResponse;
+import com.google.bigtable.v2.ReadModifyWriteRowRequest;
+import com.google.bigtable.v2.ReadModifyWriteRowResponse;
+import com.google.bigtable.v2.ReadRowsRequest;
+import com.google.bigtable.v2.ReadRowsResponse;
+import com.google.bigtable.v2.RowFilter;
+import com.google.bigtable.v2.SampleRowKeysRequest;
+import com.google.bigtable.v2.SampleRowKeysResponse;
+import com.google.bigtable.v2.SessionRequest;
+import com.google.bigtable.v2.SessionResponse;
+import com.google.protobuf.ByteString;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.tablet.TabletActor;
+import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.persistence.model.Mutation;
+import io.tabula.persistence.model.RowMutation;
+import io.tabula.persistence.tablet.Tablet;
+import io.tabula.streams.filter.FilteredRow;
+import io.tabula.streams.filter.RowFilters;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.stream.javadsl.Source;
+
+/**
+ * The Cloud Bigtable data API ({@code google.bigtable.v2.Bigtable}) over Tabula's tablets: a
+ * thin translator that checks each request, turns it into tablet messages and turns the
+ * answers back. RPCs Tabula does not offer answer UNIMPLEMENTED.
+ */
+public final class DataService implements Bigtable {
+  private final Router router;
+
+  DataService(Router router) {
+    this.router = router;
+  }
+
+  // ---- reads
+
+  @Override
+  public Source<ReadRowsResponse, NotUsed> readRows(ReadRowsRequest in) {
+    String table;
+    byte[] filter;
+    List<RowRanges.Range> ranges;
+    try {
+      rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
+      table = Names.tableId("table_name", in.getTableName());
+      filter = filterBytes("filter", in.hasFilter() ? in.getFilter() : null);
+      if (in.getRowsLimit() < 0) {
+        throw GrpcErrors.invalid("rows_limit", "must not be negative, was " + in.getRowsLimit());
+      }
+      ranges = RowRanges.of(in.getRows());
+    } catch (RuntimeException e) {
+      return Source.failed(GrpcErrors.from(e));
+    }
+    boolean reversed = in.getReversed();
+    List<RowRanges.Range> ordered = new ArrayList<>(ranges);
+    if (reversed) {
+      java.util.Collections.reverse(ordered);
+    }
+    Source<FilteredRow, NotUsed> rows = Source.completionStage(router.table(table))
+        .flatMapConcat(t -> Source.from(ordered).flatMapConcat(r -> range(table, r, filter, reversed)));
+    if (in.getRowsLimit() > 0) {
+      rows = rows.take(in.getRowsLimit());
+    }
+    return rows.map(Chunks::response).mapError(new org.apache.pekko.japi.pf.PFBuilder<Throwable, Throwable>()
+        .match(Throwable.class, GrpcErrors::from).build());
+  }
+
+  private static void rejectViews(String authorizedView, String materializedView) {
+    if (!authorizedView.isEmpty()) {
+      throw GrpcErrors.invalid("authorized_view_name", "authorized views are not supported by Tabula");
+    }
+    if (!materializedView.isEmpty()) {
+      throw GrpcErrors.invalid("materialized_view_name", "materialized views are not supported by Tabula");
+    }
+  }
+
+  /** A filter checked up front (so a bad one fails before any row) and passed on serialized. */
+  private static byte[] filterBytes(String field, RowFilter f) {
+    if (f == null) {
+      return new byte[0];
+    }
+    RowFilters.compile(f, field, java.util.concurrent.ThreadLocalRandom.current()::nextDouble);
+    return f.toByteArray();
+  }
+
+  private Source<FilteredRow, NotUsed> range(String table, RowRanges.Range r, byte[] filter, boolean reversed) {
+    if (r.single()) {
+      return Source.completionStage(router.<TabletActor.RowResult>ask(table, r.start(),
+          (t, replyTo) -> new TabletActor.ReadRow(r.start(), filter, replyTo)))
+          .mapConcat(a -> a.value().row() == null ? List.of() : List.of(a.value().row()));
+    }
+    return reversed ? piecesBefore(table, r.start(), r.end(), filter) : piecesFrom(table, r.start(), r.end(), filter);
+  }
+
+  /** The rows of [from, end) tablet by tablet: each tablet's part, then lazily the rest. */
+  private Source<FilteredRow, NotUsed> piecesFrom(String table, byte[] from, byte[] end, byte[] filter) {
+    return Source.completionStage(router.<org.apache.pekko.stream.SourceRef<FilteredRow>>ask(table, from,
+        (t, replyTo) -> new TabletActor.OpenScan(from, clipEnd(end, t.endRow()), filter, false, replyTo)))
+        .flatMapConcat(a -> {
+          byte[] next = a.tablet().endRow();
+          boolean more = next.length > 0 && (end.length == 0 || ByteArrays.compare(next, end) < 0);
+          Source<FilteredRow, NotUsed> here = a.value().getSource();
+          return more ? here.concat(Source.lazySource(() -> piecesFrom(table, next, end, filter))
+              .mapMaterializedValue(m -> NotUsed.getInstance())) : here;
+        });
+  }
+
+  /** The rows of [start, end) backwards, tablet by tablet from the end. */
+  private Source<FilteredRow, NotUsed> piecesBefore(String table, byte[] start, byte[] end, byte[] filter) {
+    return Source.completionStage(router.<org.apache.pekko.stream.SourceRef<FilteredRow>>ask(table,
+        d -> d.locateBefore(table, end),
+        (t, replyTo) -> new TabletActor.OpenScan(ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(),
+            end, filter, true, replyTo)))
+        .flatMapConcat(a -> {
+          byte[] prev = a.tablet().startRow();
+          boolean more = prev.length > 0 && ByteArrays.compare(prev, start) > 0;
+          Source<FilteredRow, NotUsed> here = a.value().getSource();
+          return more ? here.concat(Source.lazySource(() -> piecesBefore(table, start, prev, filter))
+              .mapMaterializedValue(m -> NotUsed.getInstance())) : here;
+        });
+  }
+
+  private static byte[] clipEnd(byte[] end, byte[] tabletEnd) {
+    if (tabletEnd.length == 0) {
+      return end;
+    }
+    if (end.length == 0) {
+      return tabletEnd;
+    }
+    return ByteArrays.compare(end, tabletEnd) < 0 ? end : tabletEnd;
+  }
+
+  @Override
+  public Source<SampleRowKeysResponse, NotUsed> sampleRowKeys(SampleRowKeysRequest in) {
+    String table;
+    try {
+      rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
+      table = Names.tableId("table_name", in.getTableName());
+    } catch (RuntimeException e) {
+      return Source.failed(GrpcErrors.from(e));
+    }
+    CompletionStage<List<SampleRowKeysResponse>> samples = router.table(table).thenCompose(t -> {
+      List<TabletInfo> tablets = router.directory().tabletsOf(table);
+      List<CompletableFuture<List<Tablet.RowSample>>> asks = new ArrayList<>();
+      for (TabletInfo ti : tablets) {
+        asks.add(router.<List<Tablet.RowSample>>askTablet(ti.id(), TabletActor.SampleRows::new)
+            .toCompletableFuture());
+      }
+      return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).thenApply(x -> {
+        List<SampleRowKeysResponse> out = new ArrayList<>();
+        long base = 0;
+        for (int i = 0; i < tablets.size(); i++) {
+          List<Tablet.RowSample> s = asks.get(i).join();
+          long size = s.isEmpty() ? 0 : s.get(s.size() - 1).offsetBytes();
+          byte[] endRow = tablets.get(i).endRow();
+          base += size;
+          if (endRow.length > 0) {
+            out.add(SampleRowKeysResponse.newBuilder().setRowKey(ByteString.copyFrom(endRow)).setOffsetBytes(base)
+                .build());
+          }
+        }
+        out.add(SampleRowKeysResponse.newBuilder().setRowKey(ByteString.EMPTY).setOffsetBytes(base).build());
+        return out;
+      });
+    });
+    return Source.completionStage(samples).mapConcat(l -> l).mapError(
+        new org.apache.pekko.japi.pf.PFBuilder<Throwable, Throwable>().match(Throwable.class, GrpcErrors::from)
+            .build());
+  }
+
+  // ---- writes
+
+  @Override
+  public CompletionStage<MutateRowResponse> mutateRow(MutateRowRequest in) {
+    try {
+      rejectViews(in.getAuthorizedViewName(), "");
+      String table = Names.tableId("table_name", in.getTableName());
+      RowMutation rm = Mutations.rowMutation("", in.getRowKey(), in.getMutationsList());
+      return router.<org.apache.pekko.Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r))
+          .thenApply(a -> MutateRowResponse.getDefaultInstance()).exceptionally(e -> {
+            throw GrpcErrors.from(e);
+          });
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(GrpcErrors.from(e));
+    }
+  }
+
+  @Override
+  public Source<MutateRowsResponse, NotUsed> mutateRows(MutateRowsRequest in) {
+    String table;
+    try {
+      rejectViews(in.getAuthorizedViewName(), "");
+      table = Names.tableId("table_name", in.getTableName());
+      if (in.getEntriesCount() == 0) {
+        throw GrpcErrors.invalid("entries", "at least one entry is required");
+      }
+      if (in.getEntriesCount() > 100_000) {
+        throw GrpcErrors.invalid("entries", "at most 100000 entries are allowed, got " + in.getEntriesCount());
+      }
+    } catch (RuntimeException e) {
+      return Source.failed(GrpcErrors.from(e));
+    }
+    CompletionStage<MutateRowsResponse> all = router.table(table).thenCompose(t -> {
+      List<CompletableFuture<com.google.rpc.Status>> results = new ArrayList<>();
+      for (int i = 0; i < in.getEntriesCount(); i++) {
+        results.add(entry(table, i, in.getEntries(i)));
+      }
+      return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).thenApply(x -> {
+        MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();
+        for (int i = 0; i < results.size(); i++) {
+          b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(results.get(i).join()));
+        }
+        return b.build();
+      });
+    });
+    return Source.completionStage(all).mapError(new org.apache.pekko.japi.pf.PFBuilder<Throwable, Throwable>()
+        .match(Throwable.class, GrpcErrors::from).build());
+  }
+
+  /** One entry's outcome as a google.rpc.Status (OK or the error), never a failed future. */
+  private CompletableFuture<com.google.rpc.Status> entry(String table, int i, MutateRowsRequest.Entry e) {
+    CompletionStage<?> done;
+    try {
+      RowMutation rm = Mutations.rowMutation("entries[" + i + "]", e.getRowKey(), e.getMutationsList());
+      done = router.<org.apache.pekko.Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r));
+    } catch (RuntimeException err) {
+      done = CompletableFuture.failedFuture(err);
+    }
+    return done.handle((ok, err) -> {
+      if (err == null) {
+        return com.google.rpc.Status.newBuilder().setCode(0).build();
+      }
+      RuntimeException g = GrpcErrors.from(err);
+      io.grpc.Status s = io.grpc.Status.fromThrowable(g);
+      return com.google.rpc.Status.newBuilder().setCode(s.getCode().value())
+          .setMessage(s.getDescription() == null ? "" : s.getDescription()).build();
+    }).toCompletableFuture();
+  }
+
+  @Override
+  public CompletionStage<CheckAndMutateRowResponse> checkAndMutateRow(CheckAndMutateRowRequest in) {
+    try {
+      rejectViews(in.getAuthorizedViewName(), "");
+      String table = Names.tableId("table_name", in.getTableName());
+      byte[] row = Mutations.row("row_key", in.getRowKey());
+      byte[] predicate = filterBytes("predicate_filter", in.hasPredicateFilter() ? in.getPredicateFilter() : null);
+      List<Mutation> onTrue = Mutations.list("true_mutations", in.getTrueMutationsList());
+      List<Mutation> onFalse = Mutations.list("false_mutations", in.getFalseMutationsList());
+      if (onTrue.isEmpty() && onFalse.isEmpty()) {
+        throw GrpcErrors.invalid("true_mutations", "true_mutations and false_mutations are both empty");
+      }
+      Mutations.build("true_mutations", row, onTrue.isEmpty() ? List.of(Mutation.DeleteFromRow.INSTANCE) : onTrue);
+      Mutations.build("false_mutations", row, onFalse.isEmpty() ? List.of(Mutation.DeleteFromRow.INSTANCE)
+          : onFalse);
+      return router.<Boolean>ask(table, row, (t, r) -> new TabletActor.CheckAndMutate(row, predicate, onTrue,
+          onFalse, r)).thenApply(a -> CheckAndMutateRowResponse.newBuilder().setPredicateMatched(a.value()).build())
+          .exceptionally(e -> {
+            throw GrpcErrors.from(e);
+          });
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(GrpcErrors.from(e));
+    }
+  }
+
+  @Override
+  public CompletionStage<ReadModifyWriteRowResponse> readModifyWriteRow(ReadModifyWriteRowRequest in) {
+    try {
+      rejectViews(in.getAuthorizedViewName(), "");
+      String table = Names.tableId("table_name", in.getTableName());
+      byte[] row = Mutations.row("row_key", in.getRowKey());
+      List<io.tabula.actors.tablet.ReadModifyWriteRule> rules = Mutations.rules(in.getRulesList());
+      return router.<io.tabula.persistence.model.Row>ask(table, row,
+          (t, r) -> new TabletActor.ReadModifyWrite(row, rules, r))
+          .thenApply(a -> ReadModifyWriteRowResponse.newBuilder().setRow(Chunks.row(a.value())).build())
+          .exceptionally(e -> {
+            throw GrpcErrors.from(e);
+          });
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(GrpcErrors.from(e));
+    }
+  }
+
+  @Override
+  public CompletionStage<PingAndWarmResponse> pingAndWarm(PingAndWarmRequest in) {
+    try {
+      Names.instance("name", in.getName());
+      return CompletableFuture.completedFuture(PingAndWarmResponse.getDefaultInstance());
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(GrpcErrors.from(e));
+    }
+  }
+
+  // ---- not offered
+
+  @Override
+  public Source<GenerateInitialChangeStreamPartitionsResponse, NotUsed> generateInitialChangeStreamPartitions(
+      GenerateInitialChangeStreamPartitionsRequest in) {
+    return Source.failed(GrpcErrors.unimplemented("GenerateInitialChangeStreamPartitions"));
+  }
+
+  @Override
+  public Source<ReadChangeStreamResponse, NotUsed> readChangeStream(ReadChangeStreamRequest in) {
+    return Source.failed(GrpcErrors.unimplemented("ReadChangeStream"));
+  }
+
+  @Override
+  public CompletionStage<PrepareQueryResponse> prepareQuery(PrepareQueryRequest in) {
+    return CompletableFuture.failedFuture(GrpcErrors.unimplemented("PrepareQuery (SQL)"));
+  }
+
+  @Override
+  public Source<ExecuteQueryResponse, NotUsed> executeQuery(ExecuteQueryRequest in) {
+    return Source.failed(GrpcErrors.unimplemented("ExecuteQuery (SQL)"));
+  }
+
+  @Override
+  public CompletionStage<ClientConfiguration> getClientConfiguration(GetClientConfigurationRequest in) {
+    return CompletableFuture.failedFuture(GrpcErrors.unimplemented("GetClientConfiguration"));
+  }
+
+  @Override
+  public Source<SessionResponse, NotUsed> openTable(Source<SessionRequest, NotUsed> in) {
+    return Source.failed(GrpcErrors.unimplemented("OpenTable (sessions)"));
+  }
+
+  @Override
+  public Source<SessionResponse, NotUsed> openAuthorizedView(Source<SessionRequest, NotUsed> in) {
+    return Source.failed(GrpcErrors.unimplemented("OpenAuthorizedView (sessions)"));
+  }
+
+  @Override
+  public Source<SessionResponse, NotUsed> openMaterializedView(Source<SessionRequest, NotUsed> in) {
+    return Source.failed(GrpcErrors.unimplemented("OpenMaterializedView (sessions)"));
+  }
+}
