@@ -1,0 +1,193 @@
+package io.tabula.cluster.conformance;
+
+import static com.google.cloud.bigtable.admin.v2.models.GCRules.GCRULES;
+
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
+import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * Runs each scenario with identical inputs against a reference (Google's bundled emulator)
+ * and a target, and compares the rendered results with a line diff in the failure message.
+ *
+ * <p>The target is chosen by the system property {@value #TARGET_PROPERTY}: {@code tabula}
+ * (default) starts a Tabula node; {@code emulator} starts a second emulator, which validates
+ * the harness and the scenarios themselves (they must agree everywhere except server time).
+ * While {@code TabulaNode} is not built, the {@code tabula} target aborts the test class
+ * (reported as skipped), so the build stays green. With {@value #PRINT_PROPERTY}{@code =true}
+ * every scenario's reference result is printed.
+ *
+ * <p>Each scenario gets its own table with a unique name, created on both peers with
+ * {@link #FAMILY} and {@link #FAMILY2}. Owns both peers; {@link #close()} stops them.
+ */
+final class ConformanceHarness implements AutoCloseable {
+  static final String TARGET_PROPERTY = "tabula.conformance.target";
+  static final String PRINT_PROPERTY = "tabula.conformance.print";
+  /** Keeps up to 10 versions, so scenarios with a handful of versions never hit GC. */
+  static final String FAMILY = "cf";
+  /** Keeps versions younger than 30 days by server time; explicit tiny timestamps are older. */
+  static final String FAMILY2 = "cf2";
+
+  enum Target { TABULA, EMULATOR }
+
+  /** One scenario, run once per peer against that peer's copy of the table. */
+  @FunctionalInterface
+  interface Scenario {
+    String run(ConformancePeer peer, String table);
+  }
+
+  private static final AtomicInteger TABLES = new AtomicInteger();
+
+  private final Target target;
+  private final ConformancePeer reference;
+  private final ConformancePeer subject;
+  private final boolean print;
+
+  private ConformanceHarness(Target target, ConformancePeer reference, ConformancePeer subject) {
+    this.target = target;
+    this.reference = reference;
+    this.subject = subject;
+    this.print = Boolean.getBoolean(PRINT_PROPERTY);
+  }
+
+  static ConformanceHarness start() throws Exception {
+    Target target = Target.valueOf(
+        System.getProperty(TARGET_PROPERTY, "tabula").trim().toUpperCase(Locale.ROOT));
+    ConformancePeer reference = ConformancePeer.emulator("emulator");
+    try {
+      ConformancePeer subject = target == Target.EMULATOR
+          ? ConformancePeer.emulator("second emulator")
+          : ConformancePeer.tabula("tabula");
+      return new ConformanceHarness(target, reference, subject);
+    } catch (UnsupportedOperationException e) {
+      reference.close();
+      Assumptions.abort("TabulaNode is not built yet (" + e.getMessage() + "); run with -D"
+          + TARGET_PROPERTY + "=emulator to check the scenarios");
+      throw e;
+    } catch (Exception | Error e) {
+      reference.close();
+      throw e;
+    }
+  }
+
+  Target target() {
+    return target;
+  }
+
+  /** Creates a fresh table with the standard families on both peers, runs, and compares. */
+  void same(String scenario, Scenario body) {
+    String table = tableName(scenario);
+    createStandardTable(table);
+    compare(scenario, run(reference, table, body), run(subject, table, body), null);
+  }
+
+  /** Runs without creating a table (admin scenarios create their own); compares. */
+  void sameWithoutTable(String scenario, Scenario body) {
+    String table = tableName(scenario);
+    compare(scenario, run(reference, table, body), run(subject, table, body), null);
+  }
+
+  /**
+   * A deliberate difference: the emulator must still answer {@code emulatorAnswer} (so the
+   * quirk stays recorded truthfully), and the target must answer {@code tabulaAnswer} when it
+   * is Tabula, or the emulator's answer when it is a second emulator.
+   */
+  void differs(String scenario, String emulatorAnswer, String tabulaAnswer, Scenario body) {
+    String table = tableName(scenario);
+    createStandardTable(table);
+    String ref = run(reference, table, body);
+    Assertions.assertEquals(emulatorAnswer, ref,
+        scenario + ": the emulator no longer answers as recorded in docs/api-coverage.md\n"
+            + diff(emulatorAnswer, ref));
+    String expected = target == Target.TABULA ? tabulaAnswer : emulatorAnswer;
+    compare(scenario, expected, run(subject, table, body), "intended");
+  }
+
+  /**
+   * The emulator's answer is not deterministic (two emulators disagree run to run), so only
+   * Tabula's intended answer is asserted; against a second emulator the scenario just runs
+   * on both peers and must not fail with a client-side exception.
+   */
+  void tabulaOnly(String scenario, String tabulaAnswer, Scenario body) {
+    String table = tableName(scenario);
+    createStandardTable(table);
+    String ref = run(reference, table, body);
+    if (print) {
+      System.out.println("--- " + scenario + " (" + reference.name() + ", not compared)\n" + ref);
+    }
+    String actual = run(subject, table, body);
+    if (target == Target.TABULA) {
+      compare(scenario, tabulaAnswer, actual, "intended");
+    }
+  }
+
+  private String run(ConformancePeer peer, String table, Scenario body) {
+    return Render.outcome(() -> body.run(peer, table));
+  }
+
+  private void compare(String scenario, String expected, String actual, String expectedLabel) {
+    if (print) {
+      System.out.println("--- " + scenario + " (" + reference.name() + ")\n" + expected);
+    }
+    if (!expected.equals(actual)) {
+      String left = expectedLabel == null ? reference.name() : expectedLabel;
+      Assertions.fail(scenario + ": " + subject.name() + " differs from " + left
+          + " (- " + left + ", + " + subject.name() + ")\n" + diff(expected, actual));
+    }
+  }
+
+  private void createStandardTable(String table) {
+    for (ConformancePeer peer : List.of(reference, subject)) {
+      peer.admin().createTable(CreateTableRequest.of(table)
+          .addFamily(FAMILY, GCRULES.maxVersions(10))
+          .addFamily(FAMILY2, GCRULES.maxAge(30, TimeUnit.DAYS)));
+    }
+  }
+
+  /** A table id unique in this JVM, readable after the scenario name. */
+  static String tableName(String scenario) {
+    String base = scenario.replaceAll("[^A-Za-z0-9_.-]", "-");
+    if (base.length() > 40) {
+      base = base.substring(0, 40);
+    }
+    return base + "-" + TABLES.incrementAndGet();
+  }
+
+  /** A line diff (longest common subsequence): "  " both, "- " expected only, "+ " actual only. */
+  static String diff(String expected, String actual) {
+    String[] a = expected.split("\n", -1);
+    String[] b = actual.split("\n", -1);
+    int[][] lcs = new int[a.length + 1][b.length + 1];
+    for (int i = a.length - 1; i >= 0; i--) {
+      for (int j = b.length - 1; j >= 0; j--) {
+        lcs[i][j] = a[i].equals(b[j]) ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+      }
+    }
+    List<String> out = new ArrayList<>();
+    int i = 0;
+    int j = 0;
+    while (i < a.length || j < b.length) {
+      if (i < a.length && j < b.length && a[i].equals(b[j])) {
+        out.add("  " + a[i++]);
+        j++;
+      } else if (j < b.length && (i == a.length || lcs[i][j + 1] >= lcs[i + 1][j])) {
+        out.add("+ " + b[j++]);
+      } else {
+        out.add("- " + a[i++]);
+      }
+    }
+    return String.join("\n", out);
+  }
+
+  @Override
+  public void close() throws Exception {
+    try (ConformancePeer r = reference) {
+      subject.close();
+    }
+  }
+}
