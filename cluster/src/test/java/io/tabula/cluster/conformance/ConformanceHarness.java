@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
+import org.opentest4j.TestAbortedException;
 
 /**
  * Runs each scenario with identical inputs against a reference (Google's bundled emulator)
@@ -59,19 +59,20 @@ final class ConformanceHarness implements AutoCloseable {
     Target target = Target.valueOf(
         System.getProperty(TARGET_PROPERTY, "tabula").trim().toUpperCase(Locale.ROOT));
     ConformancePeer reference = ConformancePeer.emulator("emulator");
+    ConformanceHarness harness = null;
     try {
       ConformancePeer subject = target == Target.EMULATOR
           ? ConformancePeer.emulator("second emulator")
           : ConformancePeer.tabula("tabula");
-      return new ConformanceHarness(target, reference, subject);
+      harness = new ConformanceHarness(target, reference, subject);
+      return harness;
     } catch (UnsupportedOperationException e) {
-      reference.close();
-      Assumptions.abort("TabulaNode is not built yet (" + e.getMessage() + "); run with -D"
-          + TARGET_PROPERTY + "=emulator to check the scenarios");
-      throw e;
-    } catch (Exception | Error e) {
-      reference.close();
-      throw e;
+      throw new TestAbortedException("TabulaNode is not built yet (" + e.getMessage() + "); run with -D"
+          + TARGET_PROPERTY + "=emulator to check the scenarios", e);
+    } finally {
+      if (harness == null) {
+        reference.close();
+      }
     }
   }
 
