@@ -19,27 +19,15 @@ import com.google.protobuf.TextFormat;
 import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Conformance of the table-admin RPCs the official client uses. */
 @Tag("conformance")
 class AdminConformanceTest {
-  private static ConformanceHarness harness;
-
-  @BeforeAll
-  static void start() throws Exception {
-    harness = ConformanceHarness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (harness != null) {
-      harness.close();
-    }
-  }
+  @RegisterExtension
+  static final ConformanceHarness harness = new ConformanceHarness();
 
   /** Families sorted by id, each with its GC rule as a one-line protobuf. */
   static String families(Table table) {

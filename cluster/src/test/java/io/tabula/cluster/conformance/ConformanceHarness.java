@@ -9,6 +9,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.opentest4j.TestAbortedException;
 
 /**
@@ -23,9 +26,10 @@ import org.opentest4j.TestAbortedException;
  * every scenario's reference result is printed.
  *
  * <p>Each scenario gets its own table with a unique name, created on both peers with
- * {@link #FAMILY} and {@link #FAMILY2}. Owns both peers; {@link #close()} stops them.
+ * {@link #FAMILY} and {@link #FAMILY2}. A test class registers one as a static
+ * {@code @RegisterExtension} field: it starts both peers before the class and stops them after.
  */
-final class ConformanceHarness implements AutoCloseable {
+final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
   static final String TARGET_PROPERTY = "tabula.conformance.target";
   static final String PRINT_PROPERTY = "tabula.conformance.print";
   /** Keeps up to 10 versions, so scenarios with a handful of versions never hit GC. */
@@ -43,36 +47,41 @@ final class ConformanceHarness implements AutoCloseable {
 
   private static final AtomicInteger TABLES = new AtomicInteger();
 
-  private final Target target;
-  private final ConformancePeer reference;
-  private final ConformancePeer subject;
-  private final boolean print;
+  private final boolean print = Boolean.getBoolean(PRINT_PROPERTY);
+  private Target target;
+  private ConformancePeer reference;
+  private ConformancePeer subject;
 
-  private ConformanceHarness(Target target, ConformancePeer reference, ConformancePeer subject) {
-    this.target = target;
-    this.reference = reference;
-    this.subject = subject;
-    this.print = Boolean.getBoolean(PRINT_PROPERTY);
-  }
-
-  static ConformanceHarness start() throws Exception {
-    Target target = Target.valueOf(
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    target = Target.valueOf(
         System.getProperty(TARGET_PROPERTY, "tabula").trim().toUpperCase(Locale.ROOT));
-    ConformancePeer reference = ConformancePeer.emulator("emulator");
-    ConformanceHarness harness = null;
+    reference = ConformancePeer.emulator("emulator");
     try {
-      ConformancePeer subject = target == Target.EMULATOR
+      subject = target == Target.EMULATOR
           ? ConformancePeer.emulator("second emulator")
           : ConformancePeer.tabula("tabula");
-      harness = new ConformanceHarness(target, reference, subject);
-      return harness;
     } catch (UnsupportedOperationException e) {
       throw new TestAbortedException("TabulaNode is not built yet (" + e.getMessage() + "); run with -D"
           + TARGET_PROPERTY + "=emulator to check the scenarios", e);
     } finally {
-      if (harness == null) {
+      if (subject == null) {
         reference.close();
+        reference = null;
       }
+    }
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) throws Exception {
+    if (reference == null) {
+      return;
+    }
+    try (ConformancePeer r = reference) {
+      subject.close();
+    } finally {
+      reference = null;
+      subject = null;
     }
   }
 
@@ -185,10 +194,4 @@ final class ConformanceHarness implements AutoCloseable {
     return String.join("\n", out);
   }
 
-  @Override
-  public void close() throws Exception {
-    try (ConformancePeer r = reference) {
-      subject.close();
-    }
-  }
 }

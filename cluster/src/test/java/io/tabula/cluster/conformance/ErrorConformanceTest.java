@@ -11,10 +11,9 @@ import com.google.cloud.bigtable.data.v2.models.ReadModifyWriteRow;
 import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.google.protobuf.ByteString;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Conformance of error codes: only the gRPC status code is compared, never the message. */
 @Tag("conformance")
@@ -22,19 +21,8 @@ class ErrorConformanceTest {
   /** One byte over Tabula's 64 KiB row-key limit. */
   static final int OVERSIZED_KEY = 64 * 1024 + 1;
 
-  private static ConformanceHarness harness;
-
-  @BeforeAll
-  static void start() throws Exception {
-    harness = ConformanceHarness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (harness != null) {
-      harness.close();
-    }
-  }
+  @RegisterExtension
+  static final ConformanceHarness harness = new ConformanceHarness();
 
   @Test
   void missingTableIsNotFound() {

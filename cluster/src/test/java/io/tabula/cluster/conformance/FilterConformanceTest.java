@@ -10,10 +10,9 @@ import com.google.cloud.bigtable.data.v2.models.Mutation;
 import com.google.cloud.bigtable.data.v2.models.Query;
 import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.google.protobuf.ByteString;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Conformance of every row filter, alone and composed, over one fixed data set that has
@@ -24,19 +23,8 @@ class FilterConformanceTest {
   /** Row key with a NUL, a 0xff and a newline: regexes must see bytes, not UTF-8. */
   static final ByteString BINARY_KEY = ByteString.copyFrom(new byte[] {0, (byte) 0xff, '\n'});
 
-  private static ConformanceHarness harness;
-
-  @BeforeAll
-  static void start() throws Exception {
-    harness = ConformanceHarness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (harness != null) {
-      harness.close();
-    }
-  }
+  @RegisterExtension
+  static final ConformanceHarness harness = new ConformanceHarness();
 
   static void seed(ConformancePeer peer, String table) {
     peer.data().bulkMutateRows(BulkMutation.create(TableId.of(table))

@@ -14,10 +14,9 @@ import com.google.cloud.bigtable.data.v2.models.ReadModifyWriteRow;
 import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.google.protobuf.ByteString;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Conformance of the write path: every mutation type, MutateRows with per-entry results,
@@ -25,19 +24,8 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("conformance")
 class MutationConformanceTest {
-  private static ConformanceHarness harness;
-
-  @BeforeAll
-  static void start() throws Exception {
-    harness = ConformanceHarness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (harness != null) {
-      harness.close();
-    }
-  }
+  @RegisterExtension
+  static final ConformanceHarness harness = new ConformanceHarness();
 
   /** Writes cf:a at 1000, 2000, 3000, cf:b at 1000 and cf2:x at 4000 into row "r". */
   static void seed(ConformancePeer peer, String table) {

@@ -9,27 +9,15 @@ import com.google.cloud.bigtable.data.v2.models.Range.ByteStringRange;
 import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.google.protobuf.ByteString;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Conformance of row selection: ranges, key sets, prefixes, limits, reversed scans, samples. */
 @Tag("conformance")
 class ReadConformanceTest {
-  private static ConformanceHarness harness;
-
-  @BeforeAll
-  static void start() throws Exception {
-    harness = ConformanceHarness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (harness != null) {
-      harness.close();
-    }
-  }
+  @RegisterExtension
+  static final ConformanceHarness harness = new ConformanceHarness();
 
   /** Rows a, a1, a2, b, b1, c, and the binary keys 0x00 and 0xff, each with one cell. */
   static void seed(ConformancePeer peer, String table) {
