@@ -1,0 +1,197 @@
+package io.tabula.cluster.conformance;
+
+import static com.google.cloud.bigtable.admin.v2.models.GCRules.GCRULES;
+
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
+import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.opentest4j.TestAbortedException;
+
+/**
+ * Runs each scenario with identical inputs against a reference (Google's bundled emulator)
+ * and a target, and compares the rendered results with a line diff in the failure message.
+ *
+ * <p>The target is chosen by the system property {@value #TARGET_PROPERTY}: {@code tabula}
+ * (default) starts a Tabula node; {@code emulator} starts a second emulator, which validates
+ * the harness and the scenarios themselves (they must agree everywhere except server time).
+ * While {@code TabulaNode} is not built, the {@code tabula} target aborts the test class
+ * (reported as skipped), so the build stays green. With {@value #PRINT_PROPERTY}{@code =true}
+ * every scenario's reference result is printed.
+ *
+ * <p>Each scenario gets its own table with a unique name, created on both peers with
+ * {@link #FAMILY} and {@link #FAMILY2}. A test class registers one as a static
+ * {@code @RegisterExtension} field: it starts both peers before the class and stops them after.
+ */
+final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
+  static final String TARGET_PROPERTY = "tabula.conformance.target";
+  static final String PRINT_PROPERTY = "tabula.conformance.print";
+  /** Keeps up to 10 versions, so scenarios with a handful of versions never hit GC. */
+  static final String FAMILY = "cf";
+  /** Keeps versions younger than 30 days by server time; explicit tiny timestamps are older. */
+  static final String FAMILY2 = "cf2";
+
+  enum Target { TABULA, EMULATOR }
+
+  /** One scenario, run once per peer against that peer's copy of the table. */
+  @FunctionalInterface
+  interface Scenario {
+    String run(ConformancePeer peer, String table);
+  }
+
+  private static final AtomicInteger TABLES = new AtomicInteger();
+
+  private final boolean print = Boolean.getBoolean(PRINT_PROPERTY);
+  private Target target;
+  private ConformancePeer reference;
+  private ConformancePeer subject;
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    target = Target.valueOf(
+        System.getProperty(TARGET_PROPERTY, "tabula").trim().toUpperCase(Locale.ROOT));
+    reference = ConformancePeer.emulator("emulator");
+    try {
+      subject = target == Target.EMULATOR
+          ? ConformancePeer.emulator("second emulator")
+          : ConformancePeer.tabula("tabula");
+    } catch (UnsupportedOperationException e) {
+      throw new TestAbortedException("TabulaNode is not built yet (" + e.getMessage() + "); run with -D"
+          + TARGET_PROPERTY + "=emulator to check the scenarios", e);
+    } finally {
+      if (subject == null) {
+        reference.close();
+        reference = null;
+      }
+    }
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) throws Exception {
+    if (reference == null) {
+      return;
+    }
+    try (ConformancePeer r = reference) {
+      subject.close();
+    } finally {
+      reference = null;
+      subject = null;
+    }
+  }
+
+  Target target() {
+    return target;
+  }
+
+  /** Creates a fresh table with the standard families on both peers, runs, and compares. */
+  void same(String scenario, Scenario body) {
+    String table = tableName(scenario);
+    createStandardTable(table);
+    compare(scenario, run(reference, table, body), run(subject, table, body), null);
+  }
+
+  /** Runs without creating a table (admin scenarios create their own); compares. */
+  void sameWithoutTable(String scenario, Scenario body) {
+    String table = tableName(scenario);
+    compare(scenario, run(reference, table, body), run(subject, table, body), null);
+  }
+
+  /**
+   * A deliberate difference: the emulator must still answer {@code emulatorAnswer} (so the
+   * quirk stays recorded truthfully), and the target must answer {@code tabulaAnswer} when it
+   * is Tabula, or the emulator's answer when it is a second emulator.
+   */
+  void differs(String scenario, String emulatorAnswer, String tabulaAnswer, Scenario body) {
+    String table = tableName(scenario);
+    createStandardTable(table);
+    String ref = run(reference, table, body);
+    Assertions.assertEquals(emulatorAnswer, ref,
+        scenario + ": the emulator no longer answers as recorded in docs/api-coverage.md\n"
+            + diff(emulatorAnswer, ref));
+    String expected = target == Target.TABULA ? tabulaAnswer : emulatorAnswer;
+    compare(scenario, expected, run(subject, table, body), "intended");
+  }
+
+  /**
+   * The emulator's answer is not deterministic (two emulators disagree run to run), so only
+   * Tabula's intended answer is asserted; against a second emulator the scenario just runs
+   * on both peers and must not fail with a client-side exception.
+   */
+  void tabulaOnly(String scenario, String tabulaAnswer, Scenario body) {
+    String table = tableName(scenario);
+    createStandardTable(table);
+    String ref = run(reference, table, body);
+    if (print) {
+      System.out.println("--- " + scenario + " (" + reference.name() + ", not compared)\n" + ref);
+    }
+    String actual = run(subject, table, body);
+    if (target == Target.TABULA) {
+      compare(scenario, tabulaAnswer, actual, "intended");
+    }
+  }
+
+  private String run(ConformancePeer peer, String table, Scenario body) {
+    return Render.outcome(() -> body.run(peer, table));
+  }
+
+  private void compare(String scenario, String expected, String actual, String expectedLabel) {
+    if (print) {
+      System.out.println("--- " + scenario + " (" + reference.name() + ")\n" + expected);
+    }
+    if (!expected.equals(actual)) {
+      String left = expectedLabel == null ? reference.name() : expectedLabel;
+      Assertions.fail(scenario + ": " + subject.name() + " differs from " + left
+          + " (- " + left + ", + " + subject.name() + ")\n" + diff(expected, actual));
+    }
+  }
+
+  private void createStandardTable(String table) {
+    for (ConformancePeer peer : List.of(reference, subject)) {
+      peer.admin().createTable(CreateTableRequest.of(table)
+          .addFamily(FAMILY, GCRULES.maxVersions(10))
+          .addFamily(FAMILY2, GCRULES.maxAge(30, TimeUnit.DAYS)));
+    }
+  }
+
+  /** A table id unique in this JVM, readable after the scenario name. */
+  static String tableName(String scenario) {
+    String base = scenario.replaceAll("[^A-Za-z0-9_.-]", "-");
+    if (base.length() > 40) {
+      base = base.substring(0, 40);
+    }
+    return base + "-" + TABLES.incrementAndGet();
+  }
+
+  /** A line diff (longest common subsequence): "  " both, "- " expected only, "+ " actual only. */
+  static String diff(String expected, String actual) {
+    String[] a = expected.split("\n", -1);
+    String[] b = actual.split("\n", -1);
+    int[][] lcs = new int[a.length + 1][b.length + 1];
+    for (int i = a.length - 1; i >= 0; i--) {
+      for (int j = b.length - 1; j >= 0; j--) {
+        lcs[i][j] = a[i].equals(b[j]) ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+      }
+    }
+    List<String> out = new ArrayList<>();
+    int i = 0;
+    int j = 0;
+    while (i < a.length || j < b.length) {
+      if (i < a.length && j < b.length && a[i].equals(b[j])) {
+        out.add("  " + a[i++]);
+        j++;
+      } else if (j < b.length && (i == a.length || lcs[i][j + 1] >= lcs[i + 1][j])) {
+        out.add("+ " + b[j++]);
+      } else {
+        out.add("- " + a[i++]);
+      }
+    }
+    return String.join("\n", out);
+  }
+
+}

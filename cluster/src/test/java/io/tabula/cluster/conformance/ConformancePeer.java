@@ -1,0 +1,167 @@
+package io.tabula.cluster.conformance;
+
+import com.google.api.gax.retrying.RetrySettings;
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.BigtableDataSettings;
+import com.google.cloud.bigtable.data.v2.stub.EnhancedBigtableStubSettings;
+import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
+import com.google.cloud.bigtable.emulator.core.EmulatorController;
+import io.tabula.cluster.TabulaNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+
+/**
+ * One server speaking the Cloud Bigtable API on 127.0.0.1 (Google's bundled emulator or a
+ * Tabula node) with an official data client and table-admin client connected to it.
+ *
+ * <p>Owns the server and both clients: {@link #close()} closes the clients, then stops the
+ * server (and deletes a Tabula node's data folder). Every call the clients make is bounded
+ * by {@link #CALL_DEADLINE} with at most {@link #MAX_ATTEMPTS} attempts, so a broken peer
+ * fails a scenario instead of hanging it. Not thread-safe; one test class uses it.
+ */
+final class ConformancePeer implements AutoCloseable {
+  static final String PROJECT = "p";
+  static final String INSTANCE = "i";
+  static final String LOOPBACK = "127.0.0.1";
+  static final Duration CALL_DEADLINE = Duration.ofSeconds(5);
+  static final int MAX_ATTEMPTS = 2;
+
+  private final String name;
+  private final AutoCloseable server;
+  private final BigtableDataClient data;
+  private final BigtableTableAdminClient admin;
+
+  private ConformancePeer(String name, AutoCloseable server, int port) throws IOException {
+    this.name = name;
+    this.server = server;
+    this.data = BigtableDataClient.create(dataSettings(port));
+    this.admin = BigtableTableAdminClient.create(adminSettings(port));
+  }
+
+  /** Starts Google's bundled emulator on a free loopback port. */
+  static ConformancePeer emulator(String name) throws IOException {
+    EmulatorController emulator = EmulatorController.createBundled();
+    try {
+      // start() picks a free port and passes "-host" the loopback address.
+      emulator.start();
+    } catch (TimeoutException e) {
+      throw new IOException("the bundled emulator did not open its port", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while starting the bundled emulator", e);
+    }
+    return new ConformancePeer(name, emulator::stop, emulator.getPort());
+  }
+
+  /**
+   * Starts a single Tabula node on free loopback ports with its data in a fresh temporary
+   * folder. Throws {@link UnsupportedOperationException} while the node is not built.
+   */
+  static ConformancePeer tabula(String name) throws IOException {
+    Path dataDir = Files.createTempDirectory("tabula-conformance-");
+    TabulaNode node;
+    try {
+      node = TabulaNode.start(dataDir, 0, 0);
+    } catch (RuntimeException e) {
+      deleteTree(dataDir);
+      throw e;
+    }
+    AutoCloseable stop = () -> {
+      try {
+        node.close();
+      } finally {
+        deleteTree(dataDir);
+      }
+    };
+    return new ConformancePeer(name, stop, node.grpcPort());
+  }
+
+  String name() {
+    return name;
+  }
+
+  BigtableDataClient data() {
+    return data;
+  }
+
+  BigtableTableAdminClient admin() {
+    return admin;
+  }
+
+  @Override
+  public void close() throws Exception {
+    try (AutoCloseable s = server) {
+      try (BigtableDataClient d = data) {
+        admin.close();
+      }
+    }
+  }
+
+  private static RetrySettings bounded() {
+    return RetrySettings.newBuilder()
+        .setMaxAttempts(MAX_ATTEMPTS)
+        .setInitialRetryDelayDuration(Duration.ofMillis(20))
+        .setMaxRetryDelayDuration(Duration.ofMillis(200))
+        .setRetryDelayMultiplier(2.0)
+        .setInitialRpcTimeoutDuration(CALL_DEADLINE)
+        .setMaxRpcTimeoutDuration(CALL_DEADLINE)
+        .setRpcTimeoutMultiplier(1.0)
+        .setTotalTimeoutDuration(CALL_DEADLINE)
+        .build();
+  }
+
+  private static BigtableDataSettings dataSettings(int port) throws IOException {
+    BigtableDataSettings.Builder builder =
+        BigtableDataSettings.newBuilderForEmulator(LOOPBACK, port)
+            .setProjectId(PROJECT)
+            .setInstanceId(INSTANCE)
+            .setMetricsProvider(NoopMetricsProvider.INSTANCE)
+            .disableInternalMetrics();
+    EnhancedBigtableStubSettings.Builder stub = builder.stubSettings();
+    RetrySettings retry = bounded();
+    stub.readRowsSettings().setRetrySettings(retry).setIdleTimeoutDuration(CALL_DEADLINE);
+    stub.readRowSettings().setRetrySettings(retry);
+    stub.sampleRowKeysSettings().setRetrySettings(retry);
+    stub.mutateRowSettings().setRetrySettings(retry);
+    stub.bulkMutateRowsSettings().setRetrySettings(retry);
+    stub.checkAndMutateRowSettings().setRetrySettings(retry);
+    stub.readModifyWriteRowSettings().setRetrySettings(retry);
+    return builder.build();
+  }
+
+  private static BigtableTableAdminSettings adminSettings(int port) throws IOException {
+    BigtableTableAdminSettings.Builder builder =
+        BigtableTableAdminSettings.newBuilderForEmulator(LOOPBACK, port)
+            .setProjectId(PROJECT)
+            .setInstanceId(INSTANCE);
+    RetrySettings retry = bounded();
+    builder.stubSettings().applyToAllUnaryMethods(settings -> {
+      settings.setRetrySettings(retry);
+      return null;
+    });
+    return builder.build();
+  }
+
+  private static void deleteTree(Path root) throws IOException {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(root)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+        try {
+          Files.delete(p);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+    }
+  }
+}
