@@ -15,6 +15,7 @@ import org.apache.pekko.actor.typed.ActorRef;
  */
 final class ActorRefClassResolver extends DefaultClassResolver {
   @Override
+  @SuppressWarnings("rawtypes") // Kryo's signature
   public Registration getRegistration(Class type) {
     Registration registration = super.getRegistration(type);
     if (registration == null && type != null && ActorRef.class.isAssignableFrom(type)) {

@@ -54,6 +54,7 @@ final class KryoFactory {
   Kryo create() {
     Kryo kryo = new Kryo(new ActorRefClassResolver(), null) {
       @Override
+      @SuppressWarnings("rawtypes") // Kryo's signature
       protected String unregisteredClassMessage(Class type) {
         return "Class is not registered for Kryo: " + type.getName() + ". Add \""
             + type.getName() + "\" = <unused id> to " + KryoSettings.PATH
