@@ -1,4 +1,12 @@
 package io.tabula.protocol.kryo;
 
-/** Marks a message type that Pekko serializes with Kryo. */
+/**
+ * Marker for Tabula's internal actor messages, events and replies that travel between nodes.
+ *
+ * <p>{@code reference.conf} of this module binds every implementing type to {@link
+ * KryoSerializer}. Implementing this interface is not enough on its own: the concrete class
+ * (and every class reachable from its fields) needs an explicit id under {@code
+ * tabula.kryo.registrations} in its module's {@code reference.conf}, or serialization fails
+ * with a message naming the missing class.
+ */
 public interface KryoSerializable {}
