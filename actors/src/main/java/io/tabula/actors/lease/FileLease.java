@@ -125,10 +125,7 @@ public final class FileLease extends Lease {
     try {
       return CompletableFuture.completedFuture(tryAcquire());
     } catch (IOException e) {
-      LeaseException failure = new LeaseException(
-          "lease [" + settings.leaseName() + "] could not use " + path + ": " + e);
-      failure.initCause(e);
-      return CompletableFuture.failedFuture(failure);
+      return failed("could not lock", e);
     }
   }
 
@@ -155,10 +152,7 @@ public final class FileLease extends Lease {
         closeHeld();
         return CompletableFuture.completedFuture(true);
       } catch (IOException e) {
-        LeaseException failure = new LeaseException(
-            "lease [" + settings.leaseName() + "] failed to unlock " + path + ": " + e);
-        failure.initCause(e);
-        return CompletableFuture.failedFuture(failure);
+        return failed("could not unlock", e);
       }
     }
   }
@@ -220,6 +214,14 @@ public final class FileLease extends Lease {
         }
       }
     }
+  }
+
+  /** A failed stage naming the lease, the file and what went wrong. */
+  private CompletionStage<Boolean> failed(String what, IOException cause) {
+    LeaseException failure = new LeaseException(
+        "lease [" + settings.leaseName() + "] " + what + " " + path + ": " + cause);
+    failure.initCause(cause);
+    return CompletableFuture.failedFuture(failure);
   }
 
   private void recordOwner(FileChannel opened) throws IOException {

@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.coordination.lease.LeaseException;
 import org.apache.pekko.coordination.lease.LeaseSettings;
 import org.apache.pekko.coordination.lease.javadsl.Lease;
 import org.apache.pekko.coordination.lease.javadsl.LeaseProvider;
@@ -117,6 +118,23 @@ class FileLeaseTest {
     FileLease lease = new FileLease(settings(dir, "shard/../x y", "owner"));
     assertEquals(dir, lease.path().getParent());
     assertEquals("shard%2F..%2Fx+y.lease", lease.path().getFileName().toString());
+  }
+
+  @Test
+  void unusableLeaseDirFailsTheAcquireNamingTheFile() throws Exception {
+    Path notADir = Files.writeString(dir.resolve("plain-file"), "x");
+    FileLease lease = new FileLease(settings(notADir, "tabula-master", "owner"));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> await(lease.acquire()));
+    assertInstanceOf(LeaseException.class, e.getCause());
+    assertTrue(e.getCause().getMessage().contains(lease.path().toString()), e.getMessage());
+    assertFalse(lease.checkLease());
+    // A failed attempt claims nothing: another instance on the same path meets the same
+    // I/O error, not a refusal because the path looks held in this JVM.
+    FileLease again = new FileLease(settings(notADir, "tabula-master", "again"));
+    ExecutionException second =
+        assertThrows(ExecutionException.class, () -> await(again.acquire()));
+    assertInstanceOf(LeaseException.class, second.getCause());
   }
 
   @Test

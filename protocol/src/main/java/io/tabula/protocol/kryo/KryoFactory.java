@@ -77,7 +77,10 @@ final class KryoFactory {
     Map<Class<?>, Integer> loaded = new LinkedHashMap<>();
     settings.registrations().entrySet().stream()
         .sorted(Map.Entry.comparingByValue())
-        .forEach(entry -> loaded.put(load(entry.getKey(), entry.getValue(), loader), entry.getValue()));
+        .forEach(entry -> {
+          int id = entry.getValue();
+          loaded.put(load(entry.getKey(), id, loader), id);
+        });
     return loaded;
   }
 

@@ -117,7 +117,8 @@ public final class KryoSerializer extends JSerializer {
       if (input.position() != bytes.length) {
         throw new KryoException(
             "message of " + bytes.length + " bytes has " + (bytes.length - input.position())
-                + " trailing bytes after " + (message == null ? "null" : message.getClass().getName()));
+                + " trailing bytes after "
+                + (message == null ? "null" : message.getClass().getName()));
       }
       return message;
     }

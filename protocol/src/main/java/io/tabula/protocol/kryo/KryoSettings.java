@@ -15,7 +15,8 @@ import java.util.TreeMap;
  * @param retainedBufferSize a pooled output buffer that grew past this many bytes is
  *     replaced by a fresh one of this size after use, so one huge message does not pin memory
  */
-record KryoSettings(Map<String, Integer> registrations, int maxMessageSize, int retainedBufferSize) {
+record KryoSettings(
+    Map<String, Integer> registrations, int maxMessageSize, int retainedBufferSize) {
 
   /** Where the settings live in the actor system's configuration. */
   static final String PATH = "tabula.kryo";

@@ -42,7 +42,8 @@ class KryoSettingsTest {
 
   @Test
   void reservedAndNonIntegerIdsAreRefused() {
-    assertThrows(IllegalArgumentException.class, () -> KryoSettings.fromConfig(with("\"a.X\" = 3")));
+    assertThrows(
+        IllegalArgumentException.class, () -> KryoSettings.fromConfig(with("\"a.X\" = 3")));
     assertThrows(
         IllegalArgumentException.class, () -> KryoSettings.fromConfig(with("\"a.X\" = \"one\"")));
   }
