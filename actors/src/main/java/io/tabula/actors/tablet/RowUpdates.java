@@ -67,7 +67,12 @@ final class RowUpdates {
       }
       written.put(k, new Cell(r.family(), r.qualifier(), ts, value));
     }
-    return new ArrayList<>(written.values());
+    List<Cell> out = new ArrayList<>(written.values());
+    out.sort((a, b) -> {
+      int c = a.family().compareTo(b.family());
+      return c != 0 ? c : ByteArrays.compare(a.qualifier(), b.qualifier());
+    });
+    return out;
   }
 
   static List<Mutation> asMutations(List<Cell> cells) {

@@ -105,7 +105,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   /** Deletes every row of this tablet starting with {@code prefix} (empty: every row). */
   public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
-  private record WriteFinished(ByteBuffer row) implements Command {}
+  private record WriteFinished(byte[] row) implements Command {}
 
   private enum Tick implements Command { INSTANCE }
 
@@ -232,16 +232,17 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     ActorRef<Command> self = getContext().getSelf();
     f.whenComplete((ok, err) -> {
       replyTo.tell(err == null ? StatusReply.success(result) : refusal(err));
-      self.tell(new WriteFinished(row));
+      self.tell(new WriteFinished(rm.row()));
     });
   }
 
   private Behavior<Command> onWriteFinished(WriteFinished w) {
-    int left = writesInFlight.merge(w.row(), -1, Integer::sum);
+    ByteBuffer row = ByteBuffer.wrap(w.row());
+    int left = writesInFlight.merge(row, -1, Integer::sum);
     if (left <= 0) {
-      writesInFlight.remove(w.row());
-      ArrayDeque<Command> q = waiting.get(w.row());
-      while (q != null && !q.isEmpty() && !writesInFlight.containsKey(w.row())) {
+      writesInFlight.remove(row);
+      ArrayDeque<Command> q = waiting.get(row);
+      while (q != null && !q.isEmpty() && !writesInFlight.containsKey(row)) {
         Command c = q.poll();
         if (c instanceof CheckAndMutate cm) {
           runCheckAndMutate(cm);
@@ -250,7 +251,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         }
       }
       if (q != null && q.isEmpty()) {
-        waiting.remove(w.row());
+        waiting.remove(row);
       }
     }
     return this;
