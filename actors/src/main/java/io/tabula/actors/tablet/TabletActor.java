@@ -66,7 +66,7 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
  *       on this actor, so no write to the row can come between its read and its write.
  *   <li>Every {@code checkInterval} it reports its files to the master and splits when it
  *       has grown past {@code splitBytes}; the split runs off the mailbox, then the master
- *       records it and this actor stops (the children are new entities).
+ *       records it and this actor only refuses from then on (the children are new entities).
  *   <li>A request this tablet cannot serve (split, closed, unknown) is refused with
  *       {@link ErrorCode#MOVED}: the caller looks the row up again.
  * </ul>
@@ -122,6 +122,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private boolean splitting;
   private Map<String, List<String>> reportedFiles = Map.of();
   private long reportedRedo = -1;
+  /** The size at which the last split attempt found no split point: retry only after real growth. */
+  private long noSplitPointAt;
 
   private TabletActor(ActorContext<Command> ctx, TabletNode node, Tablet tablet, TabletInfo info) {
     super(ctx);
@@ -162,11 +164,15 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     }
   }
 
-  /** A tablet this node does not serve: every request is refused as moved, and the actor stops when idle. */
+  /**
+   * A tablet this node does not serve (split or unknown): every request is refused as moved.
+   * The actor stays (it costs a mailbox) rather than stopping, because a sharded entity that
+   * stops on its own drops the messages already on their way to it.
+   */
   private static Behavior<Command> gone(String tabletId) {
     return Behaviors.receive(Command.class).onAnyMessage(c -> {
       refuseMoved(c, "tablet " + tabletId + " is not served here; look the row up again");
-      return Behaviors.stopped();
+      return Behaviors.same();
     }).build();
   }
 
@@ -390,7 +396,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       reportedFiles = files;
       reportedRedo = redo;
     }
-    if (tablet.approximateBytes() > node.settings().splitBytes()) {
+    long size = tablet.approximateRangeBytes();
+    if (size > node.settings().splitBytes() && size > noSplitPointAt + noSplitPointAt / 4) {
       startSplit();
     }
     return this;
@@ -420,6 +427,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private Behavior<Command> onSplitDone(SplitDone d) {
     if (d.row() == null) {
       getContext().getLog().info("tablet {} did not split: {}", info.id(), d.error());
+      noSplitPointAt = tablet.approximateRangeBytes();
       splitting = false;
       return this;
     }
@@ -427,7 +435,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         io.tabula.persistence.encoding.ByteArrays.show(d.row()), d.leftId(), d.rightId());
     recordSplit(d);
     return Behaviors.receive(Command.class)
-        .onMessage(SplitRecorded.class, r -> r.ok() ? Behaviors.stopped() : retrySplitRecord(d))
+        .onMessage(SplitRecorded.class, r -> r.ok() ? gone(info.id()) : retrySplitRecord(d))
         .onMessage(WriteFinished.class, w -> Behaviors.same())
         .onMessageEquals(Tick.INSTANCE, () -> Behaviors.same())
         .onAnyMessage(c -> {

@@ -27,7 +27,7 @@ import java.util.stream.Stream;
  * by {@link #CALL_DEADLINE} with at most {@link #MAX_ATTEMPTS} attempts, so a broken peer
  * fails a scenario instead of hanging it. Not thread-safe; one test class uses it.
  */
-final class ConformancePeer implements AutoCloseable {
+public final class ConformancePeer implements AutoCloseable {
   static final String PROJECT = "p";
   static final String INSTANCE = "i";
   static final String LOOPBACK = "127.0.0.1";
@@ -118,7 +118,7 @@ final class ConformancePeer implements AutoCloseable {
         .build();
   }
 
-  private static BigtableDataSettings dataSettings(int port) throws IOException {
+  public static BigtableDataSettings dataSettings(int port) throws IOException {
     BigtableDataSettings.Builder builder =
         BigtableDataSettings.newBuilderForEmulator(LOOPBACK, port)
             .setProjectId(PROJECT)
@@ -137,7 +137,7 @@ final class ConformancePeer implements AutoCloseable {
     return builder.build();
   }
 
-  private static BigtableTableAdminSettings adminSettings(int port) throws IOException {
+  public static BigtableTableAdminSettings adminSettings(int port) throws IOException {
     BigtableTableAdminSettings.Builder builder =
         BigtableTableAdminSettings.newBuilderForEmulator(LOOPBACK, port)
             .setProjectId(PROJECT)

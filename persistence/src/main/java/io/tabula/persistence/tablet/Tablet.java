@@ -390,7 +390,27 @@ public final class Tablet implements Closeable {
     return maintenance.majorCompact();
   }
 
-  /** Approximate bytes held by the tablet's SSTables and memtables, for split decisions. */
+  /**
+   * Approximate bytes of this tablet's own rows: its memtables plus the SSTable blocks
+   * inside its row range. Unlike {@link #approximateBytes}, SSTables shared with a sibling
+   * after a split count only for the part in range, so this is what split decisions use.
+   */
+  public long approximateRangeBytes() {
+    long b = 0;
+    TabletVersion v = acquire();
+    try {
+      b += v.active.approximateBytes();
+      for (TabletVersion.Frozen f : v.frozen) {
+        b += f.memtable().approximateBytes();
+      }
+    } finally {
+      v.release();
+    }
+    List<RowSample> samples = rowSamples();
+    return b + (samples.isEmpty() ? 0 : samples.get(samples.size() - 1).offsetBytes());
+  }
+
+  /** Approximate bytes held by the tablet's SSTables and memtables (shared ones in full). */
   public long approximateBytes() {
     TabletVersion v = acquire();
     try {

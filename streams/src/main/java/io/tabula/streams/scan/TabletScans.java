@@ -24,9 +24,17 @@ import org.apache.pekko.stream.javadsl.Source;
 public final class TabletScans {
   private TabletScans() {}
 
-  /** Rows of {@code tablet} in {@code [start, end)} (empty bounds are open), in key order, over a snapshot. */
+  /**
+   * Rows of {@code tablet} in {@code [start, end)} (empty bounds are open), in key order.
+   * The snapshot is taken now, on the caller's thread, so a split or close of the tablet
+   * after this returns does not affect the stream; the scanner is closed when the stream
+   * completes, fails or is cancelled.
+   *
+   * @throws io.tabula.persistence.tablet.TabletUnavailableException if the tablet is closed
+   */
   public static Source<Row, NotUsed> rows(Tablet tablet, byte[] start, byte[] end, ReadFilter filter) {
-    return Source.unfoldResource(() -> open(tablet, start, end, filter), TabletScans::next, TabletScans::close);
+    RowScanner scanner = open(tablet, start, end, filter);
+    return Source.unfoldResource(() -> scanner, TabletScans::next, TabletScans::close);
   }
 
   /**
@@ -35,9 +43,9 @@ public final class TabletScans {
    * range, which is what a reversed scan over a large range costs here.
    */
   public static Source<Row, NotUsed> rowsReversed(Tablet tablet, byte[] start, byte[] end, ReadFilter filter) {
+    RowScanner s = open(tablet, start, end, filter);
     return Source.unfoldResource(() -> {
       List<Row> rows = new ArrayList<>();
-      RowScanner s = open(tablet, start, end, filter);
       try {
         for (Row r = s.next(); r != null; r = s.next()) {
           rows.add(r);

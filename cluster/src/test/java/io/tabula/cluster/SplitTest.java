@@ -1,0 +1,134 @@
+package io.tabula.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.api.gax.rpc.ServerStream;
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.models.BulkMutation;
+import com.google.cloud.bigtable.data.v2.models.KeyOffset;
+import com.google.cloud.bigtable.data.v2.models.Query;
+import com.google.cloud.bigtable.data.v2.models.Row;
+import com.google.cloud.bigtable.data.v2.models.RowMutation;
+import com.google.cloud.bigtable.data.v2.models.RowMutationEntry;
+import com.google.cloud.bigtable.data.v2.models.TableId;
+import com.google.protobuf.ByteString;
+import com.typesafe.config.ConfigFactory;
+import io.tabula.cluster.conformance.ConformancePeer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Automatic splits on one in-JVM node, seen through the official client: a table written
+ * past a (tiny) split threshold ends up in several tablets, every row stays readable and
+ * writable, and scans running while the splits happen return every row once, in order.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class SplitTest {
+  private static final int ROWS = 3000;
+
+  @TempDir
+  Path dir;
+
+  private TabulaNode node;
+  private BigtableDataClient data;
+  private BigtableTableAdminClient admin;
+
+  @AfterEach
+  void stop() {
+    if (data != null) {
+      data.close();
+    }
+    if (admin != null) {
+      admin.close();
+    }
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  private static String key(int i) {
+    return String.format("row%05d", i);
+  }
+
+  @Test
+  void aGrowingTableSplitsAndScansDuringSplitsSeeEveryRowOnce() throws Exception {
+    node = TabulaNode.start(ConfigFactory.parseMap(Map.of(
+        "tabula.node.data-dir", dir.toString(),
+        "tabula.node.grpc-port", 0,
+        "tabula.node.http-port", 0,
+        "tabula.node.memtable-bytes", 16 * 1024,
+        "tabula.tablet.split-bytes", 96 * 1024,
+        "tabula.tablet.check-interval", "100ms")).withFallback(ConfigFactory.load()));
+    data = BigtableDataClient.create(ConformancePeer.dataSettings(node.grpcPort()));
+    admin = BigtableTableAdminClient.create(ConformancePeer.adminSettings(node.grpcPort()));
+    admin.createTable(CreateTableRequest.of("t").addFamily("f"));
+
+    Random random = new Random(7);
+    byte[] value = new byte[300];
+    List<Integer> order = new ArrayList<>();
+    for (int i = 0; i < ROWS; i++) {
+      order.add(i);
+    }
+    java.util.Collections.shuffle(order, random);
+    List<List<String>> scans = new ArrayList<>();
+    for (int batch = 0; batch < ROWS / 100; batch++) {
+      BulkMutation bulk = BulkMutation.create(TableId.of("t"));
+      for (int j = 0; j < 100; j++) {
+        random.nextBytes(value);
+        bulk.add(RowMutationEntry.create(key(order.get(batch * 100 + j)))
+            .setCell("f", ByteString.copyFromUtf8("q"), 1000, ByteString.copyFrom(value)));
+      }
+      data.bulkMutateRows(bulk);
+      if (batch % 5 == 4) {
+        scans.add(scanKeys());
+      }
+    }
+    // Scans taken while tablets split: each must be strictly increasing, no row twice.
+    for (List<String> keys : scans) {
+      for (int i = 1; i < keys.size(); i++) {
+        assertTrue(keys.get(i - 1).compareTo(keys.get(i)) < 0, "scan out of order or repeated at " + keys.get(i));
+      }
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    List<KeyOffset> samples = data.sampleRowKeys("t");
+    while (samples.size() < 3 && System.nanoTime() < deadline) {
+      Thread.sleep(200);
+      samples = data.sampleRowKeys("t");
+    }
+    assertTrue(samples.size() >= 3, "the table split into at least 3 tablets: " + samples);
+
+    List<String> all = scanKeys();
+    assertEquals(ROWS, all.size(), "every row once after the splits");
+    for (int i = 0; i < ROWS; i++) {
+      assertEquals(key(i), all.get(i));
+    }
+    // Both sides of every split take writes and point reads.
+    for (int i = 0; i < ROWS; i += 97) {
+      data.mutateRow(RowMutation.create(TableId.of("t"), key(i)).setCell("f", "after", "split"));
+    }
+    for (int i = 0; i < ROWS; i += 97) {
+      Row r = data.readRow(TableId.of("t"), key(i));
+      assertEquals("split", r.getCells("f", "after").get(0).getValue().toStringUtf8());
+    }
+  }
+
+  private List<String> scanKeys() {
+    List<String> keys = new ArrayList<>();
+    ServerStream<Row> rows = data.readRows(Query.create(TableId.of("t")));
+    for (Row r : rows) {
+      keys.add(r.getKey().toStringUtf8());
+    }
+    return keys;
+  }
+}
