@@ -1,0 +1,91 @@
+package io.tabula.actors.master;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.tabula.persistence.schema.GcPolicy;
+import io.tabula.protocol.kryo.KryoSerializer;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.serialization.Serialization;
+import org.apache.pekko.serialization.SerializationExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The master's journal format (docs/formats/master-journal.md): each event and the snapshot
+ * state, serialized, must equal the bytes in {@code golden/master-journal.txt}, so a change
+ * that would make old journals unreadable fails here. Regenerate deliberately with
+ * {@code -Dtabula.golden.write=<dir>} (and say why in the commit).
+ */
+class JournalGoldenTest {
+  private static ActorTestKit kit;
+
+  @BeforeAll
+  static void start() {
+    kit = ActorTestKit.create("journal-golden");
+  }
+
+  @AfterAll
+  static void stop() {
+    kit.shutdownTestKit();
+  }
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static Map<String, Object> samples() {
+    Map<String, GcPolicy> families = new LinkedHashMap<>();
+    families.put("cf", GcPolicy.maxVersions(3));
+    families.put("logs", GcPolicy.union(GcPolicy.maxAgeMicros(86_400_000_000L), GcPolicy.maxVersions(1)));
+    families.put("raw", GcPolicy.KEEP_ALL);
+    TableInfo table = new TableInfo("users", families, 1_700_000_000_000_000L);
+    TabletInfo t1 = TabletInfo.empty("users", "users-1", new byte[0], b("m"));
+    TabletInfo t2 = new TabletInfo("users", "users-2", b("m"), new byte[0],
+        Map.of("default", List.of("tables/users/users-2/000001.sst")), 42);
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("TableCreated", new Master.TableCreated(table, List.of(t1, t2), 3));
+    out.put("TableDeleted", new Master.TableDeleted("users"));
+    out.put("FamiliesChanged", new Master.FamiliesChanged("users", Map.of("cf",
+        GcPolicy.intersection(GcPolicy.maxVersions(2), GcPolicy.maxAgeMicros(1_000_000)))));
+    out.put("TabletSplit", new Master.TabletSplit("users", "users-2", b("t"), "users-a", "users-b"));
+    out.put("TabletFilesRecorded", new Master.TabletFilesRecorded("users", "users-1",
+        Map.of("default", List.of("tables/users/users-1/000002.sst", "tables/users/users-1/000001.sst")), 7));
+    out.put("Directory", Directory.EMPTY.withTable(table, List.of(t1, t2), 3));
+    return out;
+  }
+
+  @Test
+  void eventsAndSnapshotsKeepTheirBytes() throws IOException {
+    Serialization s = SerializationExtension.get(Adapter.toClassic(kit.system()));
+    List<String> lines = new ArrayList<>();
+    for (Map.Entry<String, Object> e : samples().entrySet()) {
+      assertEquals(KryoSerializer.IDENTIFIER, s.findSerializerFor(e.getValue()).identifier(), e.getKey()
+          + " must be stored with the Kryo serializer");
+      byte[] bytes = s.serialize(e.getValue()).get();
+      Object back = s.deserialize(bytes, e.getValue().getClass()).get();
+      assertEquals(HexFormat.of().formatHex(bytes), HexFormat.of().formatHex(s.serialize(back).get()),
+          e.getKey() + " reads back to the same value");
+      lines.add(e.getKey() + " " + HexFormat.of().formatHex(bytes));
+    }
+    String actual = String.join("\n", lines) + "\n";
+    String write = System.getProperty("tabula.golden.write");
+    if (write != null) {
+      Files.writeString(Path.of(write).resolve("master-journal.txt"), actual);
+    }
+    try (var in = JournalGoldenTest.class.getResourceAsStream("/golden/master-journal.txt")) {
+      String golden = in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      assertEquals(golden, actual, "the master's journal bytes changed: old journals would not read back");
+    }
+  }
+}
