@@ -4,7 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.google.api.core.ApiFuture;
+import com.google.api.core.ApiFutureCallback;
+import com.google.api.core.ApiFutures;
 import com.google.api.gax.retrying.RetrySettings;
+import com.google.common.util.concurrent.MoreExecutors;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
 import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
@@ -17,6 +21,7 @@ import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.google.cloud.bigtable.data.v2.stub.EnhancedBigtableStubSettings;
 import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
+import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -29,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -56,6 +62,7 @@ class KillNineDurabilityTest {
   private static final String FAMILY = "f";
   private static final int KILL_ROUNDS = 3;
   private static final int WRITERS = 4;
+  private static final int IN_FLIGHT = 8;
   private static final Duration START_WITHIN = Duration.ofSeconds(60);
   private static final Duration CALL_DEADLINE = Duration.ofSeconds(5);
   private static final Duration READ_DEADLINE = Duration.ofSeconds(30);
@@ -176,20 +183,36 @@ class KillNineDurabilityTest {
     for (int w = 0; w < WRITERS; w++) {
       int writer = w;
       Thread t = new Thread(() -> {
-        for (int i = 0; !stop.get(); i++) {
-          String key = String.format("r%d-w%d-%07d", round, writer, i);
-          String value = "value-of-" + key;
-          try {
-            c.data.mutateRowAsync(RowMutation.create(TableId.of(TABLE), key).setCell(FAMILY, "c", value))
-                .get(CALL_DEADLINE.toMillis() + 1000, TimeUnit.MILLISECONDS);
-            acknowledged.put(key, value);
-            acked.incrementAndGet();
-          } catch (Exception e) {
-            failed.incrementAndGet();
-            if (e instanceof InterruptedException) {
-              return;
+        // Up to IN_FLIGHT writes outstanding per writer, so a kill lands on a batch of them.
+        Semaphore window = new Semaphore(IN_FLIGHT);
+        try {
+          for (int i = 0; !stop.get(); i++) {
+            if (!window.tryAcquire(CALL_DEADLINE.toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+              continue;
             }
+            String key = String.format("r%d-w%d-%07d", round, writer, i);
+            String value = "value-of-" + key;
+            ApiFuture<Void> f = c.data.mutateRowAsync(
+                RowMutation.create(TableId.of(TABLE), key).setCell(FAMILY, "c", value));
+            ApiFutures.addCallback(f, new ApiFutureCallback<Void>() {
+              @Override
+              public void onSuccess(Void v) {
+                acknowledged.put(key, value);
+                acked.incrementAndGet();
+                window.release();
+              }
+
+              @Override
+              public void onFailure(Throwable e) {
+                failed.incrementAndGet();
+                window.release();
+              }
+            }, MoreExecutors.directExecutor());
           }
+          // Wait for the outstanding writes to settle (succeed, fail or time out).
+          window.tryAcquire(IN_FLIGHT, CALL_DEADLINE.toMillis() + 2000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
         }
       }, "writer-" + round + "-" + w);
       t.setDaemon(true);
@@ -201,7 +224,7 @@ class KillNineDurabilityTest {
     } finally {
       stop.set(true);
       for (Thread t : writers) {
-        t.join(CALL_DEADLINE.toMillis() + 5000);
+        t.join(CALL_DEADLINE.toMillis() + 8000);
         assertTrue(!t.isAlive(), "a writer did not stop");
       }
     }
@@ -235,7 +258,7 @@ class KillNineDurabilityTest {
       Path log = test.tmp.resolve("node-" + n + ".log");
       test.logs.add(log);
       String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      ProcessBuilder pb = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+      ProcessBuilder pb = new ProcessBuilder(java, "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", nodeClassPath(),
           Main.class.getName(), "server", "--data", data.toString(), "--port", Integer.toString(port),
           "--http-port", Integer.toString(httpPort))
           .redirectErrorStream(true)
@@ -243,7 +266,10 @@ class KillNineDurabilityTest {
       Process p = pb.start();
       test.processes.add(p);
       Node node = new Node(p, port, log);
+      long t0 = System.nanoTime();
       node.awaitServing();
+      System.out.printf("node %d serving on 127.0.0.1:%d after %d ms%n", n, port,
+          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
       return node;
     }
 
@@ -283,6 +309,29 @@ class KillNineDurabilityTest {
         admin.close();
       }
     }
+  }
+
+  /**
+   * The test JVM's class path, with the sibling Tabula modules taken from this checkout's
+   * {@code target/classes} where they exist rather than from the local Maven repository,
+   * which other checkouts may overwrite with their own snapshot jars while the test runs.
+   */
+  private static String nodeClassPath() {
+    Path root = Path.of("").toAbsolutePath().getParent();
+    List<String> entries = new ArrayList<>();
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      String name = Path.of(entry).getFileName().toString();
+      if (name.startsWith("tabula-") && name.endsWith(".jar") && root != null) {
+        String module = name.substring("tabula-".length()).replaceFirst("-\\d.*\\.jar$", "");
+        Path classes = root.resolve(module).resolve("target").resolve("classes");
+        if (Files.isDirectory(classes)) {
+          entries.add(classes.toString());
+          continue;
+        }
+      }
+      entries.add(entry);
+    }
+    return String.join(File.pathSeparator, entries);
   }
 
   private static int freePort() throws IOException {
