@@ -83,9 +83,13 @@ public final class TabulaNode implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the data directory " + settings.dataDir(), e);
     }
+    // Management HTTP follows tabula.node: the substitutions in reference.conf were resolved
+    // before any overlay, so an overridden http-port or host would not reach them otherwise.
     Config full = ConfigFactory.parseMap(Map.of(
         "tabula.master-lease.lease-dir", settings.dataDir().toString(),
-        "pekko-persistence-jdbc.shared-databases.tabula.db.url", h2Url(resolved, settings)))
+        "pekko-persistence-jdbc.shared-databases.tabula.db.url", h2Url(resolved, settings),
+        "pekko.management.http.hostname", settings.host(),
+        "pekko.management.http.port", settings.httpPort()))
         .withFallback(config).resolve();
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "tabula", full);
     try {
