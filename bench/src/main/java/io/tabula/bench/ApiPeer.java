@@ -7,13 +7,16 @@ import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.BigtableDataSettings;
 import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
 import com.google.cloud.bigtable.emulator.core.EmulatorController;
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.cluster.TabulaNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.Enumeration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
@@ -78,16 +81,12 @@ final class ApiPeer implements AutoCloseable {
     Path dataDir = Files.createTempDirectory("tabula-bench-");
     TabulaNode node;
     try {
-      if (nodeSettings.isEmpty()) {
-        node = TabulaNode.start(dataDir, 0, 0);
-      } else {
-        Map<String, Object> settings = new HashMap<>();
-        nodeSettings.forEach((k, v) -> settings.put("tabula.node." + k, v));
-        settings.put("tabula.node.data-dir", dataDir.toString());
-        settings.put("tabula.node.grpc-port", 0);
-        settings.put("tabula.node.http-port", 0);
-        node = TabulaNode.start(ConfigFactory.parseMap(settings).withFallback(ConfigFactory.load()));
-      }
+      Map<String, Object> settings = new HashMap<>();
+      nodeSettings.forEach((k, v) -> settings.put("tabula.node." + k, v));
+      settings.put("tabula.node.data-dir", dataDir.toString());
+      settings.put("tabula.node.grpc-port", 0);
+      settings.put("tabula.node.http-port", 0);
+      node = TabulaNode.start(ConfigFactory.parseMap(settings).withFallback(tabulaDefaults()));
     } catch (RuntimeException e) {
       deleteTree(dataDir);
       throw e;
@@ -109,6 +108,25 @@ final class ApiPeer implements AutoCloseable {
       }
       throw e;
     }
+  }
+
+  /**
+   * The classpath's default configuration with Tabula's own {@code reference.conf} files on
+   * top. Tabula's settings for Pekko (the cluster provider, HTTP/2, ...) override Pekko's
+   * defaults; in a test run the module's classes come first on the classpath, but with the
+   * bench's flat {@code lib/*} classpath the order of the jars, and so which default wins,
+   * is the file system's.
+   */
+  static Config tabulaDefaults() throws IOException {
+    Config tabula = ConfigFactory.empty();
+    Enumeration<URL> urls = ApiPeer.class.getClassLoader().getResources("reference.conf");
+    while (urls.hasMoreElements()) {
+      URL url = urls.nextElement();
+      if (url.toString().contains("/tabula-")) {
+        tabula = tabula.withFallback(ConfigFactory.parseURL(url));
+      }
+    }
+    return tabula.withFallback(ConfigFactory.load());
   }
 
   String name() {

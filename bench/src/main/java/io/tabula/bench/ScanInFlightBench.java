@@ -58,6 +58,10 @@ public final class ScanInFlightBench implements Callable<Integer> {
       defaultValue = "3000")
   private long pauseMs;
 
+  @Option(names = "--resume", description = "Rows the client then takes at full speed before it cancels; "
+      + "default: ${DEFAULT-VALUE}", defaultValue = "5000")
+  private int resume;
+
   @Option(names = "--memtable-mb", description = "Tabula memtable size, so most rows are read from SSTables on "
       + "disk; default: ${DEFAULT-VALUE}", defaultValue = "4")
   private int memtableMb;
@@ -85,7 +89,13 @@ public final class ScanInFlightBench implements Callable<Integer> {
     final AtomicReference<Throwable> error = new AtomicReference<>();
     final CountDownLatch done = new CountDownLatch(1);
     final CountDownLatch reachedTarget = new CountDownLatch(1);
+    final CountDownLatch cancelled = new CountDownLatch(1);
     final int target;
+    /** Once set, the consumer takes rows as fast as they come and cancels at this many. */
+    volatile long cancelAt = Long.MAX_VALUE;
+    /** The server's row count (since {@code rows0}) at the moment of cancelling. */
+    volatile long serverRowsAtCancel = -1;
+    long rows0;
 
     SlowConsumer(int target) {
       this.target = target;
@@ -105,7 +115,12 @@ public final class ScanInFlightBench implements Callable<Integer> {
         b += cell.getQualifier().size() + cell.getValue().size();
       }
       bytes.addAndGet(b);
-      if (rows.incrementAndGet() < target) {
+      long n = rows.incrementAndGet();
+      if (n >= cancelAt) {
+        serverRowsAtCancel = TabletScans.ROWS_EMITTED.sum() - rows0;
+        controller.get().cancel();
+        cancelled.countDown();
+      } else if (n < target || cancelAt != Long.MAX_VALUE) {
         controller.get().request(1);
       } else {
         reachedTarget.countDown();
@@ -116,11 +131,13 @@ public final class ScanInFlightBench implements Callable<Integer> {
     public void onError(Throwable t) {
       error.set(t);
       reachedTarget.countDown();
+      cancelled.countDown();
       done.countDown();
     }
 
     @Override
     public void onComplete() {
+      cancelled.countDown();
       reachedTarget.countDown();
       done.countDown();
     }
@@ -139,12 +156,16 @@ public final class ScanInFlightBench implements Callable<Integer> {
       long rows0 = TabletScans.ROWS_EMITTED.sum();
       long bytes0 = TabletScans.BYTES_EMITTED.sum();
       SlowConsumer consumer = new SlowConsumer(consume);
+      consumer.rows0 = rows0;
       tabula.data().readRowsCallable().call(Query.create(TableId.of(TABLE)), consumer);
       if (!consumer.reachedTarget.await(30, TimeUnit.SECONDS)) {
         throw new IllegalStateException("the client did not receive " + consume + " rows in 30 s");
       }
       if (consumer.error.get() != null) {
         throw new IllegalStateException("ReadRows failed", consumer.error.get());
+      }
+      if (consumer.done.getCount() == 0) {
+        throw new IllegalStateException("the stream ended after " + consumer.rows.get() + " rows; use more --rows");
       }
       // The client now stops asking. Sample the server's read-ahead while it is paused.
       List<long[]> samples = new ArrayList<>();
@@ -161,10 +182,18 @@ public final class ScanInFlightBench implements Callable<Integer> {
       long clientBytes = consumer.bytes.get();
       long inFlightRows = last[1] - clientRows;
       long inFlightBytes = last[2] - clientBytes;
-      boolean completed = consumer.done.getCount() == 0;
 
-      // Cancel, let in-progress reads finish, then check the counter stands still.
-      consumer.controller.get().cancel();
+      // Resume: take rows as fast as they come, so the server is reading, and cancel mid-stream.
+      consumer.cancelAt = clientRows + resume;
+      consumer.controller.get().request(1);
+      if (!consumer.cancelled.await(60, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the client did not reach " + consumer.cancelAt + " rows in 60 s");
+      }
+      if (consumer.error.get() != null) {
+        throw new IllegalStateException("ReadRows failed", consumer.error.get());
+      }
+      boolean completed = consumer.serverRowsAtCancel < 0;
+      long atCancel = consumer.serverRowsAtCancel;
       Thread.sleep(1_000);
       long afterCancel1 = TabletScans.ROWS_EMITTED.sum() - rows0;
       Thread.sleep(2_000);
@@ -172,7 +201,7 @@ public final class ScanInFlightBench implements Callable<Integer> {
       long afterCancelBytes = TabletScans.BYTES_EMITTED.sum() - bytes0;
 
       String report = report(loadSeconds, samples, clientRows, clientBytes, inFlightRows, inFlightBytes, completed,
-          afterCancel1, afterCancel2, afterCancelBytes);
+          consumer.cancelAt, atCancel, afterCancel1, afterCancel2, afterCancelBytes);
       System.out.print(report);
       Path parent = out.toAbsolutePath().getParent();
       if (parent != null) {
@@ -201,8 +230,8 @@ public final class ScanInFlightBench implements Callable<Integer> {
   }
 
   private String report(double loadSeconds, List<long[]> samples, long clientRows, long clientBytes,
-      long inFlightRows, long inFlightBytes, boolean completed, long afterCancel1, long afterCancel2,
-      long afterCancelBytes) {
+      long inFlightRows, long inFlightBytes, boolean completed, long cancelAt, long atCancel, long afterCancel1,
+      long afterCancel2, long afterCancelBytes) {
     long rowBytes = 13L + QUALIFIER.size() + valueBytes;
     StringBuilder s = new StringBuilder();
     s.append("# ReadRows read-ahead against a slow consumer (Tabula)\n\n");
@@ -210,9 +239,10 @@ public final class ScanInFlightBench implements Callable<Integer> {
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version")));
     s.append("Command: `").append(command()).append("`\n\n");
     s.append(String.format(Locale.ROOT, "Table: %,d rows of one %,d-byte value (%s MB of key, qualifier and value "
-        + "bytes), loaded with MutateRows in %.1f s into an in-process node with a %d MiB memtable, so nearly all rows "
-        + "are read from SSTables. The official Java client opens one ReadRows stream over the whole table with manual "
-        + "flow control, takes %d rows one `request(1)` at a time, then stops asking for %,d ms. Server side = rows "
+        + "bytes), loaded with MutateRows in %.1f s into an in-process node with a %d MiB memtable, so most rows are "
+        + "read from SSTables. The official Java client opens one ReadRows stream over the whole table with manual "
+        + "flow control, takes %d rows one `request(1)` at a time, then stops asking for %,d ms; then it takes rows as fast as they come and "
+        + "cancels the stream mid-table. Server side = rows "
         + "pulled from the engine by `TabletScans` (key + qualifier + value bytes); in flight = server side minus what "
         + "the client consumed.%n%n", rows, valueBytes, mb(rowBytes * rows), loadSeconds, memtableMb, consume,
         pauseMs));
@@ -224,25 +254,28 @@ public final class ScanInFlightBench implements Callable<Integer> {
     }
     s.append(String.format(Locale.ROOT, "| **In flight (server − client) after the pause** | **%,d** | **%s** |%n",
         inFlightRows, mb(inFlightBytes)));
+    s.append(String.format(Locale.ROOT, "| Client resumes at full speed and cancels at row | %,d | |%n", cancelAt));
+    s.append(String.format(Locale.ROOT, "| Read by the server at the cancel | %,d | |%n", atCancel));
     s.append(String.format(Locale.ROOT, "| Read by the server 1 s after cancel | %,d | |%n", afterCancel1));
     s.append(String.format(Locale.ROOT, "| Read by the server 3 s after cancel | %,d | %s |%n", afterCancel2,
         mb(afterCancelBytes)));
     s.append(String.format(Locale.ROOT, "| Whole table | %,d | %s |%n", rows, mb(rowBytes * rows)));
     s.append('\n');
     s.append(String.format(Locale.ROOT, "* Read-ahead bound: **%,d rows, %s MB** (%.1f%% of the table), versus ~%.0f MB "
-        + "buffered by the first, naive stream in the same trial (%s).%n", inFlightRows, mb(inFlightBytes),
+        + "buffered by the first, naive stream in an earlier trial on this kind of machine (%s).%n", inFlightRows, mb(inFlightBytes),
         100.0 * (clientRows + inFlightRows) / rows, NAIVE_MB,
         inFlightBytes / 1e6 < NAIVE_MB ? String.format(Locale.ROOT, "%.1f× less", NAIVE_MB / (inFlightBytes / 1e6))
             : "no better"));
     long growth = samples.get(samples.size() - 1)[1] - samples.get(0)[1];
     s.append(String.format(Locale.ROOT, "* During the pause the server's count grew by %,d rows after the first "
         + "sample (%s).%n", growth, growth == 0 ? "back-pressure held: it stopped reading" : "it kept reading"));
-    s.append(String.format(Locale.ROOT, "* After cancel: %,d rows at 1 s, %,d at 3 s — %s.%n", afterCancel1,
-        afterCancel2, afterCancel2 == afterCancel1 ? "the counter stopped, cancellation stops disk reads"
-            : "the counter still grew"));
+    s.append(String.format(Locale.ROOT, "* Cancel while the server was reading: %,d rows at the cancel, %,d 1 s later, "
+        + "%,d 3 s later, of %,d — %s.%n", atCancel, afterCancel1, afterCancel2, rows,
+        afterCancel2 == afterCancel1 && afterCancel2 < rows ? "the counter stopped, cancellation stops disk reads"
+            : "the counter did not stop before the end of the table"));
     if (completed) {
-      s.append("* WARNING: the stream completed before the pause ended: the table fits in the buffers, so no bound "
-          + "was measured; use more --rows.\n");
+      s.append("* WARNING: the stream completed before the client cancelled it, so cancellation was not measured; "
+          + "use more --rows or a smaller --resume.\n");
     }
     s.append("\nIn flight includes everything between the engine and the client's observer: the server's stream "
         + "stages and gRPC framing, the HTTP/2 flow-control windows on both sides and the client's own buffering.\n");
