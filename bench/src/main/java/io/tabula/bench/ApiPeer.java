@@ -1,0 +1,168 @@
+package io.tabula.bench;
+
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.BigtableDataSettings;
+import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
+import com.google.cloud.bigtable.emulator.core.EmulatorController;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.tabula.cluster.TabulaNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+
+/**
+ * A server speaking the Cloud Bigtable API on 127.0.0.1 (an in-process Tabula node or
+ * Google's bundled emulator) with the official data and table-admin clients connected to
+ * it. {@link #close()} closes the clients, stops the server and deletes Tabula's data.
+ */
+final class ApiPeer implements AutoCloseable {
+  static final String PROJECT = "p";
+  static final String INSTANCE = "i";
+  static final String LOOPBACK = "127.0.0.1";
+
+  private final String name;
+  private final AutoCloseable server;
+  private final BigtableDataClient data;
+  private final BigtableTableAdminClient admin;
+
+  private ApiPeer(String name, AutoCloseable server, int port) throws IOException {
+    this.name = name;
+    this.server = server;
+    this.data = BigtableDataClient.create(BigtableDataSettings.newBuilderForEmulator(LOOPBACK, port)
+        .setProjectId(PROJECT)
+        .setInstanceId(INSTANCE)
+        .setMetricsProvider(NoopMetricsProvider.INSTANCE)
+        .disableInternalMetrics()
+        .build());
+    this.admin = BigtableTableAdminClient.create(BigtableTableAdminSettings.newBuilderForEmulator(LOOPBACK, port)
+        .setProjectId(PROJECT)
+        .setInstanceId(INSTANCE)
+        .build());
+  }
+
+  /** Starts Google's bundled emulator on a free loopback port. */
+  static ApiPeer emulator() throws IOException {
+    EmulatorController emulator = EmulatorController.createBundled();
+    try {
+      emulator.start();
+    } catch (TimeoutException e) {
+      throw new IOException("the bundled emulator did not open its port", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while starting the bundled emulator", e);
+    }
+    try {
+      return new ApiPeer("emulator", emulator::stop, emulator.getPort());
+    } catch (IOException | RuntimeException e) {
+      emulator.stop();
+      throw e;
+    }
+  }
+
+  /** Starts a single Tabula node in this JVM on free loopback ports, its data in a fresh temporary folder. */
+  static ApiPeer tabula() throws IOException {
+    return tabula(Map.of());
+  }
+
+  /** As {@link #tabula()}, with {@code tabula.node.*} settings replaced by {@code nodeSettings}. */
+  static ApiPeer tabula(Map<String, Object> nodeSettings) throws IOException {
+    Path dataDir = Files.createTempDirectory("tabula-bench-");
+    TabulaNode node;
+    try {
+      Map<String, Object> settings = new HashMap<>();
+      nodeSettings.forEach((k, v) -> settings.put("tabula.node." + k, v));
+      settings.put("tabula.node.data-dir", dataDir.toString());
+      settings.put("tabula.node.grpc-port", 0);
+      settings.put("tabula.node.http-port", 0);
+      node = TabulaNode.start(ConfigFactory.parseMap(settings).withFallback(tabulaDefaults()));
+    } catch (RuntimeException e) {
+      deleteTree(dataDir);
+      throw e;
+    }
+    AutoCloseable stop = () -> {
+      try {
+        node.close();
+      } finally {
+        deleteTree(dataDir);
+      }
+    };
+    try {
+      return new ApiPeer("tabula", stop, node.grpcPort());
+    } catch (IOException | RuntimeException e) {
+      try {
+        stop.close();
+      } catch (Exception suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The classpath's default configuration with Tabula's own {@code reference.conf} files on
+   * top. Tabula's settings for Pekko (the cluster provider, HTTP/2, ...) override Pekko's
+   * defaults; in a test run the module's classes come first on the classpath, but with the
+   * bench's flat {@code lib/*} classpath the order of the jars, and so which default wins,
+   * is the file system's.
+   */
+  static Config tabulaDefaults() throws IOException {
+    Config tabula = ConfigFactory.empty();
+    Enumeration<URL> urls = ApiPeer.class.getClassLoader().getResources("reference.conf");
+    while (urls.hasMoreElements()) {
+      URL url = urls.nextElement();
+      if (url.toString().contains("/tabula-")) {
+        tabula = tabula.withFallback(ConfigFactory.parseURL(url));
+      }
+    }
+    return tabula.withFallback(ConfigFactory.load());
+  }
+
+  String name() {
+    return name;
+  }
+
+  BigtableDataClient data() {
+    return data;
+  }
+
+  /** Creates {@code table} with the one column family {@code family}. */
+  void createTable(String table, String family) {
+    admin.createTable(CreateTableRequest.of(table).addFamily(family));
+  }
+
+  @Override
+  public void close() throws Exception {
+    try (AutoCloseable s = server) {
+      try (BigtableDataClient d = data) {
+        admin.close();
+      }
+    }
+  }
+
+  static void deleteTree(Path root) throws IOException {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(root)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+        try {
+          Files.delete(p);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+    }
+  }
+}
