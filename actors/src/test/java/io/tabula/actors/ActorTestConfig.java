@@ -16,6 +16,9 @@ import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
  * test), and the master's journal and snapshots live in an H2 file under a test's temporary
  * directory, the way a node keeps them (see the cluster module's reference.conf), so a new
  * actor system on the same directory recovers what an earlier one wrote.
+ *
+ * <p>Pekko exempts its own classes from {@code serialize-messages}, {@code StatusReply}
+ * among them; tests pass each reply through {@link #roundTrip} to check its value travels.
  */
 public final class ActorTestConfig {
   private ActorTestConfig() {}
@@ -65,6 +68,12 @@ public final class ActorTestConfig {
     ActorTestKit kit = ActorTestKit.create(withJournalIn(dir));
     await(SchemaUtils.createIfNotExists(kit.system()), Duration.ofSeconds(20));
     return kit;
+  }
+
+  /** Serializes and deserializes {@code message} as a remote send would, and returns it. */
+  public static <T> T roundTrip(ActorTestKit kit, T message) {
+    kit.serializationTestKit().verifySerialization(message, false);
+    return message;
   }
 
   /** The value of {@code stage}, failing the test after {@code timeout}. */

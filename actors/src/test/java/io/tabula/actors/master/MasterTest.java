@@ -94,7 +94,7 @@ class MasterTest {
   private <R> R call(Function<ActorRef<R>, Master.Command> command) {
     TestProbe<R> probe = (TestProbe<R>) (TestProbe<?>) kit.createTestProbe(Object.class);
     master.tell(command.apply(probe.getRef()));
-    return probe.receiveMessage(WAIT);
+    return ActorTestConfig.roundTrip(kit, probe.receiveMessage(WAIT));
   }
 
   private Directory directory() {

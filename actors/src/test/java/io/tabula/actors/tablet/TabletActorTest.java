@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.bigtable.v2.RowFilter;
 import com.google.protobuf.ByteString;
+import io.tabula.actors.ActorTestConfig;
 import io.tabula.actors.ErrorCode;
 import io.tabula.actors.Replies;
 import io.tabula.actors.master.DirectoryCache;
@@ -123,7 +124,7 @@ class TabletActorTest {
   private <R> R call(ActorRef<TabletActor.Command> tablet, Function<ActorRef<R>, TabletActor.Command> command) {
     TestProbe<R> probe = (TestProbe<R>) (TestProbe<?>) kit.createTestProbe(Object.class);
     tablet.tell(command.apply(probe.getRef()));
-    return probe.receiveMessage(WAIT);
+    return ActorTestConfig.roundTrip(kit, probe.receiveMessage(WAIT));
   }
 
   private static <T> T ok(StatusReply<T> reply) {
@@ -226,7 +227,7 @@ class TabletActorTest {
 
     Set<Long> seen = new HashSet<>();
     for (int i = 0; i < n; i++) {
-      Row row = ok(increments.receiveMessage(WAIT));
+      Row row = ok(ActorTestConfig.roundTrip(kit, increments.receiveMessage(WAIT)));
       assertEquals(2, row.cells().size());
       seen.add(ByteBuffer.wrap(row.cells().get(0).value()).getLong());
       ok(writes.receiveMessage(WAIT));
@@ -301,15 +302,30 @@ class TabletActorTest {
     assertEquals(ErrorCode.MOVED, codeOf(mutate(tablet, "r", set("f", "q", "v"))));
   }
 
+  /**
+   * Writes rows until the tablet, splitting, refuses one as MOVED; returns the rows it
+   * acknowledged. The refused row must not have been written.
+   */
+  private List<String> writeUntilSplitting(ActorRef<TabletActor.Command> tablet) {
+    List<String> acked = new ArrayList<>();
+    for (int i = 0; i < 5000; i++) {
+      String k = String.format("row%04d", i);
+      StatusReply<Done> reply = mutate(tablet, k, set("f", "q", "x".repeat(64)));
+      if (reply.isError()) {
+        assertEquals(ErrorCode.MOVED, codeOf(reply));
+        return acked;
+      }
+      acked.add(k);
+    }
+    throw new AssertionError("the tablet did not split after " + acked.size() + " rows");
+  }
+
   @Test
   void aTabletPastItsSplitSizeSplitsAndStopsOnceTheMasterRecordsIt() throws IOException {
     TestProbe<Master.Command> masterProbe = kit.createTestProbe();
     ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, masterProbe.getRef(),
         new TabletSettings(4096, Duration.ofMillis(100)));
-    List<String> keys = IntStream.range(0, 200).mapToObj(i -> String.format("row%04d", i)).toList();
-    for (String k : keys) {
-      ok(mutate(tablet, k, set("f", "q", "x".repeat(64))));
-    }
+    List<String> keys = writeUntilSplitting(tablet);
 
     List<Master.Command> told = masterProbe.fishForMessage(WAIT, m -> m instanceof Master.RecordSplit
         ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
@@ -344,8 +360,32 @@ class TabletActorTest {
     List<String> all = new ArrayList<>(leftRows);
     all.addAll(rightRows);
     assertEquals(keys, all, "the children hold every row once, split at " + s(split.splitRow()));
-    assertEquals("x".repeat(64), s(read(rightActor, keys.get(199), new byte[0]).cells().get(0).value()));
+    assertEquals("x".repeat(64), s(read(rightActor, keys.get(keys.size() - 1), new byte[0]).cells().get(0).value()));
     ok(mutate(leftActor, "row0000", set("f", "q", "after")));
     assertEquals("after", s(read(leftActor, "row0000", valueRegex("after")).cells().get(0).value()));
+  }
+
+  @Test
+  void aSplitTheMasterMissedIsReportedAgainWhenTheParentIsStartedAgain() {
+    TestProbe<Master.Command> lostMaster = kit.createTestProbe();
+    ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, lostMaster.getRef(),
+        new TabletSettings(4096, Duration.ofMillis(100)));
+    writeUntilSplitting(tablet);
+    List<Master.Command> told = lostMaster.fishForMessage(WAIT, m -> m instanceof Master.RecordSplit
+        ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+    Master.RecordSplit split = (Master.RecordSplit) told.get(told.size() - 1);
+    kit.stop(tablet, WAIT);
+    assertNotNull(cache.get().tablet(tabletId), "the master never heard of the split");
+
+    ActorRef<TabletActor.Command> again = spawnTablet(tabletId, master, NEVER_SPLIT);
+
+    assertEquals(ErrorCode.MOVED, codeOf(mutate(again, "row0000", set("f", "q", "v"))));
+    lostMaster.awaitAssert(WAIT, () -> {
+      await(cache.refresh(master, kit.system(), WAIT), WAIT);
+      assertNotNull(cache.get().tablet(split.leftId()), "the restarted parent told the master of its split");
+      return null;
+    });
+    assertNull(cache.get().tablet(tabletId));
+    assertNotNull(cache.get().tablet(split.rightId()));
   }
 }
