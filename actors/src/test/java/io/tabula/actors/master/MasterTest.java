@@ -1,0 +1,347 @@
+package io.tabula.actors.master;
+
+import static io.tabula.actors.ActorTestConfig.startWithJournalIn;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tabula.actors.ActorTestConfig;
+import io.tabula.actors.ErrorCode;
+import io.tabula.actors.Replies;
+import io.tabula.actors.master.Master.FamilyChange;
+import io.tabula.actors.master.Master.FamilyChange.Kind;
+import io.tabula.persistence.schema.GcPolicy;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.LogCapturingExtension;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.pattern.StatusReply;
+import org.apache.pekko.persistence.typed.PersistenceId;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The master behavior against a real journal (pekko-persistence-jdbc on an H2 file), with
+ * every message serialized. Replies go to test probes, so they are serialized too. The
+ * restart tests stop the whole actor system and recover the master in a new one from the
+ * same file.
+ */
+@ExtendWith(LogCapturingExtension.class)
+class MasterTest {
+  private static final Duration WAIT = Duration.ofSeconds(15);
+  private static final PersistenceId ID = PersistenceId.ofUniqueId("test-master");
+  private static final GcPolicy UNION = GcPolicy.union(GcPolicy.maxAgeMicros(3_600_000_000L),
+      GcPolicy.maxVersions(3));
+  private static final GcPolicy INTERSECTION = GcPolicy.intersection(GcPolicy.maxAgeMicros(86_400_000_000L),
+      GcPolicy.maxVersions(1));
+
+  @TempDir
+  Path dir;
+
+  private final AtomicLong clock = new AtomicLong(1_700_000_000_000_000L);
+  private ActorTestKit kit;
+  private ActorRef<Master.Command> master;
+
+  @BeforeEach
+  void start() {
+    kit = startWithJournalIn(dir);
+    master = kit.spawn(Master.create(ID, clock::get));
+  }
+
+  @AfterEach
+  void stop() {
+    if (kit != null) {
+      kit.shutdownTestKit();
+    }
+  }
+
+  /** Stops the master and its actor system, then recovers the master in a new one on the same journal. */
+  private void restart() {
+    TestProbe<Object> watcher = kit.createTestProbe();
+    master.tell(Master.Stop.INSTANCE);
+    watcher.expectTerminated(master, WAIT);
+    kit.shutdownTestKit();
+    kit = startWithJournalIn(dir);
+    master = kit.spawn(Master.create(ID, clock::get));
+  }
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @SuppressWarnings("unchecked")
+  private <R> R call(Function<ActorRef<R>, Master.Command> command) {
+    TestProbe<R> probe = (TestProbe<R>) (TestProbe<?>) kit.createTestProbe(Object.class);
+    master.tell(command.apply(probe.getRef()));
+    return ActorTestConfig.roundTrip(kit, probe.receiveMessage(WAIT));
+  }
+
+  private Directory directory() {
+    return call(Master.GetDirectory::new);
+  }
+
+  private StatusReply<TableInfo> create(String name, Map<String, GcPolicy> families, String... splits) {
+    List<byte[]> s = java.util.Arrays.stream(splits).map(MasterTest::b).toList();
+    return call(r -> new Master.CreateTable(name, families, s, r));
+  }
+
+  private StatusReply<TableInfo> modify(String table, FamilyChange... changes) {
+    return call(r -> new Master.ModifyFamilies(table, List.of(changes), r));
+  }
+
+  private StatusReply<Done> split(String table, String parent, String row, String left, String right) {
+    return call(r -> new Master.RecordSplit(table, parent, b(row), left, right, r));
+  }
+
+  private StatusReply<Done> delete(String table) {
+    return call(r -> new Master.DeleteTable(table, r));
+  }
+
+  private static ErrorCode codeOf(StatusReply<?> reply) {
+    assertTrue(reply.isError(), "expected an error, got " + reply);
+    return Replies.parse(reply.getError()).code();
+  }
+
+  /** Every row falls in exactly one tablet: ranges are contiguous, start empty and end unbounded. */
+  private static void assertCoversEveryRowOnce(List<TabletInfo> tablets) {
+    assertFalse(tablets.isEmpty());
+    assertArrayEquals(new byte[0], tablets.get(0).startRow());
+    assertArrayEquals(new byte[0], tablets.get(tablets.size() - 1).endRow());
+    for (int i = 1; i < tablets.size(); i++) {
+      assertArrayEquals(tablets.get(i - 1).endRow(), tablets.get(i).startRow(), "gap or overlap at " + i);
+      assertTrue(tablets.get(i).endRow().length == 0
+          || java.util.Arrays.compare(tablets.get(i).startRow(), tablets.get(i).endRow()) < 0);
+    }
+  }
+
+  @Test
+  void createTableMakesOneTabletPerSplitRangeCoveringEveryRowOnce() {
+    Map<String, GcPolicy> families = Map.of("f", GcPolicy.maxVersions(2), "g", UNION, "h", INTERSECTION,
+        "k", GcPolicy.KEEP_ALL);
+    StatusReply<TableInfo> reply = create("t", families, "m", "c", "m", "", "t");
+
+    assertTrue(reply.isSuccess(), String.valueOf(reply));
+    TableInfo t = reply.getValue();
+    assertEquals("t", t.name());
+    assertEquals(families, t.families());
+    assertEquals(clock.get(), t.createdMicros());
+
+    Directory d = directory();
+    assertEquals(1, d.version());
+    assertEquals(t, d.table("t"));
+    List<TabletInfo> tablets = d.tabletsOf("t");
+    assertEquals(4, tablets.size(), "splits are sorted, deduplicated and the empty one dropped: " + tablets);
+    assertCoversEveryRowOnce(tablets);
+    assertArrayEquals(b("c"), tablets.get(0).endRow());
+    assertArrayEquals(b("m"), tablets.get(1).endRow());
+    assertArrayEquals(b("t"), tablets.get(2).endRow());
+    Set<String> ids = new HashSet<>();
+    tablets.forEach(x -> ids.add(x.id()));
+    assertEquals(4, ids.size(), "tablet ids are unique");
+    for (String row : List.of("", "a", "c", "cz", "m", "s", "t", "zzz")) {
+      TabletInfo at = d.locate("t", b(row));
+      assertNotNull(at, row);
+      assertTrue(at.containsRow(b(row)), row + " in " + at);
+      assertEquals(1, tablets.stream().filter(x -> x.containsRow(b(row))).count(), row);
+    }
+
+    StatusReply<TableInfo> other = create("u", Map.of("f", GcPolicy.KEEP_ALL));
+    assertTrue(other.isSuccess());
+    Directory d2 = directory();
+    assertEquals(1, d2.tabletsOf("u").size());
+    assertFalse(ids.contains(d2.tabletsOf("u").get(0).id()), "ids are unique across tables");
+  }
+
+  @Test
+  void everyChangeIsPublishedOnTheDirectoryTopic() {
+    DirectoryCache cache = new DirectoryCache();
+    kit.spawn(DirectoryCache.subscriber(cache, kit.spawn(Topic.create(Directory.class, Master.TOPIC))));
+    TestProbe<Object> poll = kit.createTestProbe();
+    create("t", Map.of("f", GcPolicy.KEEP_ALL));
+    poll.awaitAssert(WAIT, () -> {
+      assertNotNull(cache.get().table("t"));
+      return null;
+    });
+  }
+
+  @Test
+  void refusalsCarryTheirCodesAndChangeNothing() {
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess());
+    Directory before = directory();
+
+    assertEquals(ErrorCode.ALREADY_EXISTS, codeOf(create("t", Map.of("g", GcPolicy.KEEP_ALL))));
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(delete("missing")));
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(modify("missing", new FamilyChange("f", Kind.DROP, null))));
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(modify("t", new FamilyChange("nope", Kind.UPDATE,
+        GcPolicy.KEEP_ALL))));
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(modify("t", new FamilyChange("nope", Kind.DROP, null))));
+    assertEquals(ErrorCode.ALREADY_EXISTS, codeOf(modify("t", new FamilyChange("f", Kind.CREATE,
+        GcPolicy.KEEP_ALL))));
+    // All or nothing: the valid first change is not applied when the second is refused.
+    StatusReply<TableInfo> partly = modify("t", new FamilyChange("new", Kind.CREATE, GcPolicy.KEEP_ALL),
+        new FamilyChange("nope", Kind.UPDATE, GcPolicy.KEEP_ALL));
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(partly));
+    assertTrue(Replies.parse(partly.getError()).message().startsWith("modifications[1].update"),
+        partly.getError().getMessage());
+
+    assertEquals(before, directory());
+  }
+
+  @Test
+  void modifyFamiliesCreatesUpdatesAndDrops() {
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL, "g", GcPolicy.maxVersions(1))).isSuccess());
+
+    StatusReply<TableInfo> reply = modify("t", new FamilyChange("h", Kind.CREATE, INTERSECTION),
+        new FamilyChange("f", Kind.UPDATE, UNION), new FamilyChange("g", Kind.DROP, null));
+
+    assertTrue(reply.isSuccess(), String.valueOf(reply));
+    Map<String, GcPolicy> expected = Map.of("f", UNION, "h", INTERSECTION);
+    assertEquals(expected, reply.getValue().families());
+    Directory d = directory();
+    assertEquals(2, d.version());
+    assertEquals(expected, d.table("t").families());
+    assertEquals(1, d.tabletsOf("t").size(), "tablets are untouched");
+  }
+
+  @Test
+  void recordSplitReplacesTheParentByItsChildrenInRowOrder() {
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL), "m").isSuccess());
+    List<TabletInfo> before = directory().tabletsOf("t");
+    String first = before.get(0).id();
+    String parent = before.get(1).id();
+    master.tell(new Master.RecordFiles("t", parent, Map.of("default", List.of("1.sst")), 42));
+
+    assertTrue(split("t", parent, "s", "t-left", "t-right").isSuccess());
+
+    Directory d = directory();
+    List<TabletInfo> tablets = d.tabletsOf("t");
+    assertEquals(List.of(first, "t-left", "t-right"), tablets.stream().map(TabletInfo::id).toList());
+    assertCoversEveryRowOnce(tablets);
+    assertArrayEquals(b("m"), tablets.get(1).startRow());
+    assertArrayEquals(b("s"), tablets.get(1).endRow());
+    assertArrayEquals(b("s"), tablets.get(2).startRow());
+    assertEquals(Map.of("default", List.of("1.sst")), tablets.get(2).files(), "children share the parent's files");
+    assertEquals(42, tablets.get(1).redoPoint());
+    assertNull(d.tablet(parent));
+
+    assertTrue(split("t", parent, "s", "t-left", "t-right").isSuccess(), "re-recording an applied split acks");
+    assertEquals(d, directory(), "and changes nothing");
+
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(split("t", "t-unknown", "x", "t-a", "t-b")));
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(split("missing", parent, "s", "t-left", "t-right")));
+    assertEquals(d, directory());
+  }
+
+  @Test
+  void recordFilesKeepsTheNewestReportAndIgnoresRepeats() {
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess());
+    String id = directory().tabletsOf("t").get(0).id();
+
+    master.tell(new Master.RecordFiles("t", id, Map.of("default", List.of("1.sst", "2.sst")), 7));
+    Directory d = directory();
+    assertEquals(Map.of("default", List.of("1.sst", "2.sst")), d.tablet(id).files());
+    assertEquals(7, d.tablet(id).redoPoint());
+    assertEquals(2, d.version());
+
+    master.tell(new Master.RecordFiles("t", id, Map.of("default", List.of("1.sst", "2.sst")), 7));
+    master.tell(new Master.RecordFiles("t", "t-unknown", Map.of("default", List.of("9.sst")), 9));
+    master.tell(new Master.RecordFiles("missing", id, Map.of(), 9));
+    assertEquals(d, directory(), "a repeated or unknown report records nothing");
+  }
+
+  @Test
+  void deleteTableRemovesItsTabletsAndNeverReusesTheirIds() {
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL), "m").isSuccess());
+    Set<String> oldIds = new HashSet<>();
+    directory().tabletsOf("t").forEach(x -> oldIds.add(x.id()));
+
+    StatusReply<Done> reply = delete("t");
+
+    assertTrue(reply.isSuccess(), String.valueOf(reply));
+    Directory d = directory();
+    assertNull(d.table("t"));
+    assertTrue(d.tabletsOf("t").isEmpty());
+    oldIds.forEach(id -> assertNull(d.tablet(id)));
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess());
+    assertFalse(oldIds.contains(directory().tabletsOf("t").get(0).id()));
+  }
+
+  @Test
+  void stopStopsTheMaster() {
+    TestProbe<Object> watcher = kit.createTestProbe();
+    master.tell(Master.Stop.INSTANCE);
+    watcher.expectTerminated(master, WAIT);
+  }
+
+  @Test
+  void aMasterRestartRecoversItsStateFromTheJournal() {
+    assertTrue(create("t", Map.of("f", GcPolicy.maxVersions(2), "g", UNION), "g", "p").isSuccess());
+    assertTrue(create("u", Map.of("x", INTERSECTION)).isSuccess());
+    assertTrue(create("gone", Map.of("x", GcPolicy.KEEP_ALL)).isSuccess());
+    assertTrue(modify("t", new FamilyChange("h", Kind.CREATE, GcPolicy.maxAgeMicros(1_000_000)),
+        new FamilyChange("f", Kind.UPDATE, GcPolicy.maxVersions(5))).isSuccess());
+    String middle = directory().tabletsOf("t").get(1).id();
+    master.tell(new Master.RecordFiles("t", middle, Map.of("default", List.of("3.sst")), 11));
+    assertTrue(split("t", middle, "k", "t-l", "t-r").isSuccess());
+    master.tell(new Master.RecordFiles("t", "t-r", Map.of("default", List.of("3.sst", "4.sst")), 12));
+    assertTrue(delete("gone").isSuccess());
+    Directory before = directory();
+    assertEquals(8, before.version());
+
+    restart();
+
+    Directory after = directory();
+    assertEquals(before, after);
+    assertEquals(before.version(), after.version());
+    assertEquals(before.nextTabletNumber(), after.nextTabletNumber());
+    assertTrue(create("v", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess(), "the recovered master takes commands");
+    String fresh = directory().tabletsOf("v").get(0).id();
+    assertNull(before.tablet(fresh), "a tablet id handed out before the restart is not handed out again");
+    assertEquals(ErrorCode.ALREADY_EXISTS, codeOf(create("t", Map.of())));
+  }
+
+  @Test
+  void aRestartAfterSnapshotsRecoversFromTheSnapshotAndTheEventsAfterIt() throws SQLException {
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL), "m").isSuccess());
+    List<TabletInfo> tablets = directory().tabletsOf("t");
+    for (int i = 1; i <= 450; i++) {
+      TabletInfo x = tablets.get(i % 2);
+      master.tell(new Master.RecordFiles("t", x.id(), Map.of("default", List.of(i + ".sst")), i));
+    }
+    assertTrue(split("t", tablets.get(0).id(), "f", "t-a", "t-b").isSuccess());
+    Directory before = directory();
+    assertEquals(452, before.version());
+
+    restart();
+
+    assertEquals(before, directory());
+    kit.shutdownTestKit();
+    kit = null;
+    try (Connection c = DriverManager.getConnection(ActorTestConfig.journalUrl(dir), "tabula", "");
+        ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*) FROM \"snapshot\"")) {
+      assertTrue(rs.next());
+      assertTrue(rs.getInt(1) >= 1, "the master took snapshots");
+    }
+  }
+}

@@ -1,0 +1,391 @@
+package io.tabula.actors.tablet;
+
+import static io.tabula.actors.ActorTestConfig.await;
+import static io.tabula.actors.ActorTestConfig.startWithJournalIn;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.bigtable.v2.RowFilter;
+import com.google.protobuf.ByteString;
+import io.tabula.actors.ActorTestConfig;
+import io.tabula.actors.ErrorCode;
+import io.tabula.actors.Replies;
+import io.tabula.actors.master.DirectoryCache;
+import io.tabula.actors.master.Master;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.persistence.model.Mutation;
+import io.tabula.persistence.model.Row;
+import io.tabula.persistence.model.RowMutation;
+import io.tabula.persistence.schema.GcPolicy;
+import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.tablet.MicrosClock;
+import io.tabula.persistence.tablet.Tablet;
+import io.tabula.persistence.tablet.TabletOptions;
+import io.tabula.persistence.tablet.TabletServer;
+import io.tabula.persistence.wal.CommitLogOptions;
+import io.tabula.persistence.wal.Durability;
+import io.tabula.streams.filter.FilteredRow;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.IntStream;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
+import org.apache.pekko.actor.testkit.typed.javadsl.LogCapturingExtension;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.pattern.StatusReply;
+import org.apache.pekko.persistence.typed.PersistenceId;
+import org.apache.pekko.stream.SourceRef;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The tablet actor around a real engine on a temporary directory, with a real master (its
+ * journal in the same directory) feeding the node's directory cache. Every message is
+ * serialized, and replies go to test probes. The split test puts a probe in the master's
+ * place to see, and answer, what the tablet tells it.
+ */
+@ExtendWith(LogCapturingExtension.class)
+class TabletActorTest {
+  private static final Duration WAIT = Duration.ofSeconds(20);
+  private static final TabletSettings NEVER_SPLIT = new TabletSettings(1L << 40, Duration.ofMillis(200));
+
+  @TempDir
+  Path dir;
+
+  private ActorTestKit kit;
+  private ActorRef<Master.Command> master;
+  private final DirectoryCache cache = new DirectoryCache();
+  private TabletServer server;
+  private String tabletId;
+
+  @BeforeEach
+  void start() throws IOException {
+    kit = startWithJournalIn(dir.resolve("master"));
+    master = kit.spawn(Master.create(PersistenceId.ofUniqueId("test-master"), MicrosClock.SYSTEM::nowMicros));
+    TestProbe<StatusReply<?>> created = kit.createTestProbe();
+    master.tell(new Master.CreateTable("t", Map.of("f", GcPolicy.KEEP_ALL, "g", GcPolicy.maxVersions(1)), List.of(),
+        created.getRef().unsafeUpcast()));
+    assertTrue(created.receiveMessage(WAIT).isSuccess());
+    await(cache.refresh(master, kit.system(), WAIT), WAIT);
+    tabletId = cache.get().tabletsOf("t").get(0).id();
+    TabletServer.Options options = new TabletServer.Options("n1", 1 << 20, 1,
+        new CommitLogOptions(1 << 20, Durability.OS_BUFFERED), TabletOptions.defaults().withMemtableBytes(2048));
+    server = TabletServer.open(new FileStorage(dir.resolve("data")), options, MicrosClock.SYSTEM,
+        table -> cache.get().table(table).schema());
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    if (kit != null) {
+      kit.shutdownTestKit();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static String s(byte[] b) {
+    return new String(b, StandardCharsets.UTF_8);
+  }
+
+  private ActorRef<TabletActor.Command> spawnTablet(String id, ActorRef<Master.Command> masterRef,
+      TabletSettings settings) {
+    return kit.spawn(TabletActor.create(id, new TabletNode(server, cache, masterRef, settings)));
+  }
+
+  private ActorRef<TabletActor.Command> spawnTablet() {
+    return spawnTablet(tabletId, master, NEVER_SPLIT);
+  }
+
+  @SuppressWarnings("unchecked")
+  private <R> R call(ActorRef<TabletActor.Command> tablet, Function<ActorRef<R>, TabletActor.Command> command) {
+    TestProbe<R> probe = (TestProbe<R>) (TestProbe<?>) kit.createTestProbe(Object.class);
+    tablet.tell(command.apply(probe.getRef()));
+    return ActorTestConfig.roundTrip(kit, probe.receiveMessage(WAIT));
+  }
+
+  private static <T> T ok(StatusReply<T> reply) {
+    assertTrue(reply.isSuccess(), () -> "expected success, got " + reply.getError());
+    return reply.getValue();
+  }
+
+  private static ErrorCode codeOf(StatusReply<?> reply) {
+    assertTrue(reply.isError(), "expected an error, got " + reply);
+    return Replies.parse(reply.getError()).code();
+  }
+
+  private static Mutation set(String family, String qualifier, String value) {
+    return new Mutation.SetCell(family, b(qualifier), 1000, b(value));
+  }
+
+  private StatusReply<Done> mutate(ActorRef<TabletActor.Command> tablet, String row, Mutation... ms) {
+    return call(tablet, r -> new TabletActor.Mutate(RowMutation.of(b(row), ms), r));
+  }
+
+  private FilteredRow read(ActorRef<TabletActor.Command> tablet, String row, byte[] filter) {
+    StatusReply<TabletActor.RowResult> reply = call(tablet, r -> new TabletActor.ReadRow(b(row), filter, r));
+    return ok(reply).row();
+  }
+
+  private static byte[] valueRegex(String regex) {
+    return RowFilter.newBuilder().setValueRegexFilter(ByteString.copyFromUtf8(regex)).build().toByteArray();
+  }
+
+  private List<String> scan(ActorRef<TabletActor.Command> tablet, String start, String end, boolean reversed) {
+    StatusReply<SourceRef<FilteredRow>> reply = call(tablet, r -> new TabletActor.OpenScan(b(start), b(end),
+        new byte[0], reversed, r));
+    List<FilteredRow> rows = await(ok(reply).getSource().runWith(Sink.seq(), kit.system()), WAIT);
+    return rows.stream().map(x -> s(x.key())).toList();
+  }
+
+  @Test
+  void aMutationIsReadBack() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+
+    ok(mutate(tablet, "r1", set("f", "a", "one"), set("g", "b", "two")));
+
+    FilteredRow row = read(tablet, "r1", new byte[0]);
+    assertNotNull(row);
+    assertEquals("r1", s(row.key()));
+    assertEquals(List.of("one", "two"), row.cells().stream().map(c -> s(c.value())).toList());
+    FilteredRow onlyG = read(tablet, "r1", RowFilter.newBuilder().setFamilyNameRegexFilter("g").build()
+        .toByteArray());
+    assertEquals(List.of("two"), onlyG.cells().stream().map(c -> s(c.value())).toList());
+    assertNull(read(tablet, "r1", valueRegex("nothing")), "a row with no cell passing the filter is absent");
+    assertNull(read(tablet, "r2", new byte[0]));
+  }
+
+  @Test
+  void refusesAnUnknownFamilyAsNotFoundAndABadFilterAsInvalid() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(mutate(tablet, "r1", set("nope", "a", "x"))));
+    assertEquals(ErrorCode.INVALID_ARGUMENT, codeOf(call(tablet,
+        (ActorRef<StatusReply<TabletActor.RowResult>> r) -> new TabletActor.ReadRow(b("r1"), new byte[] {(byte) 0xff},
+            r))));
+    assertNull(read(tablet, "r1", new byte[0]), "the refused mutation wrote nothing");
+  }
+
+  @Test
+  void checkAndMutateAppliesTheBranchTheRowChooses() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+
+    StatusReply<Boolean> absent = call(tablet, r -> new TabletActor.CheckAndMutate(b("r"), new byte[0],
+        List.of(set("f", "a", "matched")), List.of(set("f", "a", "yes")), r));
+    assertEquals(false, ok(absent), "an empty predicate matches only a row with cells");
+    assertEquals("yes", s(read(tablet, "r", new byte[0]).cells().get(0).value()));
+
+    StatusReply<Boolean> present = call(tablet, r -> new TabletActor.CheckAndMutate(b("r"), valueRegex("yes"),
+        List.of(set("g", "m", "on-match")), List.of(set("g", "m", "on-no-match")), r));
+    assertEquals(true, ok(present));
+    StatusReply<Boolean> mismatch = call(tablet, r -> new TabletActor.CheckAndMutate(b("r"), valueRegex("no"),
+        List.of(set("f", "x", "on-match")), List.of(), r));
+    assertEquals(false, ok(mismatch), "no branch to apply still answers");
+
+    FilteredRow row = read(tablet, "r", new byte[0]);
+    assertEquals(List.of("f:a=yes", "g:m=on-match"), row.cells().stream()
+        .map(c -> c.family() + ":" + s(c.qualifier()) + "=" + s(c.value())).toList());
+  }
+
+  @Test
+  void concurrentIncrementsOfOneRowAllCount() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    TestProbe<StatusReply<Row>> increments = kit.createTestProbe();
+    TestProbe<StatusReply<Done>> writes = kit.createTestProbe();
+    int n = 200;
+
+    for (int i = 0; i < n; i++) {
+      tablet.tell(new TabletActor.ReadModifyWrite(b("counter"), List.of(new ReadModifyWriteRule.Increment("f",
+          b("n"), 1), new ReadModifyWriteRule.Append("g", b("log"), b("."))), increments.getRef()));
+      // Plain writes to the same row in between keep the row busy, so increments queue behind them.
+      tablet.tell(new TabletActor.Mutate(RowMutation.of(b("counter"), set("f", "other" + (i % 3), "x")),
+          writes.getRef()));
+    }
+
+    Set<Long> seen = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      Row row = ok(ActorTestConfig.roundTrip(kit, increments.receiveMessage(WAIT)));
+      assertEquals(2, row.cells().size());
+      seen.add(ByteBuffer.wrap(row.cells().get(0).value()).getLong());
+      ok(writes.receiveMessage(WAIT));
+    }
+    assertEquals(LongRange.of(1, n), seen, "each increment saw the one before it");
+    FilteredRow row = read(tablet, "counter", RowFilter.newBuilder().setColumnQualifierRegexFilter(
+        ByteString.copyFromUtf8("n|log")).setCellsPerColumnLimitFilter(1).build().toByteArray());
+    assertNotNull(row);
+    assertEquals(n, ByteBuffer.wrap(row.cells().stream().filter(c -> s(c.qualifier()).equals("n")).findFirst()
+        .orElseThrow().value()).getLong());
+    assertEquals(".".repeat(n), s(row.cells().stream().filter(c -> s(c.qualifier()).equals("log")).findFirst()
+        .orElseThrow().value()));
+  }
+
+  /** The set {@code from..to}. */
+  private static final class LongRange {
+    static Set<Long> of(long from, long to) {
+      Set<Long> out = new HashSet<>();
+      for (long i = from; i <= to; i++) {
+        out.add(i);
+      }
+      return out;
+    }
+  }
+
+  @Test
+  void anIncrementOfANonCounterFailsThePrecondition() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    ok(mutate(tablet, "r", set("f", "n", "abc")));
+
+    StatusReply<Row> reply = call(tablet, r -> new TabletActor.ReadModifyWrite(b("r"), List.of(
+        new ReadModifyWriteRule.Increment("f", b("n"), 1)), r));
+
+    assertEquals(ErrorCode.FAILED_PRECONDITION, codeOf(reply));
+  }
+
+  @Test
+  void aScanStreamsRowsInOrderThroughASourceRef() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    List<String> keys = IntStream.range(0, 60).mapToObj(i -> String.format("row%03d", i)).toList();
+    List<String> shuffled = new ArrayList<>(keys);
+    java.util.Collections.shuffle(shuffled, new java.util.Random(7));
+    for (String k : shuffled) {
+      ok(mutate(tablet, k, set("f", "q", "value of " + k)));
+    }
+
+    assertEquals(keys, scan(tablet, "", "", false));
+    assertEquals(keys.subList(10, 20), scan(tablet, "row010", "row020", false));
+    List<String> reversed = new ArrayList<>(keys.subList(10, 20));
+    java.util.Collections.reverse(reversed);
+    assertEquals(reversed, scan(tablet, "row010", "row020", true));
+  }
+
+  @Test
+  void dropRowsDeletesThePrefixAndSampleRowsAnswers() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    for (String k : List.of("a1", "a2", "b1", "b2")) {
+      ok(mutate(tablet, k, set("f", "q", "v")));
+    }
+
+    ok(call(tablet, (ActorRef<StatusReply<Done>> r) -> new TabletActor.DropRows(b("a"), r)));
+
+    assertEquals(List.of("b1", "b2"), scan(tablet, "", "", false));
+    List<Tablet.RowSample> samples = ok(call(tablet, TabletActor.SampleRows::new));
+    assertNotNull(samples);
+  }
+
+  @Test
+  void aTabletUnknownToTheDirectoryAnswersMoved() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet("t-999", master, NEVER_SPLIT);
+
+    assertEquals(ErrorCode.MOVED, codeOf(mutate(tablet, "r", set("f", "q", "v"))));
+  }
+
+  /**
+   * Writes rows until the tablet, splitting, refuses one as MOVED; returns the rows it
+   * acknowledged. The refused row must not have been written.
+   */
+  private List<String> writeUntilSplitting(ActorRef<TabletActor.Command> tablet) {
+    List<String> acked = new ArrayList<>();
+    for (int i = 0; i < 5000; i++) {
+      String k = String.format("row%04d", i);
+      StatusReply<Done> reply = mutate(tablet, k, set("f", "q", "x".repeat(64)));
+      if (reply.isError()) {
+        assertEquals(ErrorCode.MOVED, codeOf(reply));
+        return acked;
+      }
+      acked.add(k);
+    }
+    throw new AssertionError("the tablet did not split after " + acked.size() + " rows");
+  }
+
+  @Test
+  void aTabletPastItsSplitSizeSplitsAndStopsOnceTheMasterRecordsIt() throws IOException {
+    TestProbe<Master.Command> masterProbe = kit.createTestProbe();
+    ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, masterProbe.getRef(),
+        new TabletSettings(4096, Duration.ofMillis(100)));
+    List<String> keys = writeUntilSplitting(tablet);
+
+    List<Master.Command> told = masterProbe.fishForMessage(WAIT, m -> m instanceof Master.RecordSplit
+        ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+    Master.RecordSplit split = (Master.RecordSplit) told.get(told.size() - 1);
+    assertEquals("t", split.table());
+    assertEquals(tabletId, split.parentId());
+    assertEquals(ErrorCode.MOVED, codeOf(mutate(tablet, "row0000", set("f", "q", "late"))),
+        "a split tablet refuses requests while the master records the split");
+
+    // The real master records it too, so the children are in the directory.
+    TestProbe<StatusReply<Done>> recorded = kit.createTestProbe();
+    master.tell(new Master.RecordSplit(split.table(), split.parentId(), split.splitRow(), split.leftId(),
+        split.rightId(), recorded.getRef()));
+    ok(recorded.receiveMessage(WAIT));
+    split.replyTo().tell(StatusReply.ack());
+    masterProbe.expectTerminated(tablet, WAIT);
+
+    await(cache.refresh(master, kit.system(), WAIT), WAIT);
+    assertNotNull(server.tablet(split.leftId()));
+    assertNotNull(server.tablet(split.rightId()));
+    assertNull(server.tablet(tabletId));
+    TabletInfo left = cache.get().tablet(split.leftId());
+    TabletInfo right = cache.get().tablet(split.rightId());
+    assertArrayEquals(split.splitRow(), left.endRow());
+    assertArrayEquals(split.splitRow(), right.startRow());
+    ActorRef<TabletActor.Command> leftActor = spawnTablet(split.leftId(), master, NEVER_SPLIT);
+    ActorRef<TabletActor.Command> rightActor = spawnTablet(split.rightId(), master, NEVER_SPLIT);
+    List<String> leftRows = scan(leftActor, "", "", false);
+    List<String> rightRows = scan(rightActor, "", "", false);
+    assertFalse(leftRows.isEmpty());
+    assertFalse(rightRows.isEmpty());
+    List<String> all = new ArrayList<>(leftRows);
+    all.addAll(rightRows);
+    assertEquals(keys, all, "the children hold every row once, split at " + s(split.splitRow()));
+    assertEquals("x".repeat(64), s(read(rightActor, keys.get(keys.size() - 1), new byte[0]).cells().get(0).value()));
+    ok(mutate(leftActor, "row0000", set("f", "q", "after")));
+    assertEquals("after", s(read(leftActor, "row0000", valueRegex("after")).cells().get(0).value()));
+  }
+
+  @Test
+  void aSplitTheMasterMissedIsReportedAgainWhenTheParentIsStartedAgain() {
+    TestProbe<Master.Command> lostMaster = kit.createTestProbe();
+    ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, lostMaster.getRef(),
+        new TabletSettings(4096, Duration.ofMillis(100)));
+    writeUntilSplitting(tablet);
+    List<Master.Command> told = lostMaster.fishForMessage(WAIT, m -> m instanceof Master.RecordSplit
+        ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+    Master.RecordSplit split = (Master.RecordSplit) told.get(told.size() - 1);
+    kit.stop(tablet, WAIT);
+    assertNotNull(cache.get().tablet(tabletId), "the master never heard of the split");
+
+    ActorRef<TabletActor.Command> again = spawnTablet(tabletId, master, NEVER_SPLIT);
+
+    assertEquals(ErrorCode.MOVED, codeOf(mutate(again, "row0000", set("f", "q", "v"))));
+    lostMaster.awaitAssert(WAIT, () -> {
+      await(cache.refresh(master, kit.system(), WAIT), WAIT);
+      assertNotNull(cache.get().tablet(split.leftId()), "the restarted parent told the master of its split");
+      return null;
+    });
+    assertNull(cache.get().tablet(tabletId));
+    assertNotNull(cache.get().tablet(split.rightId()));
+  }
+}
