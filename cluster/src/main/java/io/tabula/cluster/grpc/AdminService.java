@@ -55,7 +55,6 @@ import com.google.longrunning.Operation;
 import com.google.protobuf.Empty;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TableInfo;
-import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.persistence.schema.GcPolicy;
 import java.time.Duration;
@@ -104,16 +103,6 @@ public final class AdminService implements BigtableTableAdmin {
         });
   }
 
-  private static <T> CompletionStage<T> failed(RuntimeException e) {
-    return CompletableFuture.failedFuture(GrpcErrors.from(e));
-  }
-
-  private static <T> CompletionStage<T> mapErrors(CompletionStage<T> s) {
-    return s.exceptionally(e -> {
-      throw GrpcErrors.from(e);
-    });
-  }
-
   static Table toProto(String instance, TableInfo t, boolean withSchema) {
     Table.Builder b = Table.newBuilder().setName(Names.tableName(instance, t.name()));
     if (withSchema) {
@@ -126,7 +115,7 @@ public final class AdminService implements BigtableTableAdmin {
 
   @Override
   public CompletionStage<Table> createTable(CreateTableRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       String instance = Names.instance("parent", in.getParent());
       String id = Names.checkTableId("table_id", in.getTableId());
       Map<String, GcPolicy> families = new LinkedHashMap<>();
@@ -141,11 +130,9 @@ public final class AdminService implements BigtableTableAdmin {
         }
         splits.add(in.getInitialSplits(i).getKey().toByteArray());
       }
-      return mapErrors(this.<TableInfo>askMaster(r -> new Master.CreateTable(id, families, splits, r))
-          .thenApply(t -> toProto(instance, t, true)));
-    } catch (RuntimeException e) {
-      return failed(e);
-    }
+      return this.<TableInfo>askMaster(r -> new Master.CreateTable(id, families, splits, r))
+          .thenApply(t -> toProto(instance, t, true));
+    });
   }
 
   private static void checkFamily(String field, String name) {
@@ -158,47 +145,41 @@ public final class AdminService implements BigtableTableAdmin {
 
   @Override
   public CompletionStage<ListTablesResponse> listTables(ListTablesRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       String instance = Names.instance("parent", in.getParent());
       boolean schema = in.getView() == Table.View.SCHEMA_VIEW || in.getView() == Table.View.FULL;
-      return mapErrors(router.refreshedDirectory().thenApply(d -> {
+      return router.refreshedDirectory().thenApply(d -> {
         ListTablesResponse.Builder b = ListTablesResponse.newBuilder();
         d.tables().values().forEach(t -> b.addTables(toProto(instance, t, schema)));
         return b.build();
-      }));
-    } catch (RuntimeException e) {
-      return failed(e);
-    }
+      });
+    });
   }
 
   @Override
   public CompletionStage<Table> getTable(GetTableRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       String table = Names.tableId("name", in.getName());
       String instance = Names.instanceOf(in.getName());
       boolean schema = in.getView() != Table.View.NAME_ONLY;
-      return mapErrors(router.table(table).thenApply(t -> toProto(instance, t, schema)));
-    } catch (RuntimeException e) {
-      return failed(e);
-    }
+      return router.table(table).thenApply(t -> toProto(instance, t, schema));
+    });
   }
 
   @Override
   public CompletionStage<Empty> deleteTable(DeleteTableRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       String table = Names.tableId("name", in.getName());
-      return mapErrors(this.<Done>askMaster(r -> new Master.DeleteTable(table, r)).thenApply(d -> {
+      return this.<Done>askMaster(r -> new Master.DeleteTable(table, r)).thenApply(d -> {
         onTableDeleted.accept(table);
         return Empty.getDefaultInstance();
-      }));
-    } catch (RuntimeException e) {
-      return failed(e);
-    }
+      });
+    });
   }
 
   @Override
   public CompletionStage<Table> modifyColumnFamilies(ModifyColumnFamiliesRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       String table = Names.tableId("name", in.getName());
       String instance = Names.instanceOf(in.getName());
       if (in.getModificationsCount() == 0) {
@@ -218,16 +199,14 @@ public final class AdminService implements BigtableTableAdmin {
           default -> throw GrpcErrors.invalid(f, "none of create, update or drop is set");
         });
       }
-      return mapErrors(this.<TableInfo>askMaster(r -> new Master.ModifyFamilies(table, changes, r))
-          .thenApply(t -> toProto(instance, t, true)));
-    } catch (RuntimeException e) {
-      return failed(e);
-    }
+      return this.<TableInfo>askMaster(r -> new Master.ModifyFamilies(table, changes, r))
+          .thenApply(t -> toProto(instance, t, true));
+    });
   }
 
   @Override
   public CompletionStage<Empty> dropRowRange(DropRowRangeRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       String table = Names.tableId("name", in.getName());
       byte[] prefix;
       switch (in.getTargetCase()) {
@@ -240,44 +219,32 @@ public final class AdminService implements BigtableTableAdmin {
         case DELETE_ALL_DATA_FROM_TABLE -> prefix = new byte[0];
         default -> throw GrpcErrors.invalid("target", "neither row_key_prefix nor delete_all_data_from_table is set");
       }
-      return mapErrors(router.table(table).thenCompose(t -> {
-        List<CompletableFuture<Done>> drops = new ArrayList<>();
-        for (TabletInfo ti : router.directory().tabletsOf(table)) {
-          drops.add(router.<Done>askTablet(ti.id(), r -> new TabletActor.DropRows(prefix, r)).toCompletableFuture());
-        }
-        return CompletableFuture.allOf(drops.toArray(CompletableFuture[]::new))
-            .thenApply(x -> Empty.getDefaultInstance());
-      }));
-    } catch (RuntimeException e) {
-      return failed(e);
-    }
+      return router.<Done>askEveryTablet(table, r -> new TabletActor.DropRows(prefix, r))
+          .thenApply(done -> Empty.getDefaultInstance());
+    });
   }
 
   @Override
   public CompletionStage<GenerateConsistencyTokenResponse> generateConsistencyToken(
       GenerateConsistencyTokenRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       String table = Names.tableId("name", in.getName());
-      return mapErrors(router.table(table).thenApply(t -> GenerateConsistencyTokenResponse.newBuilder()
-          .setConsistencyToken("tabula-" + router.directory().version()).build()));
-    } catch (RuntimeException e) {
-      return failed(e);
-    }
+      return router.table(table).thenApply(t -> GenerateConsistencyTokenResponse.newBuilder()
+          .setConsistencyToken("tabula-" + router.directory().version()).build());
+    });
   }
 
   /** One copy of the data: every write acknowledged before the token was made is already readable. */
   @Override
   public CompletionStage<CheckConsistencyResponse> checkConsistency(CheckConsistencyRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       String table = Names.tableId("name", in.getName());
       if (in.getConsistencyToken().isEmpty()) {
         throw GrpcErrors.invalid("consistency_token", "must not be empty");
       }
-      return mapErrors(router.table(table).thenApply(t -> CheckConsistencyResponse.newBuilder().setConsistent(true)
-          .build()));
-    } catch (RuntimeException e) {
-      return failed(e);
-    }
+      return router.table(table).thenApply(t -> CheckConsistencyResponse.newBuilder().setConsistent(true)
+          .build());
+    });
   }
 
   // ---- not offered

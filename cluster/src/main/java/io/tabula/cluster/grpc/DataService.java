@@ -38,10 +38,13 @@ import io.tabula.persistence.tablet.Tablet;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.RowFilters;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
+import org.apache.pekko.stream.SourceRef;
 import org.apache.pekko.stream.javadsl.Source;
 
 /**
@@ -60,32 +63,25 @@ public final class DataService implements Bigtable {
 
   @Override
   public Source<ReadRowsResponse, NotUsed> readRows(ReadRowsRequest in) {
-    String table;
-    byte[] filter;
-    List<RowRanges.Range> ranges;
-    try {
+    return GrpcErrors.streaming(() -> {
       rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
-      table = Names.tableId("table_name", in.getTableName());
-      filter = filterBytes("filter", in.hasFilter() ? in.getFilter() : null);
+      String table = Names.tableId("table_name", in.getTableName());
+      byte[] filter = filterBytes("filter", in.hasFilter() ? in.getFilter() : null);
       if (in.getRowsLimit() < 0) {
         throw GrpcErrors.invalid("rows_limit", "must not be negative, was " + in.getRowsLimit());
       }
-      ranges = RowRanges.of(in.getRows());
-    } catch (RuntimeException e) {
-      return Source.failed(GrpcErrors.from(e));
-    }
-    boolean reversed = in.getReversed();
-    List<RowRanges.Range> ordered = new ArrayList<>(ranges);
-    if (reversed) {
-      java.util.Collections.reverse(ordered);
-    }
-    Source<FilteredRow, NotUsed> rows = Source.completionStage(router.table(table))
-        .flatMapConcat(t -> Source.from(ordered).flatMapConcat(r -> range(table, r, filter, reversed)));
-    if (in.getRowsLimit() > 0) {
-      rows = rows.take(in.getRowsLimit());
-    }
-    return rows.map(Chunks::response).mapError(new org.apache.pekko.japi.pf.PFBuilder<Throwable, Throwable>()
-        .match(Throwable.class, GrpcErrors::from).build());
+      boolean reversed = in.getReversed();
+      List<RowRanges.Range> ranges = new ArrayList<>(RowRanges.of(in.getRows()));
+      if (reversed) {
+        Collections.reverse(ranges);
+      }
+      Source<FilteredRow, NotUsed> rows = Source.completionStage(router.table(table))
+          .flatMapConcat(t -> Source.from(ranges).flatMapConcat(r -> range(table, r, filter, reversed)));
+      if (in.getRowsLimit() > 0) {
+        rows = rows.take(in.getRowsLimit());
+      }
+      return rows.map(Chunks::response);
+    });
   }
 
   private static void rejectViews(String authorizedView, String materializedView) {
@@ -117,7 +113,7 @@ public final class DataService implements Bigtable {
 
   /** The rows of [from, end) tablet by tablet: each tablet's part, then lazily the rest. */
   private Source<FilteredRow, NotUsed> piecesFrom(String table, byte[] from, byte[] end, byte[] filter) {
-    return Source.completionStage(router.<org.apache.pekko.stream.SourceRef<FilteredRow>>ask(table, from,
+    return Source.completionStage(router.<SourceRef<FilteredRow>>ask(table, from,
         (t, replyTo) -> new TabletActor.OpenScan(from, clipEnd(end, t.endRow()), filter, false, replyTo)))
         .flatMapConcat(a -> {
           byte[] next = a.tablet().endRow();
@@ -130,7 +126,7 @@ public final class DataService implements Bigtable {
 
   /** The rows of [start, end) backwards, tablet by tablet from the end. */
   private Source<FilteredRow, NotUsed> piecesBefore(String table, byte[] start, byte[] end, byte[] filter) {
-    return Source.completionStage(router.<org.apache.pekko.stream.SourceRef<FilteredRow>>ask(table,
+    return Source.completionStage(router.<SourceRef<FilteredRow>>ask(table,
         d -> d.locateBefore(table, end),
         (t, replyTo) -> new TabletActor.OpenScan(ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(),
             end, filter, true, replyTo)))
@@ -153,91 +149,70 @@ public final class DataService implements Bigtable {
     return ByteArrays.compare(end, tabletEnd) < 0 ? end : tabletEnd;
   }
 
+  /**
+   * Every tablet's end row with the bytes before it, then the empty key with the table's
+   * total: the split points a client can divide a scan at.
+   */
   @Override
   public Source<SampleRowKeysResponse, NotUsed> sampleRowKeys(SampleRowKeysRequest in) {
-    String table;
-    try {
+    return GrpcErrors.streaming(() -> {
       rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
-      table = Names.tableId("table_name", in.getTableName());
-    } catch (RuntimeException e) {
-      return Source.failed(GrpcErrors.from(e));
-    }
-    CompletionStage<List<SampleRowKeysResponse>> samples = router.table(table).thenCompose(t -> {
-      List<TabletInfo> tablets = router.directory().tabletsOf(table);
-      List<CompletableFuture<List<Tablet.RowSample>>> asks = new ArrayList<>();
-      for (TabletInfo ti : tablets) {
-        asks.add(router.<List<Tablet.RowSample>>askTablet(ti.id(), TabletActor.SampleRows::new)
-            .toCompletableFuture());
-      }
-      return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).thenApply(x -> {
+      String table = Names.tableId("table_name", in.getTableName());
+      return Source.completionStage(router.askEveryTablet(table, TabletActor.SampleRows::new)).mapConcat(answers -> {
         List<SampleRowKeysResponse> out = new ArrayList<>();
-        long base = 0;
-        for (int i = 0; i < tablets.size(); i++) {
-          List<Tablet.RowSample> s = asks.get(i).join();
-          long size = s.isEmpty() ? 0 : s.get(s.size() - 1).offsetBytes();
-          byte[] endRow = tablets.get(i).endRow();
-          base += size;
-          if (endRow.length > 0) {
-            out.add(SampleRowKeysResponse.newBuilder().setRowKey(ByteString.copyFrom(endRow)).setOffsetBytes(base)
-                .build());
+        long offset = 0;
+        for (Router.Answer<List<Tablet.RowSample>> a : answers) {
+          List<Tablet.RowSample> s = a.value();
+          offset += s.isEmpty() ? 0 : s.get(s.size() - 1).offsetBytes();
+          if (a.tablet().endRow().length > 0) {
+            out.add(SampleRowKeysResponse.newBuilder().setRowKey(ByteString.copyFrom(a.tablet().endRow()))
+                .setOffsetBytes(offset).build());
           }
         }
-        out.add(SampleRowKeysResponse.newBuilder().setRowKey(ByteString.EMPTY).setOffsetBytes(base).build());
+        out.add(SampleRowKeysResponse.newBuilder().setRowKey(ByteString.EMPTY).setOffsetBytes(offset).build());
         return out;
       });
     });
-    return Source.completionStage(samples).mapConcat(l -> l).mapError(
-        new org.apache.pekko.japi.pf.PFBuilder<Throwable, Throwable>().match(Throwable.class, GrpcErrors::from)
-            .build());
   }
 
   // ---- writes
 
   @Override
   public CompletionStage<MutateRowResponse> mutateRow(MutateRowRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
       RowMutation rm = Mutations.rowMutation("", in.getRowKey(), in.getMutationsList());
-      return router.<org.apache.pekko.Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r))
-          .thenApply(a -> MutateRowResponse.getDefaultInstance()).exceptionally(e -> {
-            throw GrpcErrors.from(e);
-          });
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(GrpcErrors.from(e));
-    }
+      return router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r))
+          .thenApply(a -> MutateRowResponse.getDefaultInstance());
+    });
   }
 
   @Override
   public Source<MutateRowsResponse, NotUsed> mutateRows(MutateRowsRequest in) {
-    String table;
-    try {
+    return GrpcErrors.streaming(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
-      table = Names.tableId("table_name", in.getTableName());
+      String table = Names.tableId("table_name", in.getTableName());
       if (in.getEntriesCount() == 0) {
         throw GrpcErrors.invalid("entries", "at least one entry is required");
       }
       if (in.getEntriesCount() > 100_000) {
         throw GrpcErrors.invalid("entries", "at most 100000 entries are allowed, got " + in.getEntriesCount());
       }
-    } catch (RuntimeException e) {
-      return Source.failed(GrpcErrors.from(e));
-    }
-    CompletionStage<MutateRowsResponse> all = router.table(table).thenCompose(t -> {
-      List<CompletableFuture<com.google.rpc.Status>> results = new ArrayList<>();
-      for (int i = 0; i < in.getEntriesCount(); i++) {
-        results.add(entry(table, i, in.getEntries(i)));
-      }
-      return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).thenApply(x -> {
-        MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();
-        for (int i = 0; i < results.size(); i++) {
-          b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(results.get(i).join()));
+      return Source.completionStage(router.table(table).thenCompose(t -> {
+        List<CompletableFuture<com.google.rpc.Status>> results = new ArrayList<>();
+        for (int i = 0; i < in.getEntriesCount(); i++) {
+          results.add(entry(table, i, in.getEntries(i)));
         }
-        return b.build();
-      });
+        return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).thenApply(x -> {
+          MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();
+          for (int i = 0; i < results.size(); i++) {
+            b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(results.get(i).join()));
+          }
+          return b.build();
+        });
+      }));
     });
-    return Source.completionStage(all).mapError(new org.apache.pekko.japi.pf.PFBuilder<Throwable, Throwable>()
-        .match(Throwable.class, GrpcErrors::from).build());
   }
 
   /** One entry's outcome as a google.rpc.Status (OK or the error), never a failed future. */
@@ -245,7 +220,7 @@ public final class DataService implements Bigtable {
     CompletionStage<?> done;
     try {
       RowMutation rm = Mutations.rowMutation("entries[" + i + "]", e.getRowKey(), e.getMutationsList());
-      done = router.<org.apache.pekko.Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r));
+      done = router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r));
     } catch (RuntimeException err) {
       done = CompletableFuture.failedFuture(err);
     }
@@ -262,55 +237,40 @@ public final class DataService implements Bigtable {
 
   @Override
   public CompletionStage<CheckAndMutateRowResponse> checkAndMutateRow(CheckAndMutateRowRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
       byte[] row = Mutations.row("row_key", in.getRowKey());
       byte[] predicate = filterBytes("predicate_filter", in.hasPredicateFilter() ? in.getPredicateFilter() : null);
-      List<Mutation> onTrue = Mutations.list("true_mutations", in.getTrueMutationsList());
-      List<Mutation> onFalse = Mutations.list("false_mutations", in.getFalseMutationsList());
+      List<Mutation> onTrue = Mutations.branch("true_mutations", row, in.getTrueMutationsList());
+      List<Mutation> onFalse = Mutations.branch("false_mutations", row, in.getFalseMutationsList());
       if (onTrue.isEmpty() && onFalse.isEmpty()) {
         throw GrpcErrors.invalid("true_mutations", "true_mutations and false_mutations are both empty");
       }
-      Mutations.build("true_mutations", row, onTrue.isEmpty() ? List.of(Mutation.DeleteFromRow.INSTANCE) : onTrue);
-      Mutations.build("false_mutations", row, onFalse.isEmpty() ? List.of(Mutation.DeleteFromRow.INSTANCE)
-          : onFalse);
       return router.<Boolean>ask(table, row, (t, r) -> new TabletActor.CheckAndMutate(row, predicate, onTrue,
-          onFalse, r)).thenApply(a -> CheckAndMutateRowResponse.newBuilder().setPredicateMatched(a.value()).build())
-          .exceptionally(e -> {
-            throw GrpcErrors.from(e);
-          });
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(GrpcErrors.from(e));
-    }
+          onFalse, r)).thenApply(a -> CheckAndMutateRowResponse.newBuilder().setPredicateMatched(a.value()).build());
+    });
   }
 
   @Override
   public CompletionStage<ReadModifyWriteRowResponse> readModifyWriteRow(ReadModifyWriteRowRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
       byte[] row = Mutations.row("row_key", in.getRowKey());
       List<io.tabula.actors.tablet.ReadModifyWriteRule> rules = Mutations.rules(in.getRulesList());
       return router.<io.tabula.persistence.model.Row>ask(table, row,
           (t, r) -> new TabletActor.ReadModifyWrite(row, rules, r))
-          .thenApply(a -> ReadModifyWriteRowResponse.newBuilder().setRow(Chunks.row(a.value())).build())
-          .exceptionally(e -> {
-            throw GrpcErrors.from(e);
-          });
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(GrpcErrors.from(e));
-    }
+          .thenApply(a -> ReadModifyWriteRowResponse.newBuilder().setRow(Chunks.row(a.value())).build());
+    });
   }
 
   @Override
   public CompletionStage<PingAndWarmResponse> pingAndWarm(PingAndWarmRequest in) {
-    try {
+    return GrpcErrors.unary(() -> {
       Names.instance("name", in.getName());
       return CompletableFuture.completedFuture(PingAndWarmResponse.getDefaultInstance());
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(GrpcErrors.from(e));
-    }
+    });
   }
 
   // ---- not offered

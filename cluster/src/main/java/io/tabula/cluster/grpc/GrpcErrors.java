@@ -3,7 +3,13 @@ package io.tabula.cluster.grpc;
 import io.grpc.Status;
 import io.tabula.actors.ErrorCode;
 import io.tabula.actors.Replies;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.apache.pekko.NotUsed;
 import org.apache.pekko.grpc.GrpcServiceException;
+import org.apache.pekko.japi.pf.PFBuilder;
+import org.apache.pekko.stream.javadsl.Source;
 
 /** Turns refusals into gRPC statuses: the one place that maps Tabula's codes to the client's. */
 final class GrpcErrors {
@@ -30,6 +36,33 @@ final class GrpcErrors {
       case UNAVAILABLE, MOVED -> Status.UNAVAILABLE;
       case INTERNAL -> Status.INTERNAL;
     };
+  }
+
+  /**
+   * Runs a unary handler: a request it rejects while checking (a thrown exception) and a
+   * failure of the stage it returns both end as the gRPC error for that failure.
+   */
+  static <T> CompletionStage<T> unary(Supplier<CompletionStage<T>> handler) {
+    CompletionStage<T> result;
+    try {
+      result = handler.get();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(from(e));
+    }
+    return result.exceptionally(e -> {
+      throw from(e);
+    });
+  }
+
+  /** The same for a handler that answers with a stream. */
+  static <T> Source<T, NotUsed> streaming(Supplier<Source<T, NotUsed>> handler) {
+    Source<T, NotUsed> result;
+    try {
+      result = handler.get();
+    } catch (RuntimeException e) {
+      return Source.failed(from(e));
+    }
+    return result.mapError(new PFBuilder<Throwable, Throwable>().match(Throwable.class, GrpcErrors::from).build());
   }
 
   /** The gRPC exception for any failure of an ask or a stream (already-mapped ones pass through). */

@@ -48,7 +48,19 @@ final class Mutations {
     }
   }
 
-  /** Engine mutations for a list that may be empty (check-and-mutate branches). */
+  /**
+   * A check-and-mutate branch: engine mutations for a list that may be empty, checked as a
+   * row mutation of {@code row} when it is not.
+   */
+  static List<io.tabula.persistence.model.Mutation> branch(String field, byte[] row, List<Mutation> ms) {
+    List<io.tabula.persistence.model.Mutation> out = list(field, ms);
+    if (!out.isEmpty()) {
+      build(field, row, out);
+    }
+    return out;
+  }
+
+  /** Engine mutations for a list that may be empty. */
   static List<io.tabula.persistence.model.Mutation> list(String prefix, List<Mutation> ms) {
     List<io.tabula.persistence.model.Mutation> out = new ArrayList<>(ms.size());
     for (int i = 0; i < ms.size(); i++) {

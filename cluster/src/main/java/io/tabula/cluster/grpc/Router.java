@@ -10,6 +10,8 @@ import io.tabula.actors.master.TableInfo;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.TabletActor;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -87,6 +89,23 @@ final class Router {
   <T> CompletionStage<T> askTablet(String tabletId,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
     return sharding.entityRefFor(TabletActor.KEY, tabletId).<T>askWithStatus(message::apply, askTimeout);
+  }
+
+  /**
+   * Asks every tablet of {@code table}, as the directory lists them now, and completes with
+   * their answers in row order; NOT_FOUND for an unknown table.
+   */
+  <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
+      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
+    return table(table).thenCompose(t -> {
+      List<TabletInfo> tablets = directory.get().tabletsOf(table);
+      List<CompletableFuture<Answer<T>>> asks = new ArrayList<>();
+      for (TabletInfo ti : tablets) {
+        asks.add(askTablet(ti.id(), message).thenApply(v -> new Answer<>(ti, v)).toCompletableFuture());
+      }
+      return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
+          .thenApply(x -> asks.stream().map(CompletableFuture::join).toList());
+    });
   }
 
   private <T> CompletionStage<Answer<T>> attempt(String table, Function<Directory, TabletInfo> locate,
