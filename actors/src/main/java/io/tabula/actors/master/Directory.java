@@ -75,13 +75,22 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
     return null;
   }
 
+  /** The tablet of {@code table} with this id, or null. */
+  public TabletInfo tablet(String table, String id) {
+    for (TabletInfo t : tabletsOf(table)) {
+      if (t.id().equals(id)) {
+        return t;
+      }
+    }
+    return null;
+  }
+
   /** The tablet with this id in any table, or null. */
   public TabletInfo tablet(String id) {
-    for (List<TabletInfo> l : tablets.values()) {
-      for (TabletInfo t : l) {
-        if (t.id().equals(id)) {
-          return t;
-        }
+    for (String table : tablets.keySet()) {
+      TabletInfo t = tablet(table, id);
+      if (t != null) {
+        return t;
       }
     }
     return null;

@@ -203,10 +203,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, Directory> onRecordSplit(Directory d, RecordSplit c) {
-    boolean parentKnown = d.tabletsOf(c.table()).stream().anyMatch(t -> t.id().equals(c.parentId()));
-    if (!parentKnown) {
-      boolean childrenKnown = d.tabletsOf(c.table()).stream().anyMatch(t -> t.id().equals(c.leftId()));
-      return childrenKnown ? Effect().reply(c.replyTo(), StatusReply.ack())
+    if (d.tablet(c.table(), c.parentId()) == null) {
+      return d.tablet(c.table(), c.leftId()) != null ? Effect().reply(c.replyTo(), StatusReply.ack())
           : Effect().reply(c.replyTo(), Replies.error(ErrorCode.NOT_FOUND, "tablet " + c.parentId() + " of table "
               + c.table() + " is not known"));
     }
@@ -215,8 +213,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, Directory> onRecordFiles(Directory d, RecordFiles c) {
-    TabletInfo t = d.tabletsOf(c.table()).stream().filter(x -> x.id().equals(c.tabletId())).findFirst()
-        .orElse(null);
+    TabletInfo t = d.tablet(c.table(), c.tabletId());
     if (t == null || (t.files().equals(c.files()) && t.redoPoint() == c.redoPoint())) {
       return Effect().none();
     }
@@ -235,16 +232,18 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onEvent(FamiliesChanged.class, (d, e) -> d.withTable(d.table(e.table()).withFamilies(e.families()),
             d.tabletsOf(e.table()), d.nextTabletNumber()))
         .onEvent(TabletSplit.class, Master::applySplit)
-        .onEvent(TabletFilesRecorded.class, (d, e) -> d.tabletsOf(e.table()).stream()
-            .filter(t -> t.id().equals(e.tabletId())).findFirst()
-            .map(t -> d.withTabletReplaced(e.table(), t.id(), List.of(t.withFiles(e.files(), e.redoPoint()))))
-            .orElse(d))
+        .onEvent(TabletFilesRecorded.class, Master::applyFiles)
         .build();
   }
 
+  private static Directory applyFiles(Directory d, TabletFilesRecorded e) {
+    TabletInfo t = d.tablet(e.table(), e.tabletId());
+    return t == null ? d
+        : d.withTabletReplaced(e.table(), t.id(), List.of(t.withFiles(e.files(), e.redoPoint())));
+  }
+
   private static Directory applySplit(Directory d, TabletSplit e) {
-    TabletInfo parent = d.tabletsOf(e.table()).stream().filter(t -> t.id().equals(e.parentId())).findFirst()
-        .orElse(null);
+    TabletInfo parent = d.tablet(e.table(), e.parentId());
     if (parent == null) {
       return d;
     }

@@ -6,6 +6,7 @@ import io.tabula.actors.ErrorCode;
 import io.tabula.actors.Replies;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.model.Cell;
 import io.tabula.persistence.model.InvalidMutationException;
 import io.tabula.persistence.model.Mutation;
@@ -33,9 +34,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
+import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -76,34 +79,39 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   public sealed interface Command extends KryoSerializable {}
 
-  public record Mutate(RowMutation mutation, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+  /** A command from outside that is answered with a {@link StatusReply}. */
+  public sealed interface Request extends Command {
+    ActorRef<? extends StatusReply<?>> replyTo();
+  }
+
+  public record Mutate(RowMutation mutation, ActorRef<StatusReply<Done>> replyTo) implements Request {}
 
   /**
    * Applies {@code onMatch} if the row has a cell that passes {@code predicate} (a serialized
    * {@link RowFilter}; empty: any cell), else {@code onNoMatch}; replies whether it matched.
    */
   public record CheckAndMutate(byte[] row, byte[] predicate, List<Mutation> onMatch, List<Mutation> onNoMatch,
-      ActorRef<StatusReply<Boolean>> replyTo) implements Command {}
+      ActorRef<StatusReply<Boolean>> replyTo) implements Request {}
 
   /** Applies the rules in order and replies with the new cells. */
   public record ReadModifyWrite(byte[] row, List<ReadModifyWriteRule> rules, ActorRef<StatusReply<Row>> replyTo)
-      implements Command {}
+      implements Request {}
 
   /** Reads one row through a serialized {@link RowFilter} (empty: all cells). */
-  public record ReadRow(byte[] row, byte[] filter, ActorRef<StatusReply<RowResult>> replyTo) implements Command {}
+  public record ReadRow(byte[] row, byte[] filter, ActorRef<StatusReply<RowResult>> replyTo) implements Request {}
 
   /** The answer to {@link ReadRow}: the row, or null when nothing passes the filter. */
   public record RowResult(FilteredRow row) implements KryoSerializable {}
 
   /** Streams the rows of {@code [start, end)} within this tablet through a filter, optionally in reverse. */
   public record OpenScan(byte[] start, byte[] end, byte[] filter, boolean reversed,
-      ActorRef<StatusReply<SourceRef<FilteredRow>>> replyTo) implements Command {}
+      ActorRef<StatusReply<SourceRef<FilteredRow>>> replyTo) implements Request {}
 
   /** Row samples with cumulative byte offsets, for SampleRowKeys. */
-  public record SampleRows(ActorRef<StatusReply<List<Tablet.RowSample>>> replyTo) implements Command {}
+  public record SampleRows(ActorRef<StatusReply<List<Tablet.RowSample>>> replyTo) implements Request {}
 
   /** Deletes every row of this tablet starting with {@code prefix} (empty: every row). */
-  public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+  public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Request {}
 
   private record WriteFinished(byte[] row) implements Command {}
 
@@ -118,7 +126,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletInfo info;
   private final Map<ByteBuffer, Integer> writesInFlight = new HashMap<>();
   private final Map<ByteBuffer, ArrayDeque<Command>> waiting = new HashMap<>();
-  private final DispatcherSelector blocking = DispatcherSelector.blocking();
+  private final Executor blockingIo;
   private boolean splitting;
   private Map<String, List<String>> reportedFiles = Map.of();
   private long reportedRedo = -1;
@@ -130,6 +138,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.node = node;
     this.tablet = tablet;
     this.info = info;
+    this.blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
   }
 
   /** The actor of tablet {@code tabletId} on {@code node}. */
@@ -177,29 +186,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private static void refuseMoved(Command c, String why) {
-    StatusReply<?> r = Replies.error(ErrorCode.MOVED, why);
-    replyTo(c).ifPresent(ref -> ref.unsafeUpcast().tell(r));
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Optional<ActorRef<Object>> replyTo(Command c) {
-    ActorRef<?> r = null;
-    if (c instanceof Mutate m) {
-      r = m.replyTo();
-    } else if (c instanceof CheckAndMutate m) {
-      r = m.replyTo();
-    } else if (c instanceof ReadModifyWrite m) {
-      r = m.replyTo();
-    } else if (c instanceof ReadRow m) {
-      r = m.replyTo();
-    } else if (c instanceof OpenScan m) {
-      r = m.replyTo();
-    } else if (c instanceof SampleRows m) {
-      r = m.replyTo();
-    } else if (c instanceof DropRows m) {
-      r = m.replyTo();
+    if (c instanceof Request r) {
+      r.replyTo().<Object>unsafeUpcast().tell(Replies.error(ErrorCode.MOVED, why));
     }
-    return Optional.ofNullable((ActorRef<Object>) r);
   }
 
   @Override
@@ -215,7 +204,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(WriteFinished.class, this::onWriteFinished)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessage(SplitDone.class, this::onSplitDone)
-        .onMessage(SplitRecorded.class, this::onSplitRecorded)
         .build();
   }
 
@@ -338,7 +326,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-    }, getContext().getSystem().dispatchers().lookup(blocking)).whenComplete((res, err) ->
+    }, blockingIo).whenComplete((res, err) ->
         r.replyTo().tell(err == null ? StatusReply.success(res) : refusal(err)));
     return this;
   }
@@ -370,7 +358,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private Behavior<Command> onDropRows(DropRows d) {
     CompletableFuture.runAsync(() -> {
       List<CompletableFuture<Void>> writes = new ArrayList<>();
-      byte[] end = d.prefix().length == 0 ? new byte[0] : io.tabula.persistence.encoding.ByteArrays.prefixEnd(
+      byte[] end = d.prefix().length == 0 ? new byte[0] : ByteArrays.prefixEnd(
           d.prefix());
       try (var scanner = tablet.scan(d.prefix(), end, ReadFilter.all())) {
         for (Row r = scanner.next(); r != null; r = scanner.next()) {
@@ -380,7 +368,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         throw new UncheckedIOException(e);
       }
       CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
-    }, getContext().getSystem().dispatchers().lookup(blocking)).whenComplete((ok, err) ->
+    }, blockingIo).whenComplete((ok, err) ->
         d.replyTo().tell(err == null ? StatusReply.ack() : refusal(err)));
     return this;
   }
@@ -403,10 +391,15 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     return this;
   }
 
+  /** A fresh id for a split child: the table name and 48 random bits. */
+  private String newTabletId() {
+    return info.table() + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(4);
+  }
+
   private void startSplit() {
     splitting = true;
-    String leftId = info.table() + "-" + UUID.randomUUID().toString().substring(0, 13).replace("-", "");
-    String rightId = info.table() + "-" + UUID.randomUUID().toString().substring(0, 13).replace("-", "");
+    String leftId = newTabletId();
+    String rightId = newTabletId();
     ActorRef<Command> self = getContext().getSelf();
     CompletableFuture.runAsync(() -> {
       try {
@@ -421,7 +414,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       } catch (IOException | RuntimeException e) {
         self.tell(new SplitDone(null, leftId, rightId, String.valueOf(e.getMessage())));
       }
-    }, getContext().getSystem().dispatchers().lookup(blocking));
+    }, blockingIo);
   }
 
   private Behavior<Command> onSplitDone(SplitDone d) {
@@ -432,21 +425,31 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       return this;
     }
     getContext().getLog().info("tablet {} split at {} into {} and {}", info.id(),
-        io.tabula.persistence.encoding.ByteArrays.show(d.row()), d.leftId(), d.rightId());
+        ByteArrays.show(d.row()), d.leftId(), d.rightId());
     recordSplit(d);
+    return awaitingRecord(d, false);
+  }
+
+  /**
+   * After the engine split: refuse every request as moved until the master has recorded
+   * the split, then stay refusing. A refused or unanswered record is asked again at the
+   * next tick, not at once.
+   */
+  private Behavior<Command> awaitingRecord(SplitDone d, boolean askAtTick) {
     return Behaviors.receive(Command.class)
-        .onMessage(SplitRecorded.class, r -> r.ok() ? gone(info.id()) : retrySplitRecord(d))
+        .onMessage(SplitRecorded.class, r -> r.ok() ? gone(info.id()) : awaitingRecord(d, true))
         .onMessage(WriteFinished.class, w -> Behaviors.same())
-        .onMessageEquals(Tick.INSTANCE, () -> Behaviors.same())
+        .onMessageEquals(Tick.INSTANCE, () -> {
+          if (!askAtTick) {
+            return Behaviors.same();
+          }
+          recordSplit(d);
+          return awaitingRecord(d, false);
+        })
         .onAnyMessage(c -> {
           refuseMoved(c, "tablet " + info.id() + " has split; look the row up again");
           return Behaviors.same();
         }).build();
-  }
-
-  private Behavior<Command> retrySplitRecord(SplitDone d) {
-    recordSplit(d);
-    return Behaviors.same();
   }
 
   private void recordSplit(SplitDone d) {
@@ -454,10 +457,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         r -> new Master.RecordSplit(info.table(), info.id(), d.row(), d.leftId(), d.rightId(), r),
         Duration.ofSeconds(5), getContext().getSystem().scheduler()), (ok, err) ->
         new SplitRecorded(err == null && ok.isSuccess()));
-  }
-
-  private Behavior<Command> onSplitRecorded(SplitRecorded r) {
-    return this;
   }
 
   private static FilteredRow unfiltered(Row row) {
@@ -478,7 +477,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     if (e instanceof TabletUnavailableException) {
       return Replies.error(ErrorCode.MOVED, e.getMessage());
     } else if (e instanceof InvalidMutationException m) {
-      return Replies.error(m.getMessage().contains("unknown column family") ? ErrorCode.NOT_FOUND
+      return Replies.error(m.isUnknownFamily() ? ErrorCode.NOT_FOUND
           : ErrorCode.INVALID_ARGUMENT, e.getMessage());
     } else if (e instanceof InvalidFilterException) {
       return Replies.error(ErrorCode.INVALID_ARGUMENT, e.getMessage());

@@ -197,8 +197,7 @@ public final class Tablet implements Closeable {
     for (int i = 0; i < ms.size(); i++) {
       String f = ms.get(i).familyOrNull();
       if (f != null && s.family(f) == null) {
-        throw new InvalidMutationException("mutations[" + i + "].family_name", "names unknown column family '" + f
-            + "'");
+        throw InvalidMutationException.unknownFamily("mutations[" + i + "].family_name", f);
       }
     }
     maintenance.awaitFlushCapacity();
