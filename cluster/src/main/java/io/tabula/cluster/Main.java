@@ -116,7 +116,7 @@ public final class Main implements Runnable {
       if (data != null) {
         flags.put("tabula.node.data-dir", data.getPath());
       }
-      Config base = ConfigFactory.load();
+      Config base = ConfigFactory.empty();
       if (config != null) {
         if (!config.isFile()) {
           throw new CommandLine.ParameterException(spec.commandLine(), "--config: no such file: " + config);

@@ -71,26 +71,35 @@ public final class TabulaNode implements AutoCloseable {
   /** Starts a single-node Tabula on 127.0.0.1 with its data under {@code dataDir}; port 0 picks a free port. */
   public static TabulaNode start(Path dataDir, int grpcPort, int httpPort) {
     return start(ConfigFactory.parseMap(Map.of("tabula.node.data-dir", dataDir.toString(), "tabula.node.grpc-port",
-        grpcPort, "tabula.node.http-port", httpPort)).withFallback(ConfigFactory.load()));
+        grpcPort, "tabula.node.http-port", httpPort)));
   }
 
-  /** Starts a node from a full configuration (the {@code tabula} and {@code pekko} trees). */
-  public static TabulaNode start(Config config) {
-    Config resolved = config.resolve();
-    NodeSettings settings = NodeSettings.from(resolved.getConfig("tabula.node"));
+  /**
+   * The configuration a node runs with: system properties, then {@code overrides} (an
+   * operator's file and flags), then {@code application.conf}, then the node's Pekko
+   * settings ({@code tabula-node.conf}), then every library's {@code reference.conf}.
+   */
+  public static Config configuration(Config overrides) {
+    return ConfigFactory.load(overrides.withFallback(ConfigFactory.defaultApplication())
+        .withFallback(ConfigFactory.parseResources(TabulaNode.class.getClassLoader(), "tabula-node.conf")));
+  }
+
+  /**
+   * Starts a node with {@code overrides} layered as {@link #configuration} describes; pass
+   * only the keys to change (not a config that already holds the libraries' defaults).
+   */
+  public static TabulaNode start(Config overrides) {
+    Config config = configuration(overrides);
+    NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
     try {
       Files.createDirectories(settings.dataDir().resolve("master"));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the data directory " + settings.dataDir(), e);
     }
-    // Management HTTP follows tabula.node: the substitutions in reference.conf were resolved
-    // before any overlay, so an overridden http-port or host would not reach them otherwise.
     Config full = ConfigFactory.parseMap(Map.of(
         "tabula.master-lease.lease-dir", settings.dataDir().toString(),
-        "pekko-persistence-jdbc.shared-databases.tabula.db.url", h2Url(resolved, settings),
-        "pekko.management.http.hostname", settings.host(),
-        "pekko.management.http.port", settings.httpPort()))
-        .withFallback(config).resolve();
+        "pekko-persistence-jdbc.shared-databases.tabula.db.url", h2Url(config, settings)))
+        .withFallback(config);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "tabula", full);
     try {
       return boot(system, full, settings);

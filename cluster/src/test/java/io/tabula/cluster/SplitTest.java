@@ -69,7 +69,7 @@ class SplitTest {
         "tabula.node.http-port", 0,
         "tabula.node.memtable-bytes", 16 * 1024,
         "tabula.tablet.split-bytes", 96 * 1024,
-        "tabula.tablet.check-interval", "100ms")).withFallback(ConfigFactory.load()));
+        "tabula.tablet.check-interval", "100ms")));
     data = BigtableDataClient.create(ConformancePeer.dataSettings(node.grpcPort()));
     admin = BigtableTableAdminClient.create(ConformancePeer.adminSettings(node.grpcPort()));
     admin.createTable(CreateTableRequest.of("t").addFamily("f"));
