@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -121,12 +122,20 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private record SplitRecorded(boolean ok) implements Command {}
 
+  private static final int COMPILED_FILTERS_KEPT = 32;
+
   private final TabletNode node;
   private final Tablet tablet;
   private final TabletInfo info;
   private final Map<ByteBuffer, Integer> writesInFlight = new HashMap<>();
   private final Map<ByteBuffer, ArrayDeque<Command>> waiting = new HashMap<>();
   private final Executor blockingIo;
+  private final Map<ByteBuffer, CompiledFilter> compiledFilters = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<ByteBuffer, CompiledFilter> eldest) {
+      return size() > COMPILED_FILTERS_KEPT;
+    }
+  };
   private boolean splitting;
   private Map<String, List<String>> reportedFiles = Map.of();
   private long reportedRedo = -1;
@@ -463,7 +472,22 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     return new FilteredRow(row.key(), row.cells().stream().map(LabeledCell::of).toList());
   }
 
-  private static CompiledFilter compile(byte[] filter) {
+  /**
+   * The compiled form of a serialized filter, from a small cache: clients tend to send the
+   * same few filters again and again, and compiling means parsing the message and every
+   * regex in it. Used on this actor's thread only.
+   */
+  private CompiledFilter compile(byte[] filter) {
+    ByteBuffer key = ByteBuffer.wrap(filter);
+    CompiledFilter f = compiledFilters.get(key);
+    if (f == null) {
+      f = compileNow(filter);
+      compiledFilters.put(key, f);
+    }
+    return f;
+  }
+
+  private static CompiledFilter compileNow(byte[] filter) {
     try {
       return RowFilters.compile(RowFilter.parseFrom(filter));
     } catch (InvalidProtocolBufferException e) {

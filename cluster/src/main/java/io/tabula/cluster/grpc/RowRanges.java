@@ -64,7 +64,8 @@ final class RowRanges {
         if (last.end().length == 0 || ByteArrays.compare(r.start(), last.end()) < 0) {
           byte[] end = last.end().length == 0 || r.end().length == 0 ? new byte[0]
               : ByteArrays.compare(last.end(), r.end()) >= 0 ? last.end() : r.end();
-          merged.set(merged.size() - 1, new Range(last.start(), end, last.single() && Arrays.equals(end, last.end())
+          // Still one row only if it is the same row key asked twice.
+          merged.set(merged.size() - 1, new Range(last.start(), end, last.single() && r.single()
               && Arrays.equals(r.start(), last.start())));
           continue;
         }
