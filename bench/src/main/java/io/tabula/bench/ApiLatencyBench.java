@@ -4,11 +4,8 @@ import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.google.protobuf.ByteString;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import com.google.protobuf.UnsafeByteOperations;
 import java.nio.file.Path;
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -60,6 +57,9 @@ public final class ApiLatencyBench implements Callable<Integer> {
       defaultValue = "bench/results/api-latency.md")
   private Path out;
 
+  @CommandLine.Spec
+  private CommandLine.Model.CommandSpec spec;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new ApiLatencyBench()).execute(args));
   }
@@ -71,8 +71,8 @@ public final class ApiLatencyBench implements Callable<Integer> {
     int written;
     final long[] mutate;
     final long[] read;
-    int mutateCount;
-    int readCount;
+    /** Timed calls so far, of each RPC. */
+    int count;
     long mutateWallNanos;
     long readWallNanos;
 
@@ -90,10 +90,12 @@ public final class ApiLatencyBench implements Callable<Integer> {
       ops = 1_000;
       warmup = 500;
     }
-    if (ops < 1 || rounds < 1 || warmup < 0 || valueBytes < 0) {
-      throw new CommandLine.ParameterException(new CommandLine(this), "--ops and --rounds must be positive");
+    if (ops < 1 || rounds < 1 || valueBytes < 1 || warmup < 0) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--ops, --rounds and --value-bytes must be positive, --warmup must not be negative");
     }
-    ByteString[] values = values(seed, valueBytes);
+    // Every target writes warmup + ops new rows.
+    Dataset data = new Dataset(warmup + ops, valueBytes, seed);
     List<Target> targets = new ArrayList<>();
     try {
       System.err.println("starting Tabula (in process) and the bundled emulator ...");
@@ -105,10 +107,10 @@ public final class ApiLatencyBench implements Callable<Integer> {
       for (Target t : targets) {
         System.err.printf(Locale.ROOT, "warming up %s: %,d writes, %,d reads%n", t.peer.name(), warmup, warmup);
         for (int i = 0; i < warmup; i++) {
-          write(t, values);
+          write(t, data);
         }
         for (int i = 0; i < warmup; i++) {
-          read(t);
+          read(t, data);
         }
       }
       for (int r = 0; r < rounds; r++) {
@@ -118,12 +120,13 @@ public final class ApiLatencyBench implements Callable<Integer> {
           Target t = targets.get((r % 2 == 0) ? k : targets.size() - 1 - k);
           long start = System.nanoTime();
           for (int i = 0; i < n; i++) {
-            t.mutate[t.mutateCount++] = write(t, values);
+            t.mutate[t.count + i] = write(t, data);
           }
           long mid = System.nanoTime();
           for (int i = 0; i < n; i++) {
-            t.read[t.readCount++] = read(t);
+            t.read[t.count + i] = read(t, data);
           }
+          t.count += n;
           t.mutateWallNanos += mid - start;
           t.readWallNanos += System.nanoTime() - mid;
         }
@@ -131,11 +134,7 @@ public final class ApiLatencyBench implements Callable<Integer> {
       }
       String report = report(targets.get(0), targets.get(1));
       System.out.print(report);
-      Path parent = out.toAbsolutePath().getParent();
-      if (parent != null) {
-        Files.createDirectories(parent);
-      }
-      Files.writeString(out, report, StandardCharsets.UTF_8);
+      ResultsFile.write(out, report);
       System.err.println("wrote " + out);
       return 0;
     } finally {
@@ -145,26 +144,11 @@ public final class ApiLatencyBench implements Callable<Integer> {
     }
   }
 
-  static ByteString key(int i) {
-    return ByteString.copyFromUtf8(String.format(Locale.ROOT, "row%010d", i));
-  }
-
-  static ByteString[] values(long seed, int bytes) {
-    Random random = new Random(seed);
-    ByteString[] values = new ByteString[64];
-    for (int i = 0; i < values.length; i++) {
-      byte[] b = new byte[bytes];
-      random.nextBytes(b);
-      values[i] = ByteString.copyFrom(b);
-    }
-    return values;
-  }
-
   /** Writes the next new row of {@code t}; returns the call's latency in nanoseconds. */
-  private static long write(Target t, ByteString[] values) {
+  private static long write(Target t, Dataset data) {
     int i = t.written;
-    RowMutation m = RowMutation.create(TableId.of(TABLE), key(i))
-        .setCell(FAMILY, QUALIFIER, 1_000L, values[i % values.length]);
+    RowMutation m = RowMutation.create(TableId.of(TABLE), UnsafeByteOperations.unsafeWrap(data.key(i)))
+        .setCell(FAMILY, QUALIFIER, 1_000L, UnsafeByteOperations.unsafeWrap(data.value(i)));
     long start = System.nanoTime();
     t.peer.data().mutateRow(m);
     long nanos = System.nanoTime() - start;
@@ -173,8 +157,8 @@ public final class ApiLatencyBench implements Callable<Integer> {
   }
 
   /** Reads one uniformly chosen row already written to {@code t}; returns the call's latency in nanoseconds. */
-  private static long read(Target t) {
-    ByteString key = key(t.readKeys.nextInt(t.written));
+  private static long read(Target t, Dataset data) {
+    ByteString key = UnsafeByteOperations.unsafeWrap(data.key(t.readKeys.nextInt(t.written)));
     long start = System.nanoTime();
     Row row = t.peer.data().readRow(TableId.of(TABLE), key);
     long nanos = System.nanoTime() - start;
@@ -200,9 +184,8 @@ public final class ApiLatencyBench implements Callable<Integer> {
   private String report(Target tabula, Target emulator) {
     StringBuilder s = new StringBuilder();
     s.append("# Cloud Bigtable API latency: Tabula vs Google's emulator\n\n");
-    s.append(String.format(Locale.ROOT, "Date: %s. Machine: %d cores, shared. Java %s.%n%n", LocalDate.now(),
-        Runtime.getRuntime().availableProcessors(), System.getProperty("java.version")));
-    s.append("Command: `").append(command()).append("`\n\n");
+    s.append(ResultsFile.machineLine());
+    s.append("Command: `").append(ResultsFile.command(ApiLatencyBench.class, spec)).append("`\n\n");
     s.append(String.format(Locale.ROOT, "%,d timed calls per RPC and target, one at a time (latency, not throughput), "
         + "after %,d warm-up calls each; the targets took turns in %d rounds. Values of %,d bytes; every MutateRow "
         + "writes a new row, every ReadRows (`readRow`) reads one row that exists, chosen uniformly. Official Java "
@@ -210,10 +193,10 @@ public final class ApiLatencyBench implements Callable<Integer> {
         + "process.%n%n", ops, warmup, rounds, valueBytes));
     s.append("| RPC | Target | p50 ms | p90 ms | p99 ms | mean ms | ops/s |\n");
     s.append("|---|---|---:|---:|---:|---:|---:|\n");
-    row(s, "MutateRow", tabula.peer.name(), stats(tabula.mutate, tabula.mutateCount, tabula.mutateWallNanos),
-        stats(emulator.mutate, emulator.mutateCount, emulator.mutateWallNanos), emulator.peer.name());
-    row(s, "ReadRows (point)", tabula.peer.name(), stats(tabula.read, tabula.readCount, tabula.readWallNanos),
-        stats(emulator.read, emulator.readCount, emulator.readWallNanos), emulator.peer.name());
+    row(s, "MutateRow", tabula.peer.name(), stats(tabula.mutate, tabula.count, tabula.mutateWallNanos),
+        stats(emulator.mutate, emulator.count, emulator.mutateWallNanos), emulator.peer.name());
+    row(s, "ReadRows (point)", tabula.peer.name(), stats(tabula.read, tabula.count, tabula.readWallNanos),
+        stats(emulator.read, emulator.count, emulator.readWallNanos), emulator.peer.name());
     s.append("\nRatio rows are Tabula divided by the emulator: above 1 in the latency columns means Tabula is slower, "
         + "above 1 in ops/s means Tabula is faster.\n\n");
     s.append("**Not like for like on durability:** Tabula acknowledges a MutateRow only after its commit log has "
@@ -231,21 +214,5 @@ public final class ApiLatencyBench implements Callable<Integer> {
         e[2], e[3], e[4]));
     s.append(String.format(Locale.ROOT, "| %s | **%s/%s** | %.2f | %.2f | %.2f | %.2f | %.2f |%n", rpc, tName, eName,
         t[0] / e[0], t[1] / e[1], t[2] / e[2], t[3] / e[3], t[4] / e[4]));
-  }
-
-  private String command() {
-    String c = System.getenv("BENCH_COMMAND");
-    if (c != null && !c.isBlank()) {
-      return c;
-    }
-    return "java -cp ... io.tabula.bench.ApiLatencyBench " + String.join(" ", spec().commandLine().getParseResult()
-        .originalArgs());
-  }
-
-  @CommandLine.Spec
-  private CommandLine.Model.CommandSpec spec;
-
-  private CommandLine.Model.CommandSpec spec() {
-    return spec;
   }
 }

@@ -11,16 +11,13 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.cluster.TabulaNode;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Enumeration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 
 /**
  * A server speaking the Cloud Bigtable API on 127.0.0.1 (an in-process Tabula node or
@@ -88,14 +85,16 @@ final class ApiPeer implements AutoCloseable {
       settings.put("tabula.node.http-port", 0);
       node = TabulaNode.start(ConfigFactory.parseMap(settings).withFallback(tabulaDefaults()));
     } catch (RuntimeException e) {
-      deleteTree(dataDir);
+      DataDirectory.deleteTree(dataDir);
       throw e;
     }
     AutoCloseable stop = () -> {
       try {
         node.close();
       } finally {
-        deleteTree(dataDir);
+        if (Files.exists(dataDir)) {
+          DataDirectory.deleteTree(dataDir);
+        }
       }
     };
     try {
@@ -148,21 +147,6 @@ final class ApiPeer implements AutoCloseable {
       try (BigtableDataClient d = data) {
         admin.close();
       }
-    }
-  }
-
-  static void deleteTree(Path root) throws IOException {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.delete(p);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
     }
   }
 }

@@ -88,7 +88,8 @@ final class DataDirectory {
     deleteTree(root);
   }
 
-  private static void deleteTree(Path p) throws IOException {
+  /** Deletes {@code p} and everything under it; {@code p} must exist. */
+  static void deleteTree(Path p) throws IOException {
     try (Stream<Path> s = Files.walk(p)) {
       for (Path x : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
         Files.deleteIfExists(x);

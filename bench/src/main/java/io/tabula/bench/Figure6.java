@@ -1,8 +1,6 @@
 package io.tabula.bench;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -160,11 +158,7 @@ public final class Figure6 implements Callable<Integer> {
     System.out.print(report.table().toText());
     report.notes().forEach(note -> System.out.println("* " + note));
     Path file = out != null ? out : Path.of("bench", "results", "figure6-" + sizeName + ".md");
-    Path parent = file.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
-    Files.writeString(file, report.toMarkdown(sizeName), StandardCharsets.UTF_8);
+    ResultsFile.write(file, report.toMarkdown(sizeName));
     System.out.println("\nMarkdown written to " + file);
     return 0;
   }

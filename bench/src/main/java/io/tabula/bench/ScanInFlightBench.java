@@ -9,16 +9,15 @@ import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowCell;
 import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.tabula.streams.scan.TabletScans;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -93,6 +92,8 @@ public final class ScanInFlightBench implements Callable<Integer> {
     final int target;
     /** Once set, the consumer takes rows as fast as they come and cancels at this many. */
     volatile long cancelAt = Long.MAX_VALUE;
+    /** Set just before this consumer cancels the stream itself. */
+    volatile boolean cancelling;
     /** The server's row count (since {@code rows0}) at the moment of cancelling. */
     volatile long serverRowsAtCancel = -1;
     long rows0;
@@ -118,6 +119,7 @@ public final class ScanInFlightBench implements Callable<Integer> {
       long n = rows.incrementAndGet();
       if (n >= cancelAt) {
         serverRowsAtCancel = TabletScans.ROWS_EMITTED.sum() - rows0;
+        cancelling = true;
         controller.get().cancel();
         cancelled.countDown();
       } else if (n < target || cancelAt != Long.MAX_VALUE) {
@@ -129,7 +131,10 @@ public final class ScanInFlightBench implements Callable<Integer> {
 
     @Override
     public void onError(Throwable t) {
-      error.set(t);
+      // After our own cancel() gax reports a CancellationException: the expected end, not a failure.
+      if (!(cancelling && t instanceof CancellationException)) {
+        error.set(t);
+      }
       reachedTarget.countDown();
       cancelled.countDown();
       done.countDown();
@@ -145,10 +150,15 @@ public final class ScanInFlightBench implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (rows < 1 || valueBytes < 1 || consume < 1 || resume < 1 || pauseMs < 0) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--rows, --value-bytes, --consume and --resume must be positive, --pause-ms must not be negative");
+    }
+    Dataset data = new Dataset(rows, valueBytes, 42);
     try (ApiPeer tabula = ApiPeer.tabula(Map.of("memtable-bytes", memtableMb + "MiB"))) {
       tabula.createTable(TABLE, FAMILY);
       long loadStart = System.nanoTime();
-      load(tabula);
+      load(tabula, data);
       double loadSeconds = (System.nanoTime() - loadStart) / 1e9;
       System.err.printf(Locale.ROOT, "loaded %,d rows in %.1f s; waiting for flushes%n", rows, loadSeconds);
       Thread.sleep(3_000);
@@ -203,23 +213,19 @@ public final class ScanInFlightBench implements Callable<Integer> {
       String report = report(loadSeconds, samples, clientRows, clientBytes, inFlightRows, inFlightBytes, completed,
           consumer.cancelAt, atCancel, afterCancel1, afterCancel2, afterCancelBytes);
       System.out.print(report);
-      Path parent = out.toAbsolutePath().getParent();
-      if (parent != null) {
-        Files.createDirectories(parent);
-      }
-      Files.writeString(out, report, StandardCharsets.UTF_8);
+      ResultsFile.write(out, report);
       System.err.println("wrote " + out);
       return completed ? 1 : 0;
     }
   }
 
-  private void load(ApiPeer tabula) {
-    ByteString[] values = ApiLatencyBench.values(42, valueBytes);
+  private void load(ApiPeer tabula, Dataset data) {
     int batch = 500;
     for (int from = 0; from < rows; from += batch) {
       BulkMutation m = BulkMutation.create(TABLE);
       for (int i = from; i < Math.min(rows, from + batch); i++) {
-        m.add(ApiLatencyBench.key(i), Mutation.create().setCell(FAMILY, QUALIFIER, 1_000L, values[i % values.length]));
+        m.add(UnsafeByteOperations.unsafeWrap(data.key(i)),
+            Mutation.create().setCell(FAMILY, QUALIFIER, 1_000L, UnsafeByteOperations.unsafeWrap(data.value(i))));
       }
       tabula.data().bulkMutateRows(m);
     }
@@ -232,12 +238,11 @@ public final class ScanInFlightBench implements Callable<Integer> {
   private String report(double loadSeconds, List<long[]> samples, long clientRows, long clientBytes,
       long inFlightRows, long inFlightBytes, boolean completed, long cancelAt, long atCancel, long afterCancel1,
       long afterCancel2, long afterCancelBytes) {
-    long rowBytes = 13L + QUALIFIER.size() + valueBytes;
+    long rowBytes = (long) Dataset.KEY_BYTES + QUALIFIER.size() + valueBytes;
     StringBuilder s = new StringBuilder();
     s.append("# ReadRows read-ahead against a slow consumer (Tabula)\n\n");
-    s.append(String.format(Locale.ROOT, "Date: %s. Machine: %d cores, shared. Java %s.%n%n", LocalDate.now(),
-        Runtime.getRuntime().availableProcessors(), System.getProperty("java.version")));
-    s.append("Command: `").append(command()).append("`\n\n");
+    s.append(ResultsFile.machineLine());
+    s.append("Command: `").append(ResultsFile.command(ScanInFlightBench.class, spec)).append("`\n\n");
     s.append(String.format(Locale.ROOT, "Table: %,d rows of one %,d-byte value (%s MB of key, qualifier and value "
         + "bytes), loaded with MutateRows in %.1f s into an in-process node with a %d MiB memtable, so most rows are "
         + "read from SSTables. The official Java client opens one ReadRows stream over the whole table with manual "
@@ -280,14 +285,5 @@ public final class ScanInFlightBench implements Callable<Integer> {
     s.append("\nIn flight includes everything between the engine and the client's observer: the server's stream "
         + "stages and gRPC framing, the HTTP/2 flow-control windows on both sides and the client's own buffering.\n");
     return s.toString();
-  }
-
-  private String command() {
-    String c = System.getenv("BENCH_COMMAND");
-    if (c != null && !c.isBlank()) {
-      return c;
-    }
-    return "java -cp ... io.tabula.bench.ScanInFlightBench "
-        + String.join(" ", spec.commandLine().getParseResult().originalArgs());
   }
 }
