@@ -7,14 +7,11 @@ import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.BigtableDataSettings;
 import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
 import com.google.cloud.bigtable.emulator.core.EmulatorController;
-import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.cluster.TabulaNode;
 import java.io.IOException;
-import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Enumeration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
@@ -83,7 +80,7 @@ final class ApiPeer implements AutoCloseable {
       settings.put("tabula.node.data-dir", dataDir.toString());
       settings.put("tabula.node.grpc-port", 0);
       settings.put("tabula.node.http-port", 0);
-      node = TabulaNode.start(ConfigFactory.parseMap(settings).withFallback(tabulaDefaults()));
+      node = TabulaNode.start(ConfigFactory.parseMap(settings));
     } catch (RuntimeException e) {
       DataDirectory.deleteTree(dataDir);
       throw e;
@@ -107,25 +104,6 @@ final class ApiPeer implements AutoCloseable {
       }
       throw e;
     }
-  }
-
-  /**
-   * The classpath's default configuration with Tabula's own {@code reference.conf} files on
-   * top. Tabula's settings for Pekko (the cluster provider, HTTP/2, ...) override Pekko's
-   * defaults; in a test run the module's classes come first on the classpath, but with the
-   * bench's flat {@code lib/*} classpath the order of the jars, and so which default wins,
-   * is the file system's.
-   */
-  static Config tabulaDefaults() throws IOException {
-    Config tabula = ConfigFactory.empty();
-    Enumeration<URL> urls = ApiPeer.class.getClassLoader().getResources("reference.conf");
-    while (urls.hasMoreElements()) {
-      URL url = urls.nextElement();
-      if (url.toString().contains("/tabula-")) {
-        tabula = tabula.withFallback(ConfigFactory.parseURL(url));
-      }
-    }
-    return tabula.withFallback(ConfigFactory.load());
   }
 
   String name() {
