@@ -80,6 +80,9 @@ import java.util.function.DoubleSupplier;
 public final class RowFilters {
   private static final DoubleSupplier THREAD_LOCAL_RANDOM = () -> ThreadLocalRandom.current().nextDouble();
 
+  /** The compiled form of a filter that passes every cell: no tree to walk, no random draws. */
+  private static final CompiledFilter PASS_ALL = FilteredRow::unfiltered;
+
   private RowFilters() {}
 
   /**
@@ -100,6 +103,7 @@ public final class RowFilters {
    * @throws InvalidFilterException if any part of {@code filter} is invalid
    */
   public static CompiledFilter compile(RowFilter filter, String field, DoubleSupplier random) {
-    return new CompiledTree(FilterCompiler.compileTop(filter, field), random);
+    FilterNode root = FilterCompiler.compileTop(filter, field);
+    return root == CompositeNodes.PassAll.INSTANCE ? PASS_ALL : new CompiledTree(root, random);
   }
 }
