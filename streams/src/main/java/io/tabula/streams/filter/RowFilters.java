@@ -92,7 +92,18 @@ public final class RowFilters {
    * @throws InvalidFilterException if any part of {@code filter} is invalid
    */
   public static CompiledFilter compile(RowFilter filter) {
-    return compile(filter, "filter", THREAD_LOCAL_RANDOM);
+    return compile(filter, "filter");
+  }
+
+  /**
+   * Compiles {@code filter}, naming it {@code field} in errors (e.g. {@code predicate_filter}
+   * for a check-and-mutate request), sampling rows with the {@link ThreadLocalRandom} of
+   * whichever thread evaluates the filter, so the result may be shared between threads.
+   *
+   * @throws InvalidFilterException if any part of {@code filter} is invalid
+   */
+  public static CompiledFilter compile(RowFilter filter, String field) {
+    return compile(filter, field, THREAD_LOCAL_RANDOM);
   }
 
   /**
