@@ -46,7 +46,8 @@ import org.apache.pekko.coordination.lease.javadsl.Lease;
  *   <li>While the process lives the lock is lost only if its channel is closed (for example
  *       by an interrupt during I/O on it, which this class never does after acquiring).
  *       {@link #checkLease()} notices that and then calls the callback given to {@link
- *       #acquire(Consumer)}, once, with an empty {@code Optional}. There is no other way for
+ *       #acquire(Consumer)} since the last {@link #release()}, once, with an empty {@code
+ *       Optional}. There is no other way for
  *       the lock to go away, so the callback is otherwise never called.
  *   <li>The file also records the last owner ({@link LeaseSettings#ownerName()}) for
  *       operators; the content has no meaning to the lease, the lock is what counts.
@@ -130,8 +131,8 @@ public final class FileLease extends Lease {
   }
 
   /**
-   * As {@link #acquire()}, and keeps {@code leaseLostCallback}; see the class comment for
-   * when it can be called.
+   * As {@link #acquire()}, and keeps {@code leaseLostCallback} until {@link #release()} or the
+   * loss it reports; see the class comment for when it can be called.
    */
   @Override
   public CompletionStage<Boolean> acquire(Consumer<Optional<Throwable>> leaseLostCallback) {
@@ -141,10 +142,15 @@ public final class FileLease extends Lease {
     return acquire();
   }
 
-  /** Completes with {@code true} if this instance held the lease and let it go. */
+  /**
+   * Completes with {@code true} if this instance held the lease and let it go. Forgets the
+   * callback given to {@link #acquire(Consumer)} either way, so a later {@link #acquire()}
+   * does not report a loss to it.
+   */
   @Override
   public CompletionStage<Boolean> release() {
     synchronized (this) {
+      leaseLostCallback = null;
       if (lock == null) {
         return CompletableFuture.completedFuture(false);
       }
@@ -164,6 +170,8 @@ public final class FileLease extends Lease {
       if (lock == null) {
         return false;
       }
+      // Closing the channel invalidates the lock, but only after it marks the channel closed,
+      // so both are checked to notice a close that is still under way.
       if (lock.isValid() && channel.isOpen()) {
         return true;
       }

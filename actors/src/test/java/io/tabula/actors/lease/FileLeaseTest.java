@@ -13,6 +13,8 @@ import com.typesafe.config.ConfigValueFactory;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.lang.reflect.Field;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -111,6 +113,40 @@ class FileLeaseTest {
     assertTrue(lease.checkLease());
     assertTrue(await(lease.release()));
     assertTrue(calls.isEmpty());
+  }
+
+  @Test
+  void losingTheLockCallsTheCallbackOnce() throws Exception {
+    FileLease lease = lease("owner");
+    List<Optional<Throwable>> calls = new ArrayList<>();
+    assertTrue(await(lease.acquire(calls::add)));
+    closeChannel(lease);
+    assertFalse(lease.checkLease());
+    assertFalse(lease.checkLease());
+    assertEquals(List.of(Optional.empty()), calls);
+  }
+
+  @Test
+  void releaseForgetsTheCallbackForALaterAcquireWithoutOne() throws Exception {
+    FileLease lease = lease("owner");
+    List<Optional<Throwable>> calls = new ArrayList<>();
+    assertTrue(await(lease.acquire(calls::add)));
+    assertTrue(await(lease.release()));
+    assertTrue(await(lease.acquire()));
+    closeChannel(lease);
+    assertFalse(lease.checkLease());
+    assertTrue(calls.isEmpty(), "the callback belonged to the released lease");
+  }
+
+  /** Closes the held channel, as an interrupt during I/O on it would. */
+  private static void closeChannel(FileLease lease) throws Exception {
+    Field field = FileLease.class.getDeclaredField("channel");
+    field.setAccessible(true);
+    FileChannel channel;
+    synchronized (lease) {
+      channel = (FileChannel) field.get(lease);
+    }
+    channel.close();
   }
 
   @Test

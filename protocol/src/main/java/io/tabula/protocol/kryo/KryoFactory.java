@@ -73,6 +73,10 @@ final class KryoFactory {
     return kryo;
   }
 
+  /**
+   * Loads the classes in id order, the one order imposed anywhere: it makes the first missing
+   * class reported, and the order of {@link Kryo#register} calls, the same on every start.
+   */
   private static Map<Class<?>, Integer> loadClasses(KryoSettings settings, ClassLoader loader) {
     Map<Class<?>, Integer> loaded = new LinkedHashMap<>();
     settings.registrations().entrySet().stream()

@@ -3,14 +3,15 @@ package io.tabula.protocol.kryo;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
+import java.util.HashMap;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The {@code tabula.kryo} configuration subtree, read and checked once.
  *
- * @param registrations class name to explicit Kryo id, sorted by class name; ids are
- *     distinct and at least {@link #MIN_ID}
+ * @param registrations class name to explicit Kryo id, unmodifiable and in no particular
+ *     order (ids are explicit, so order does not matter); ids are distinct and at least
+ *     {@link #MIN_ID}
  * @param maxMessageSize largest serialized message in bytes
  * @param retainedBufferSize a pooled output buffer that grew past this many bytes is
  *     replaced by a fresh one of this size after use, so one huge message does not pin memory
@@ -51,8 +52,8 @@ record KryoSettings(
   }
 
   private static Map<String, Integer> readRegistrations(Config config) {
-    Map<String, Integer> byClass = new TreeMap<>();
-    Map<Integer, String> byId = new TreeMap<>();
+    Map<String, Integer> byClass = new HashMap<>();
+    Map<Integer, String> byId = new HashMap<>();
     for (Map.Entry<String, ConfigValue> entry : config.getObject("registrations").entrySet()) {
       String className = entry.getKey();
       ConfigValue value = entry.getValue();

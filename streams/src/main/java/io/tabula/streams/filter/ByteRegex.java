@@ -51,9 +51,24 @@ final class ByteRegex {
     return pattern.matcher(new String(subject, StandardCharsets.ISO_8859_1)).matches();
   }
 
-  /** True if the whole of {@code subject}'s UTF-8 encoding matches. */
+  /**
+   * True if the whole of {@code subject}'s UTF-8 encoding matches. An ASCII string (every family
+   * name the schema accepts) is its own UTF-8 bytes read as Latin-1, so it is matched as it is;
+   * any other string is encoded first.
+   */
   boolean matches(String subject) {
-    return matches(subject.getBytes(StandardCharsets.UTF_8));
+    return isAscii(subject)
+        ? pattern.matcher(subject).matches()
+        : matches(subject.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static boolean isAscii(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      if (s.charAt(i) >= 0x80) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -95,18 +95,28 @@ final class CellNodes {
     }
   }
 
-  /** {@code apply_label_transformer}: adds {@code label} to every cell. */
-  record ApplyLabel(String label) implements FilterNode {
+  /**
+   * {@code apply_label_transformer}: adds {@code label} to every cell. Compilation lets at most
+   * one label reach a cell, so the input cells normally have none and share {@link #only}.
+   */
+  record ApplyLabel(String label, List<String> only) implements FilterNode {
+    ApplyLabel(String label) {
+      this(label, List.of(label));
+    }
+
     @Override
     public List<LabeledCell> apply(Evaluation ev, List<LabeledCell> in) {
       List<LabeledCell> out = new ArrayList<>(in.size());
       for (LabeledCell c : in) {
-        List<String> labels = new ArrayList<>(c.labels().size() + 1);
-        labels.addAll(c.labels());
-        labels.add(label);
-        out.add(new LabeledCell(c.cell(), labels));
+        out.add(new LabeledCell(c.cell(), c.labels().isEmpty() ? only : withLabel(c.labels())));
       }
       return out;
+    }
+
+    private List<String> withLabel(List<String> labels) {
+      String[] all = labels.toArray(new String[labels.size() + 1]);
+      all[labels.size()] = label;
+      return List.of(all);
     }
   }
 }

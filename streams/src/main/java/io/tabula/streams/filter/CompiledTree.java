@@ -1,14 +1,12 @@
 package io.tabula.streams.filter;
 
-import io.tabula.persistence.model.Cell;
 import io.tabula.persistence.model.Row;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.function.DoubleSupplier;
 
 /**
- * The {@link CompiledFilter} behind {@link RowFilters#compile}: a validated node tree and the
- * random source for row sampling. Thread-safe if the random source is.
+ * The {@link CompiledFilter} behind {@link RowFilters#compile} for every filter but the one that
+ * passes all cells: a validated node tree and the random source for row sampling. Thread-safe if
+ * the random source is.
  */
 final class CompiledTree implements CompiledFilter {
   private final FilterNode root;
@@ -21,14 +19,9 @@ final class CompiledTree implements CompiledFilter {
 
   @Override
   public FilteredRow apply(Row row) {
-    List<LabeledCell> in = new ArrayList<>(row.cells().size());
-    for (Cell c : row.cells()) {
-      in.add(LabeledCell.of(c));
-    }
-    if (root == CompositeNodes.PassAll.INSTANCE) {
-      return new FilteredRow(row.key(), in);
-    }
+    // The nodes never modify their input, so the unfiltered row's immutable list serves as it.
+    FilteredRow in = FilteredRow.unfiltered(row);
     Evaluation ev = new Evaluation(row.key(), random);
-    return new FilteredRow(row.key(), ev.result(root.apply(ev, in)));
+    return new FilteredRow(row.key(), ev.result(root.apply(ev, in.cells())));
   }
 }

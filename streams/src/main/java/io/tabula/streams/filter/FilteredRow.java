@@ -1,6 +1,8 @@
 package io.tabula.streams.filter;
 
 import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.persistence.model.Cell;
+import io.tabula.persistence.model.Row;
 import java.util.Arrays;
 import java.util.List;
 
@@ -14,6 +16,19 @@ import java.util.List;
 public record FilteredRow(byte[] key, List<LabeledCell> cells) {
   public FilteredRow {
     cells = List.copyOf(cells);
+  }
+
+  /**
+   * {@code row} with every cell passed and unlabeled: what a filter that passes all cells
+   * outputs. The cells go through an immutable list, which the constructor keeps as it is.
+   */
+  public static FilteredRow unfiltered(Row row) {
+    List<Cell> cells = row.cells();
+    LabeledCell[] labeled = new LabeledCell[cells.size()];
+    for (int i = 0; i < labeled.length; i++) {
+      labeled[i] = LabeledCell.of(cells.get(i));
+    }
+    return new FilteredRow(row.key(), List.of(labeled));
   }
 
   /** True if no cell passed: the row is not returned. */

@@ -80,6 +80,9 @@ import java.util.function.DoubleSupplier;
 public final class RowFilters {
   private static final DoubleSupplier THREAD_LOCAL_RANDOM = () -> ThreadLocalRandom.current().nextDouble();
 
+  /** The compiled form of a filter that passes every cell: no tree to walk, no random draws. */
+  private static final CompiledFilter PASS_ALL = FilteredRow::unfiltered;
+
   private RowFilters() {}
 
   /**
@@ -89,7 +92,18 @@ public final class RowFilters {
    * @throws InvalidFilterException if any part of {@code filter} is invalid
    */
   public static CompiledFilter compile(RowFilter filter) {
-    return compile(filter, "filter", THREAD_LOCAL_RANDOM);
+    return compile(filter, "filter");
+  }
+
+  /**
+   * Compiles {@code filter}, naming it {@code field} in errors (e.g. {@code predicate_filter}
+   * for a check-and-mutate request), sampling rows with the {@link ThreadLocalRandom} of
+   * whichever thread evaluates the filter, so the result may be shared between threads.
+   *
+   * @throws InvalidFilterException if any part of {@code filter} is invalid
+   */
+  public static CompiledFilter compile(RowFilter filter, String field) {
+    return compile(filter, field, THREAD_LOCAL_RANDOM);
   }
 
   /**
@@ -100,6 +114,7 @@ public final class RowFilters {
    * @throws InvalidFilterException if any part of {@code filter} is invalid
    */
   public static CompiledFilter compile(RowFilter filter, String field, DoubleSupplier random) {
-    return new CompiledTree(FilterCompiler.compileTop(filter, field), random);
+    FilterNode root = FilterCompiler.compileTop(filter, field);
+    return root == CompositeNodes.PassAll.INSTANCE ? PASS_ALL : new CompiledTree(root, random);
   }
 }

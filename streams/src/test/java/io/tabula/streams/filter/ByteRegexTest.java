@@ -65,6 +65,18 @@ class ByteRegexTest {
   }
 
   @Test
+  void familyNamesMatchAsTheirUtf8Bytes() {
+    assertTrue(re("f1").matches("f1"));
+    assertTrue(re("[a-z]+\\.x").matches("abc.x"));
+    assertFalse(re("f.").matches("f\n"));
+    assertTrue(re("f\\C").matches("f\n"));
+    // Not a name the schema accepts, but a non-ASCII string is still matched byte by byte
+    assertFalse(re("caf.").matches("caf\u00e9"));
+    assertTrue(re("caf..").matches("caf\u00e9"));
+    assertTrue(re("caf\u00e9").matches("caf\u00e9"));
+  }
+
+  @Test
   void rowKeyFilterOverBinaryKey() {
     byte[] key = {(byte) 0xFE, '\n', 0x00};
     Row row = new Row(key, List.of(new Cell("f", b("q"), 1, b("v"))));

@@ -104,6 +104,13 @@ class FilterRejectionTest {
   }
 
   @Test
+  void rootFieldNameIsConfigurableWithTheDefaultRandomSource() {
+    InvalidFilterException e = assertThrows(InvalidFilterException.class,
+        () -> RowFilters.compile(chain(passAll(), rowLimit(-1)), "predicate_filter"));
+    assertEquals("predicate_filter.chain.filters[1].cells_per_row_limit_filter", e.field());
+  }
+
+  @Test
   void nestingDeeperThanTwentyIsRejected() {
     RowFilter f = passAll();
     for (int i = 0; i < 20; i++) {

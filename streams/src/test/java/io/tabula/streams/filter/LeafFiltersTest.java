@@ -179,6 +179,18 @@ class LeafFiltersTest {
     assertEquals(row.cells(), out.cells().stream().map(LabeledCell::cell).toList());
   }
 
+  @Test
+  void passAllFiltersGiveTheUnfilteredRow() {
+    Row row = sample();
+    FilteredRow unfiltered = FilteredRow.unfiltered(row);
+    assertSame(row.key(), unfiltered.key());
+    assertEquals(row.cells(), unfiltered.cells().stream().map(LabeledCell::cell).toList());
+    assertTrue(unfiltered.cells().stream().allMatch(c -> c.labels().isEmpty()));
+    assertEquals(unfiltered, RowFilters.compile(RowFilter.getDefaultInstance()).apply(row));
+    assertEquals(unfiltered, RowFilters.compile(passAll()).apply(row));
+    assertEquals(unfiltered, RowFilters.compile(chain(passAll(), passAll())).apply(row));
+  }
+
   static RowFilter columnRange(ColumnRange r) {
     return RowFilter.newBuilder().setColumnRangeFilter(r).build();
   }
