@@ -21,7 +21,6 @@ import io.tabula.protocol.kryo.KryoSerializable;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.InvalidFilterException;
-import io.tabula.streams.filter.LabeledCell;
 import io.tabula.streams.filter.RowFilters;
 import io.tabula.streams.scan.TabletScans;
 import java.io.IOException;
@@ -280,9 +279,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private void runCheckAndMutate(CheckAndMutate c) {
     boolean matched;
     try {
-      CompiledFilter predicate = c.predicate().length == 0 ? null : compile(c.predicate());
+      CompiledFilter predicate = compile(c.predicate());
       Optional<Row> row = tablet.read(c.row(), ReadFilter.all());
-      matched = row.isPresent() && (predicate == null || !predicate.apply(row.get()).cells().isEmpty());
+      matched = row.isPresent() && !predicate.apply(row.get()).cells().isEmpty();
     } catch (IOException | RuntimeException e) {
       c.replyTo().tell(refusal(e));
       return;
@@ -321,7 +320,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private Behavior<Command> onReadRow(ReadRow r) {
     CompiledFilter filter;
     try {
-      filter = r.filter().length == 0 ? null : compile(r.filter());
+      filter = compile(r.filter());
     } catch (RuntimeException e) {
       r.replyTo().tell(refusal(e));
       return this;
@@ -329,7 +328,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     CompletableFuture.supplyAsync(() -> {
       try {
         Optional<Row> row = tablet.read(r.row(), ReadFilter.all());
-        FilteredRow out = row.map(x -> filter == null ? unfiltered(x) : filter.apply(x))
+        FilteredRow out = row.map(x -> filter.apply(x))
             .filter(x -> !x.cells().isEmpty()).orElse(null);
         return new RowResult(out);
       } catch (IOException e) {
@@ -342,10 +341,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private Behavior<Command> onOpenScan(OpenScan s) {
     try {
-      CompiledFilter filter = s.filter().length == 0 ? null : compile(s.filter());
+      CompiledFilter filter = compile(s.filter());
       Source<Row, NotUsed> rows = s.reversed() ? TabletScans.rowsReversed(tablet, s.start(), s.end(), ReadFilter.all())
           : TabletScans.rows(tablet, s.start(), s.end(), ReadFilter.all());
-      Source<FilteredRow, NotUsed> out = rows.map(x -> filter == null ? unfiltered(x) : filter.apply(x))
+      Source<FilteredRow, NotUsed> out = rows.map(x -> filter.apply(x))
           .filter(x -> !x.cells().isEmpty());
       SourceRef<FilteredRow> ref = out.runWith(StreamRefs.sourceRef(), getContext().getSystem());
       s.replyTo().tell(StatusReply.success(ref));
@@ -466,10 +465,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         r -> new Master.RecordSplit(info.table(), info.id(), d.row(), d.leftId(), d.rightId(), r),
         Duration.ofSeconds(5), getContext().getSystem().scheduler()), (ok, err) ->
         new SplitRecorded(err == null && ok.isSuccess()));
-  }
-
-  private static FilteredRow unfiltered(Row row) {
-    return new FilteredRow(row.key(), row.cells().stream().map(LabeledCell::of).toList());
   }
 
   /**
