@@ -1,5 +1,6 @@
 package io.tabula.actors.master;
 
+import io.tabula.actors.Stages;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
@@ -41,7 +42,8 @@ public final class DirectoryCache {
   /** Asks the master for its directory and keeps it if newer; completes with the copy held afterwards. */
   public CompletionStage<Directory> refresh(ActorRef<Master.Command> master, ActorSystem<?> system,
       Duration timeout) {
-    return AskPattern.<Master.Command, Directory>ask(master, Master.GetDirectory::new, timeout, system.scheduler())
+    return Stages.direct(AskPattern.<Master.Command, Directory>ask(master, Master.GetDirectory::new, timeout,
+        system.scheduler()))
         .thenApply(d -> {
           offer(d);
           return get();

@@ -53,6 +53,7 @@ import com.google.iam.v1.TestIamPermissionsRequest;
 import com.google.iam.v1.TestIamPermissionsResponse;
 import com.google.longrunning.Operation;
 import com.google.protobuf.Empty;
+import io.tabula.actors.Stages;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TableInfo;
 import io.tabula.actors.tablet.TabletActor;
@@ -94,7 +95,8 @@ public final class AdminService implements BigtableTableAdmin {
   }
 
   private <T> CompletionStage<T> askMaster(Function<ActorRef<StatusReply<T>>, Master.Command> message) {
-    return AskPattern.<Master.Command, StatusReply<T>>ask(master, message::apply, timeout, system.scheduler())
+    return Stages.direct(AskPattern.<Master.Command, StatusReply<T>>ask(master, message::apply, timeout,
+        system.scheduler()))
         .thenApply(r -> {
           if (r.isError()) {
             throw GrpcErrors.from(r.getError());

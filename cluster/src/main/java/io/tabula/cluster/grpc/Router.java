@@ -3,6 +3,7 @@ package io.tabula.cluster.grpc;
 import io.grpc.Status;
 import io.tabula.actors.ErrorCode;
 import io.tabula.actors.Replies;
+import io.tabula.actors.Stages;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
@@ -88,7 +89,7 @@ final class Router {
   /** Asks one tablet by id, without rerouting (for per-tablet operations over a whole table). */
   <T> CompletionStage<T> askTablet(String tabletId,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
-    return sharding.entityRefFor(TabletActor.KEY, tabletId).<T>askWithStatus(message::apply, askTimeout);
+    return Stages.direct(sharding.entityRefFor(TabletActor.KEY, tabletId).<T>askWithStatus(message::apply, askTimeout));
   }
 
   /**
@@ -119,8 +120,8 @@ final class Router {
         return attempt(table, locate, message, startNanos, n + 1);
       });
     }
-    CompletionStage<T> reply = sharding.entityRefFor(TabletActor.KEY, t.id())
-        .<T>askWithStatus(replyTo -> message.apply(t, replyTo), askTimeout);
+    CompletionStage<T> reply = Stages.direct(sharding.entityRefFor(TabletActor.KEY, t.id())
+        .<T>askWithStatus(replyTo -> message.apply(t, replyTo), askTimeout));
     return reply.handle((v, err) -> {
       if (err == null) {
         return CompletableFuture.completedFuture(new Answer<>(t, v));
