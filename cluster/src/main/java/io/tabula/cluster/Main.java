@@ -31,6 +31,7 @@ public final class Main implements Runnable {
   CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    TabulaNode.widenCommonPool();
     int code = commandLine().execute(args);
     // The node's threads (storage engine, JDBC pool, gRPC) need not all be daemons: leave
     // explicitly once the command is done. During a SIGTERM this blocks until the shutdown

@@ -68,6 +68,24 @@ public final class TabulaNode implements AutoCloseable {
     this.httpPort = httpPort;
   }
 
+  /** The JDK property that sizes the common fork-join pool. */
+  static final String COMMON_POOL_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
+
+  /**
+   * Gives the common fork-join pool at least two threads, unless the property is set
+   * already. Pekko's Java futures (and Pekko gRPC's generated handlers) run their
+   * continuations there, and with fewer than two threads (the default on a 2-core machine)
+   * the JDK starts a new thread for every one instead: measured here, that doubled the
+   * latency of a point read. Takes effect only before the pool is first used, so an entry
+   * point calls it first thing; an embedding application should pass the property itself.
+   */
+  public static void widenCommonPool() {
+    if (System.getProperty(COMMON_POOL_PARALLELISM) == null) {
+      System.setProperty(COMMON_POOL_PARALLELISM, Integer.toString(Math.max(2,
+          Runtime.getRuntime().availableProcessors())));
+    }
+  }
+
   /** Starts a single-node Tabula on 127.0.0.1 with its data under {@code dataDir}; port 0 picks a free port. */
   public static TabulaNode start(Path dataDir, int grpcPort, int httpPort) {
     return start(ConfigFactory.parseMap(Map.of("tabula.node.data-dir", dataDir.toString(), "tabula.node.grpc-port",
@@ -89,6 +107,10 @@ public final class TabulaNode implements AutoCloseable {
    * only the keys to change (not a config that already holds the libraries' defaults).
    */
   public static TabulaNode start(Config overrides) {
+    if (java.util.concurrent.ForkJoinPool.getCommonPoolParallelism() < 2) {
+      LOG.warn("the common fork-join pool has fewer than 2 threads, so every future continuation starts a thread;"
+          + " start the JVM with -D{}=2 (or call TabulaNode.widenCommonPool() first thing)", COMMON_POOL_PARALLELISM);
+    }
     Config config = configuration(overrides);
     NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
     try {
