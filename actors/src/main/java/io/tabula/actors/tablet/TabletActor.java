@@ -49,6 +49,7 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 import org.apache.pekko.pattern.StatusReply;
 import org.apache.pekko.stream.SourceRef;
@@ -61,7 +62,9 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
  *
  * <ul>
  *   <li>Writes go to the engine at once and are answered from the commit log's completion
- *       (group commit), never before they are durable; the mailbox does not wait for them.
+ *       (group commit), never before they are durable; the mailbox does not wait for them,
+ *       and while flushes lag behind (the engine would block the caller) writes are held
+ *       back here, in order, instead.
  *   <li>Point reads and scans run on the blocking-I/O dispatcher over an engine snapshot; a
  *       scan is a back-pressured stream handed out as a {@link SourceRef}.
  *   <li>Check-and-mutate and read-modify-write read and write one row atomically: such a
@@ -117,12 +120,17 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private enum Tick implements Command { INSTANCE }
 
+  private enum RetryHeldWrites implements Command { INSTANCE }
+
   private record SplitDone(byte[] row, String leftId, String rightId, String error) implements Command {}
 
   private record SplitRecorded(boolean ok) implements Command {}
 
   private static final int COMPILED_FILTERS_KEPT = 32;
+  private static final Duration HELD_WRITE_RETRY = Duration.ofMillis(10);
 
+  private final TimerScheduler<Command> timers;
+  private final ArrayDeque<Runnable> heldWrites = new ArrayDeque<>();
   private final TabletNode node;
   private final Tablet tablet;
   private final TabletInfo info;
@@ -141,8 +149,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   /** The size at which the last split attempt found no split point: retry only after real growth. */
   private long noSplitPointAt;
 
-  private TabletActor(ActorContext<Command> ctx, TabletNode node, Tablet tablet, TabletInfo info) {
+  private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
+      TabletInfo info) {
     super(ctx);
+    this.timers = timers;
     this.node = node;
     this.tablet = tablet;
     this.info = info;
@@ -168,7 +178,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       Tablet tablet = t;
       return Behaviors.withTimers(timers -> {
         timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
-        return new TabletActor(ctx, node, tablet, info);
+        return new TabletActor(ctx, timers, node, tablet, info);
       });
     });
   }
@@ -211,6 +221,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(DropRows.class, this::onDropRows)
         .onMessage(WriteFinished.class, this::onWriteFinished)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
+        .onMessageEquals(RetryHeldWrites.INSTANCE, this::onRetryHeldWrites)
         .onMessage(SplitDone.class, this::onSplitDone)
         .build();
   }
@@ -221,21 +232,47 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   /** Applies a row mutation and answers {@code result} once it is durable; tracks the row while in flight. */
+  /**
+   * Applies a row mutation and answers {@code result} once it is durable; the row counts as
+   * written-to until then. While the tablet's flush backlog is full, writes are held back
+   * here, in order, and retried shortly, rather than blocking this actor in the engine:
+   * reads keep being served meanwhile.
+   */
   private <T> void write(RowMutation rm, ActorRef<StatusReply<T>> replyTo, T result) {
+    writesInFlight.merge(ByteBuffer.wrap(rm.row()), 1, Integer::sum);
+    if (!heldWrites.isEmpty() || tablet.flushBacklogFull()) {
+      heldWrites.add(() -> applyNow(rm, replyTo, result));
+      timers.startSingleTimer(RetryHeldWrites.INSTANCE, HELD_WRITE_RETRY);
+      return;
+    }
+    applyNow(rm, replyTo, result);
+  }
+
+  private <T> void applyNow(RowMutation rm, ActorRef<StatusReply<T>> replyTo, T result) {
     CompletableFuture<Void> f;
     try {
       f = tablet.apply(rm);
     } catch (RuntimeException e) {
       replyTo.tell(refusal(e));
+      onWriteFinished(new WriteFinished(rm.row()));
       return;
     }
-    ByteBuffer row = ByteBuffer.wrap(rm.row());
-    writesInFlight.merge(row, 1, Integer::sum);
     ActorRef<Command> self = getContext().getSelf();
     f.whenComplete((ok, err) -> {
       replyTo.tell(err == null ? StatusReply.success(result) : refusal(err));
       self.tell(new WriteFinished(rm.row()));
     });
+  }
+
+  /** Applies held writes, oldest first, while the flush backlog has room. */
+  private Behavior<Command> onRetryHeldWrites() {
+    while (!heldWrites.isEmpty() && !tablet.flushBacklogFull()) {
+      heldWrites.poll().run();
+    }
+    if (!heldWrites.isEmpty()) {
+      timers.startSingleTimer(RetryHeldWrites.INSTANCE, HELD_WRITE_RETRY);
+    }
+    return this;
   }
 
   private Behavior<Command> onWriteFinished(WriteFinished w) {
@@ -434,6 +471,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     }
     getContext().getLog().info("tablet {} split at {} into {} and {}", info.id(),
         ByteArrays.show(d.row()), d.leftId(), d.rightId());
+    // Held writes meet the closed tablet and are answered "moved", to be retried at the children.
+    while (!heldWrites.isEmpty()) {
+      heldWrites.poll().run();
+    }
     recordSplit(d);
     return awaitingRecord(d, false);
   }

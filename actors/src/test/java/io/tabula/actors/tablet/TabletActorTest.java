@@ -22,6 +22,10 @@ import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.storage.FileStorage;
+import java.util.concurrent.CountDownLatch;
+import io.tabula.persistence.storage.ReadableFile;
+import io.tabula.persistence.storage.WritableFile;
+import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletOptions;
@@ -394,5 +398,92 @@ class TabletActorTest {
     });
     assertNull(cache.get().tablet(tabletId));
     assertNotNull(cache.get().tablet(split.rightId()));
+  }
+
+  /**
+   * A real file system whose SSTable creations wait at a gate: flushes stall, the way a
+   * slow or busy disk stalls them, while the commit log keeps working.
+   */
+  private static final class GatedStorage implements Storage {
+    private final Storage inner;
+    private final CountDownLatch gate = new CountDownLatch(1);
+
+    GatedStorage(Storage inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public WritableFile create(String path) throws IOException {
+      if (path.endsWith(".sst")) {
+        try {
+          gate.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted at the gate", e);
+        }
+      }
+      return inner.create(path);
+    }
+
+    @Override
+    public ReadableFile open(String path) throws IOException {
+      return inner.open(path);
+    }
+
+    @Override
+    public boolean exists(String path) {
+      return inner.exists(path);
+    }
+
+    @Override
+    public long size(String path) throws IOException {
+      return inner.size(path);
+    }
+
+    @Override
+    public List<String> list(String d) throws IOException {
+      return inner.list(d);
+    }
+
+    @Override
+    public void delete(String path) throws IOException {
+      inner.delete(path);
+    }
+
+    @Override
+    public void rename(String from, String to) throws IOException {
+      inner.rename(from, to);
+    }
+
+    @Override
+    public void syncDirectory(String d) throws IOException {
+      inner.syncDirectory(d);
+    }
+  }
+
+  @Test
+  void writesWaitingForAFlushDoNotHoldUpReads() throws IOException {
+    server.close();
+    GatedStorage storage = new GatedStorage(new FileStorage(dir.resolve("gated")));
+    server = TabletServer.open(storage, new TabletServer.Options("n1", 1 << 20, 1,
+        new CommitLogOptions(1 << 20, Durability.OS_BUFFERED), new TabletOptions(2048, 8, 1)), MicrosClock.SYSTEM,
+        table -> cache.get().table(table).schema());
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    ok(mutate(tablet, "a", set("f", "q", "first")));
+    // Fill memtables until the one frozen memtable the tablet may hold cannot be flushed.
+    String big = "x".repeat(600);
+    int n = 0;
+    while (!server.tablet(tabletId).flushBacklogFull()) {
+      ok(mutate(tablet, "fill" + n++, set("f", "q", big)));
+      assertTrue(n < 1000, "the flush backlog never filled");
+    }
+    TestProbe<StatusReply<Done>> held = kit.createTestProbe();
+    tablet.tell(new TabletActor.Mutate(RowMutation.of(b("late"), set("f", "q", "v")), held.getRef()));
+    held.expectNoMessage(Duration.ofMillis(300));
+    assertEquals("first", s(read(tablet, "a", new byte[0]).cells().get(0).value()),
+        "a read is answered while a write waits for the flush");
+    storage.gate.countDown();
+    ok(held.receiveMessage(WAIT));
+    assertEquals("v", s(read(tablet, "late", new byte[0]).cells().get(0).value()));
   }
 }

@@ -223,6 +223,15 @@ public final class Tablet implements Closeable {
     });
   }
 
+  /**
+   * Whether {@link #apply} would block now: the tablet has as many frozen memtables waiting
+   * for their flush as it may hold. A caller that must not block (an actor) holds its writes
+   * back until this turns false.
+   */
+  public boolean flushBacklogFull() {
+    return maintenance.flushBacklogFull();
+  }
+
   /** Server-assigned timestamps have millisecond granularity, as Cloud Bigtable's. */
   private long serverTime() {
     return env.clock().nowMicros() / 1000 * 1000;

@@ -82,6 +82,11 @@ final class TabletMaintenance {
   }
 
   /** Blocks a writer while too many frozen memtables wait for their flush. */
+  /** Whether a write now would wait in {@link #awaitFlushCapacity} for a flush to finish. */
+  boolean flushBacklogFull() {
+    return tablet.currentVersion().frozen.size() >= env.options().maxFrozenMemtables();
+  }
+
   void awaitFlushCapacity() {
     int max = env.options().maxFrozenMemtables();
     if (tablet.currentVersion().frozen.size() < max) {
