@@ -35,12 +35,15 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
+import org.apache.pekko.cluster.typed.ClusterSingletonSettings;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.SingletonActor;
+import org.apache.pekko.coordination.lease.LeaseUsageSettings;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
 import org.slf4j.Logger;
+import scala.concurrent.duration.FiniteDuration;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -154,7 +157,7 @@ public final class TabulaNode implements AutoCloseable {
     ActorRef<Master.Command> master = ClusterSingleton.get(system).init(SingletonActor.of(
         Behaviors.supervise(Master.create(Master.PERSISTENCE_ID, MicrosClock.SYSTEM::nowMicros))
             .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2)),
-        "master").withStopMessage(Master.Stop.INSTANCE));
+        "master").withStopMessage(Master.Stop.INSTANCE).withSettings(masterSingletonSettings(system)));
     awaitMaster(system, directory, master, wait);
 
     TabletServer engine;
@@ -189,6 +192,16 @@ public final class TabulaNode implements AutoCloseable {
     LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}), data in {}",
         settings.id(), settings.host(), binding.localAddress().getPort(), http, settings.dataDir());
     return new TabulaNode(system, settings, binding, http);
+  }
+
+  /**
+   * The master runs only while it holds the master lease (paper §5.2, the Chubby master
+   * lock). Only the master: other singletons, such as sharding's coordinator, need none.
+   */
+  private static ClusterSingletonSettings masterSingletonSettings(ActorSystem<?> system) {
+    java.time.Duration retry = system.settings().config().getDuration("pekko.cluster.singleton.lease-retry-interval");
+    return ClusterSingletonSettings.create(system).withLeaseSettings(new LeaseUsageSettings("tabula.master-lease",
+        FiniteDuration.fromNanos(retry.toNanos())));
   }
 
   private static TableSchema schemaOf(Directory d, String table) {
