@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -400,38 +399,13 @@ public final class Tablet implements Closeable {
 
   /**
    * Approximate bytes of this tablet's own rows: its memtables plus the SSTable blocks
-   * inside its row range. Unlike {@link #approximateBytes}, SSTables shared with a sibling
-   * after a split count only for the part in range, so this is what split decisions use.
+   * inside its row range (SSTables shared with a sibling after a split count only for the
+   * part in range). What split decisions use.
    */
   public long approximateRangeBytes() {
-    long b = 0;
     TabletVersion v = acquire();
     try {
-      b += v.active.approximateBytes();
-      for (TabletVersion.Frozen f : v.frozen) {
-        b += f.memtable().approximateBytes();
-      }
-    } finally {
-      v.release();
-    }
-    List<RowSample> samples = rowSamples();
-    return b + (samples.isEmpty() ? 0 : samples.get(samples.size() - 1).offsetBytes());
-  }
-
-  /** Approximate bytes held by the tablet's SSTables and memtables (shared ones in full). */
-  public long approximateBytes() {
-    TabletVersion v = acquire();
-    try {
-      long b = v.active.approximateBytes();
-      for (TabletVersion.Frozen f : v.frozen) {
-        b += f.memtable().approximateBytes();
-      }
-      for (List<SSTableHandle> l : v.files.values()) {
-        for (SSTableHandle h : l) {
-          b += h.reader().info().fileBytes();
-        }
-      }
-      return b;
+      return TabletSizes.memtableBytes(v) + TabletSizes.total(TabletSizes.rowSamples(v, this::containsRow));
     } finally {
       v.release();
     }
@@ -447,28 +421,12 @@ public final class Tablet implements Closeable {
    * outside the tablet (in SSTables shared with a sibling after a split) are left out.
    */
   public List<RowSample> rowSamples() {
-    TreeMap<byte[], Long> bytesByRow = new TreeMap<>(ByteArrays::compare);
     TabletVersion v = acquire();
     try {
-      for (List<SSTableHandle> l : v.files.values()) {
-        for (SSTableHandle h : l) {
-          h.reader().forEachBlockSample((row, bytes) -> {
-            if (containsRow(row)) {
-              bytesByRow.merge(row, (long) bytes, Long::sum);
-            }
-          });
-        }
-      }
+      return TabletSizes.rowSamples(v, this::containsRow);
     } finally {
       v.release();
     }
-    List<RowSample> out = new ArrayList<>(bytesByRow.size());
-    long total = 0;
-    for (Map.Entry<byte[], Long> e : bytesByRow.entrySet()) {
-      total += e.getValue();
-      out.add(new RowSample(e.getKey(), total));
-    }
-    return out;
   }
 
   /**
@@ -476,19 +434,7 @@ public final class Tablet implements Closeable {
    * its range), or empty if the data is too small or too uniform to cut.
    */
   public Optional<byte[]> midRow() {
-    List<RowSample> samples = rowSamples();
-    if (samples.isEmpty()) {
-      return Optional.empty();
-    }
-    long half = samples.get(samples.size() - 1).offsetBytes() / 2;
-    RowSample best = null;
-    for (RowSample s : samples) {
-      if (ByteArrays.compare(s.row(), startRow) > 0
-          && (best == null || Math.abs(s.offsetBytes() - half) < Math.abs(best.offsetBytes() - half))) {
-        best = s;
-      }
-    }
-    return best == null ? Optional.empty() : Optional.of(best.row());
+    return TabletSizes.midRow(rowSamples(), startRow);
   }
 
   /** SSTables per locality group, newest first (for tests and operations). */
