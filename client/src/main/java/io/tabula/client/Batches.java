@@ -1,0 +1,164 @@
+package io.tabula.client;
+
+import com.google.bigtable.v2.MutateRowsRequest;
+import com.google.bigtable.v2.MutateRowsResponse;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+
+/**
+ * {@link TabulaClient#applyBatch}: cuts the mutations into MutateRows requests of bounded
+ * entries and bytes, one node's rows per request, sends a few at a time, and resends the
+ * entries that failed with a retryable code if they are idempotent, after a backoff.
+ * Thread-safe; each call keeps its own results array, written by one stage at a time.
+ */
+final class Batches {
+  private final TabulaClient client;
+  private final Retrier retrier;
+  private final int maxEntries;
+  private final int maxBytes;
+  private final int concurrency;
+
+  Batches(TabulaClient client, Retrier retrier, int maxEntries, int maxBytes, int concurrency) {
+    this.client = client;
+    this.retrier = retrier;
+    this.maxEntries = maxEntries;
+    this.maxBytes = maxBytes;
+    this.concurrency = concurrency;
+  }
+
+  CompletionStage<List<MutationResult>> apply(String tableName, List<RowMutation> mutations) {
+    MutationResult[] results = new MutationResult[mutations.size()];
+    List<Integer> all = new ArrayList<>(mutations.size());
+    for (int i = 0; i < mutations.size(); i++) {
+      if (mutations.get(i).size() == 0) {
+        results[i] = failed(i, mutations.get(i), new TabulaException(Status.Code.INVALID_ARGUMENT,
+            "entries[" + i + "]: the row mutation has no mutations"));
+      } else {
+        all.add(i);
+      }
+    }
+    if (all.isEmpty()) {
+      return CompletableFuture.completedFuture(Arrays.asList(results));
+    }
+    return round(tableName, mutations, all, results, 1, System.nanoTime()).thenApply(x -> Arrays.asList(results));
+  }
+
+  /** Sends the entries {@code todo} once, then again those worth another attempt. */
+  private CompletionStage<Void> round(String tableName, List<RowMutation> ms, List<Integer> todo,
+      MutationResult[] results, int n, long startNanos) {
+    return byEndpoint(tableName, ms, todo).thenCompose(groups -> {
+      List<List<Integer>> requests = new ArrayList<>();
+      List<String> targets = new ArrayList<>();
+      groups.forEach((ep, g) -> cut(ms, g).forEach(r -> {
+        requests.add(r);
+        targets.add(ep);
+      }));
+      return Source.range(0, requests.size() - 1)
+          .mapAsyncUnordered(concurrency, k -> send(tableName, targets.get(k), ms, requests.get(k), results))
+          .runWith(Sink.ignore(), client.materializer());
+    }).thenCompose(done -> {
+      List<Integer> again = new ArrayList<>();
+      for (int i : todo) {
+        Optional<TabulaException> e = results[i].error();
+        if (e.isPresent() && e.get().isRetryable() && ms.get(i).isIdempotent()) {
+          again.add(i);
+        }
+      }
+      Optional<Duration> wait = again.isEmpty() ? Optional.empty() : retrier.within(n, startNanos, retrier.backoff(n));
+      if (wait.isEmpty()) {
+        return CompletableFuture.completedFuture(null);
+      }
+      return CompletableFuture.runAsync(() -> { },
+          CompletableFuture.delayedExecutor(wait.get().toNanos(), TimeUnit.NANOSECONDS))
+          .thenCompose(x -> round(tableName, ms, again, results, n + 1, startNanos));
+    });
+  }
+
+  /** The entries grouped by the node serving their rows, in the order given within each group. */
+  private CompletionStage<Map<String, List<Integer>>> byEndpoint(String tableName, List<RowMutation> ms,
+      List<Integer> todo) {
+    Map<String, List<Integer>> groups = new LinkedHashMap<>();
+    CompletionStage<Void> chain = CompletableFuture.completedFuture(null);
+    for (int i : todo) {
+      LocationCache.Location cached = client.locations().cached(tableName, ms.get(i).key());
+      if (cached != null) {
+        chain = chain.thenRun(() -> groups.computeIfAbsent(cached.endpoint(), k -> new ArrayList<>()).add(i));
+      } else {
+        chain = chain.thenCompose(x -> client.locations().locate(tableName, ms.get(i).key()))
+            .thenAccept(l -> groups.computeIfAbsent(l.endpoint(), k -> new ArrayList<>()).add(i));
+      }
+    }
+    return chain.thenApply(x -> groups);
+  }
+
+  /** Cuts a group into requests of at most {@code maxEntries} entries and about {@code maxBytes}. */
+  private List<List<Integer>> cut(List<RowMutation> ms, List<Integer> group) {
+    List<List<Integer>> out = new ArrayList<>();
+    List<Integer> current = new ArrayList<>();
+    long bytes = 0;
+    for (int i : group) {
+      int size = ms.get(i).wireBytes();
+      if (!current.isEmpty() && (current.size() >= maxEntries || bytes + size > maxBytes)) {
+        out.add(current);
+        current = new ArrayList<>();
+        bytes = 0;
+      }
+      current.add(i);
+      bytes += size;
+    }
+    if (!current.isEmpty()) {
+      out.add(current);
+    }
+    return out;
+  }
+
+  /** One MutateRows request; every entry's result lands in {@code results}, whatever happens. */
+  private CompletionStage<Void> send(String tableName, String endpoint, List<RowMutation> ms, List<Integer> entries,
+      MutationResult[] results) {
+    MutateRowsRequest.Builder req = MutateRowsRequest.newBuilder().setTableName(tableName);
+    for (int i : entries) {
+      req.addEntries(MutateRowsRequest.Entry.newBuilder().setRowKey(ms.get(i).key())
+          .addAllMutations(ms.get(i).toProto()));
+    }
+    CompletionStage<List<MutateRowsResponse>> call;
+    try {
+      call = client.endpoint(endpoint).unary.mutateRows(req.build()).runWith(Sink.seq(), client.materializer());
+    } catch (RuntimeException e) {
+      call = CompletableFuture.failedFuture(e);
+    }
+    return call.handle((responses, err) -> {
+      if (err != null) {
+        client.forget(tableName, ms.get(entries.get(0)).key(), err);
+        TabulaException e = Failures.of(err);
+        entries.forEach(i -> results[i] = failed(i, ms.get(i), e));
+        return null;
+      }
+      entries.forEach(i -> results[i] = failed(i, ms.get(i), new TabulaException(Status.Code.INTERNAL,
+          "the node gave no result for this entry")));
+      for (MutateRowsResponse r : responses) {
+        for (MutateRowsResponse.Entry e : r.getEntriesList()) {
+          int i = entries.get((int) e.getIndex());
+          results[i] = e.getStatus().getCode() == 0 ? new MutationResult(i, ms.get(i).key(), Optional.empty())
+              : failed(i, ms.get(i), new TabulaException(Status.fromCodeValue(e.getStatus().getCode()).getCode(),
+                  e.getStatus().getMessage()));
+        }
+      }
+      return null;
+    });
+  }
+
+  private static MutationResult failed(int i, RowMutation m, TabulaException e) {
+    return new MutationResult(i, m.key(), Optional.of(e));
+  }
+}

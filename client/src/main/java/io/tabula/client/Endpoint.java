@@ -1,0 +1,78 @@
+package io.tabula.client;
+
+import com.google.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.bigtable.v2.BigtableClient;
+import io.tabula.protocol.locations.LocationsClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.actor.ClassicActorSystemProvider;
+import org.apache.pekko.grpc.GrpcChannel;
+import org.apache.pekko.grpc.GrpcClientSettings;
+
+/**
+ * The connections to one node, {@code host:port}, in plaintext: one channel whose calls
+ * carry the per-attempt deadline (unary calls, batches, locations, admin) and one without
+ * (scans, which last as long as their reader wants). A channel reconnects by itself when
+ * the node comes back. Owns both channels; {@link #close} closes them.
+ */
+final class Endpoint {
+  final String address;
+  final BigtableClient unary;
+  final BigtableClient streaming;
+  final LocationsClient locations;
+  final BigtableTableAdminClient admin;
+  private final GrpcChannel unaryChannel;
+  private final GrpcChannel streamChannel;
+
+  private Endpoint(String address, GrpcChannel unaryChannel, GrpcChannel streamChannel,
+      ClassicActorSystemProvider system) {
+    this.address = address;
+    this.unaryChannel = unaryChannel;
+    this.streamChannel = streamChannel;
+    this.unary = BigtableClient.create(unaryChannel, system);
+    this.streaming = BigtableClient.create(streamChannel, system);
+    this.locations = LocationsClient.create(unaryChannel, system);
+    this.admin = BigtableTableAdminClient.create(unaryChannel, system);
+  }
+
+  static Endpoint open(String address, Duration attemptTimeout, ClassicActorSystemProvider system) {
+    HostPort hp = HostPort.parse(address);
+    GrpcClientSettings base = GrpcClientSettings.connectToServiceAt(hp.host(), hp.port(), system).withTls(false)
+        .withConnectionAttempts(-1);
+    return new Endpoint(hp.toString(), GrpcChannel.apply(base.withDeadline(attemptTimeout), system),
+        GrpcChannel.apply(base, system), system);
+  }
+
+  CompletionStage<Void> close() {
+    List<CompletableFuture<?>> closing = List.of(unaryChannel.closeCS().toCompletableFuture(),
+        streamChannel.closeCS().toCompletableFuture());
+    return CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new));
+  }
+
+  /** A {@code host:port} endpoint address, checked. */
+  record HostPort(String host, int port) {
+    static HostPort parse(String address) {
+      int colon = address == null ? -1 : address.lastIndexOf(':');
+      if (colon <= 0 || colon == address.length() - 1) {
+        throw new IllegalArgumentException("endpoint '" + address + "' is not of the form host:port");
+      }
+      int port;
+      try {
+        port = Integer.parseInt(address.substring(colon + 1));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("endpoint '" + address + "' has no numeric port", e);
+      }
+      if (port < 1 || port > 65_535) {
+        throw new IllegalArgumentException("endpoint '" + address + "': port must be 1..65535");
+      }
+      return new HostPort(address.substring(0, colon), port);
+    }
+
+    @Override
+    public String toString() {
+      return host + ":" + port;
+    }
+  }
+}

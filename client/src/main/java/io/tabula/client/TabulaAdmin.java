@@ -1,0 +1,114 @@
+package io.tabula.client;
+
+import com.google.bigtable.admin.v2.ColumnFamily;
+import com.google.bigtable.admin.v2.CreateTableRequest;
+import com.google.bigtable.admin.v2.DeleteTableRequest;
+import com.google.bigtable.admin.v2.DropRowRangeRequest;
+import com.google.bigtable.admin.v2.GetTableRequest;
+import com.google.bigtable.admin.v2.ListTablesRequest;
+import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest;
+import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest.Modification;
+import com.google.bigtable.admin.v2.Table;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Table administration (the Cloud Bigtable table-admin API) through a {@link TabulaClient}'s
+ * connection to its seed node: create, describe, list and delete tables, and add, change
+ * and drop column families with their {@link GcPolicy}. Reads are retried like reads;
+ * changes are not. Thread-safe.
+ */
+public final class TabulaAdmin {
+  private final TabulaClient client;
+  private final Retrier retrier;
+
+  TabulaAdmin(TabulaClient client, Retrier retrier) {
+    this.client = client;
+    this.retrier = retrier;
+  }
+
+  /** Creates a table whose families keep every version. */
+  public CompletionStage<Void> createTable(String table, String... families) {
+    Map<String, GcPolicy> f = new LinkedHashMap<>();
+    for (String family : families) {
+      f.put(Bytes.family(family), GcPolicy.never());
+    }
+    return createTable(table, f);
+  }
+
+  public CompletionStage<Void> createTable(String table, Map<String, GcPolicy> families) {
+    String name = client.tableName(table);
+    Table.Builder t = Table.newBuilder();
+    families.forEach((f, p) -> t.putColumnFamilies(Bytes.family(f), ColumnFamily.newBuilder().setGcRule(p.toProto())
+        .build()));
+    CreateTableRequest req = CreateTableRequest.newBuilder().setParent(client.instanceName()).setTableId(table)
+        .setTable(t).build();
+    return retrier.run(false, n -> client.seed().admin.createTable(req), err -> { })
+        .thenApply(x -> {
+          client.locations().invalidate(name);
+          return null;
+        });
+  }
+
+  public CompletionStage<Void> deleteTable(String table) {
+    String name = client.tableName(table);
+    return retrier.run(false, n -> client.seed().admin.deleteTable(DeleteTableRequest.newBuilder().setName(name)
+        .build()), err -> { }).thenApply(x -> {
+          client.locations().invalidate(name);
+          return null;
+        });
+  }
+
+  /** The ids of every table, in name order. */
+  public CompletionStage<List<String>> listTables() {
+    ListTablesRequest req = ListTablesRequest.newBuilder().setParent(client.instanceName()).build();
+    return retrier.run(true, n -> client.seed().admin.listTables(req), err -> { }).thenApply(resp -> {
+      List<String> ids = new ArrayList<>();
+      for (Table t : resp.getTablesList()) {
+        ids.add(t.getName().substring(t.getName().lastIndexOf('/') + 1));
+      }
+      ids.sort(null);
+      return ids;
+    });
+  }
+
+  public CompletionStage<TableDescription> describe(String table) {
+    GetTableRequest req = GetTableRequest.newBuilder().setName(client.tableName(table))
+        .setView(Table.View.SCHEMA_VIEW).build();
+    return retrier.run(true, n -> client.seed().admin.getTable(req), err -> { }).thenApply(t -> {
+      Map<String, GcPolicy> families = new LinkedHashMap<>();
+      t.getColumnFamiliesMap().forEach((f, cf) -> families.put(f, GcPolicy.fromProto(cf.getGcRule())));
+      return new TableDescription(table, families);
+    });
+  }
+
+  public CompletionStage<Void> createFamily(String table, String family, GcPolicy policy) {
+    return modify(table, Modification.newBuilder().setId(Bytes.family(family))
+        .setCreate(ColumnFamily.newBuilder().setGcRule(policy.toProto())).build());
+  }
+
+  public CompletionStage<Void> setGcPolicy(String table, String family, GcPolicy policy) {
+    return modify(table, Modification.newBuilder().setId(Bytes.family(family))
+        .setUpdate(ColumnFamily.newBuilder().setGcRule(policy.toProto())).build());
+  }
+
+  public CompletionStage<Void> deleteFamily(String table, String family) {
+    return modify(table, Modification.newBuilder().setId(Bytes.family(family)).setDrop(true).build());
+  }
+
+  /** Deletes every row whose key starts with {@code prefix}. */
+  public CompletionStage<Void> dropRowsWithPrefix(String table, com.google.protobuf.ByteString prefix) {
+    DropRowRangeRequest req = DropRowRangeRequest.newBuilder().setName(client.tableName(table))
+        .setRowKeyPrefix(prefix).build();
+    return retrier.run(true, n -> client.seed().admin.dropRowRange(req), err -> { }).thenApply(x -> null);
+  }
+
+  private CompletionStage<Void> modify(String table, Modification m) {
+    ModifyColumnFamiliesRequest req = ModifyColumnFamiliesRequest.newBuilder().setName(client.tableName(table))
+        .addModifications(m).build();
+    return retrier.run(false, n -> client.seed().admin.modifyColumnFamilies(req), err -> { }).thenApply(x -> null);
+  }
+}

@@ -1,0 +1,371 @@
+package io.tabula.client;
+
+import com.google.bigtable.v2.CheckAndMutateRowRequest;
+import com.google.bigtable.v2.MutateRowRequest;
+import com.google.bigtable.v2.ReadModifyWriteRowRequest;
+import com.google.bigtable.v2.ReadRowsRequest;
+import com.google.bigtable.v2.ReadRowsResponse;
+import com.google.bigtable.v2.RowSet;
+import com.google.protobuf.ByteString;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.ActorSystem;
+import org.apache.pekko.actor.ClassicActorSystemProvider;
+import org.apache.pekko.grpc.javadsl.SingleResponseRequestBuilder;
+import org.apache.pekko.grpc.javadsl.StreamResponseRequestBuilder;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.javadsl.AsPublisher;
+import org.apache.pekko.stream.javadsl.JavaFlowSupport;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+
+/**
+ * The Tabula Java client (paper §2, Figures 2 and 3): writes and reads of rows, atomic
+ * single-row check-and-mutate and read-modify-write, and scans as back-pressured reactive
+ * streams, over the Cloud Bigtable v2 API of a Tabula node.
+ * <pre>{@code
+ * try (TabulaClient client = TabulaClient.builder().endpoint("127.0.0.1:8086").build()) {
+ *   client.apply("webtable", RowMutation.create("com.cnn.www").setCell("anchor", "www.c-span.org", "CNN"))
+ *       .toCompletableFuture().join();
+ *   Flow.Publisher<Row> rows = client.scan(Query.table("webtable").prefix("com.cnn.").families("anchor"));
+ * }
+ * }</pre>
+ * Each request goes to the node the {@linkplain LocationCache location cache} names for its
+ * row. Idempotent operations (reads, and mutations whose cells all carry timestamps) are
+ * retried with backoff under {@link RetrySettings}; a stale route is always retried, as
+ * the node applied nothing. Every failure reaches the caller as a {@link TabulaException}.
+ *
+ * <p>Runs in an {@code ActorSystem} given to the builder (which the caller keeps owning),
+ * or in one of its own that {@link #close} terminates. Thread-safe.
+ */
+public final class TabulaClient implements AutoCloseable {
+  /** Where a single node started with its defaults listens. */
+  public static final String DEFAULT_ENDPOINT = "127.0.0.1:8086";
+  /** The request header naming the tablet a request is meant for. */
+  static final String TABLET_HEADER = "tabula-tablet";
+
+  private final ClassicActorSystemProvider system;
+  private final boolean ownsSystem;
+  private final Materializer materializer;
+  private final String instanceName;
+  private final String seed;
+  private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
+  private final RetrySettings retry;
+  private final Retrier retrier;
+  private final LocationCache locations;
+  private final Batches batches;
+  private final TabulaAdmin admin;
+  private volatile boolean closed;
+
+  private TabulaClient(Builder b) {
+    this.ownsSystem = b.system == null;
+    this.system = ownsSystem ? ActorSystem.create("tabula-client", standaloneConfig()) : b.system;
+    this.materializer = Materializer.matFromSystem(system);
+    this.instanceName = "projects/" + b.project + "/instances/" + b.instance;
+    this.seed = Endpoint.HostPort.parse(b.endpoint).toString();
+    this.retry = b.retry;
+    this.retrier = new Retrier(b.retry, system.classicSystem().dispatcher());
+    this.locations = new LocationCache(seed, this::endpoint, b.prefetch);
+    this.batches = new Batches(this, retrier, b.batchEntries, b.batchBytes, b.batchConcurrency);
+    this.admin = new TabulaAdmin(this, retrier);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A client of the node at {@code endpoint} ({@code host:port}) with every default. */
+  public static TabulaClient connect(String endpoint) {
+    return builder().endpoint(endpoint).build();
+  }
+
+  /** Table administration through the same connections. */
+  public TabulaAdmin admin() {
+    return admin;
+  }
+
+  /** The full Cloud Bigtable name of a table id: projects/{project}/instances/{instance}/tables/{table}. */
+  public String tableName(String tableId) {
+    Objects.requireNonNull(tableId, "table");
+    if (tableId.isEmpty() || tableId.contains("/")) {
+      throw new IllegalArgumentException("table id '" + tableId + "' must be non-empty and contain no '/'");
+    }
+    return instanceName + "/tables/" + tableId;
+  }
+
+  String instanceName() {
+    return instanceName;
+  }
+
+  // ---- writes
+
+  /** Applies one row's mutations atomically. */
+  public CompletionStage<Void> apply(String table, RowMutation mutation) {
+    String name = tableName(table);
+    MutateRowRequest req = MutateRowRequest.newBuilder().setTableName(name).setRowKey(mutation.key())
+        .addAllMutations(mutation.toProto()).build();
+    return onRow(name, mutation.key(), mutation.isIdempotent(),
+        (ep, tablet) -> routed(ep.unary.mutateRow(), tablet).invoke(req)).thenApply(r -> null);
+  }
+
+  /**
+   * Applies many rows' mutations, each row atomically and independently (§3), and
+   * completes with one result per mutation in the order given. Rows are sent in
+   * MutateRows batches; entries that fail with a retryable code are retried if idempotent.
+   */
+  public CompletionStage<List<MutationResult>> applyBatch(String table, List<RowMutation> mutations) {
+    return batches.apply(tableName(table), List.copyOf(mutations));
+  }
+
+  /** Applies the matching branch of {@code cam} atomically; completes with whether the predicate matched. */
+  public CompletionStage<Boolean> checkAndMutate(String table, CheckAndMutate cam) {
+    String name = tableName(table);
+    CheckAndMutateRowRequest req = CheckAndMutateRowRequest.newBuilder().setTableName(name).setRowKey(cam.key())
+        .setPredicateFilter(cam.predicate().toProto()).addAllTrueMutations(cam.onMatch())
+        .addAllFalseMutations(cam.otherwise()).build();
+    return onRow(name, cam.key(), false, (ep, tablet) -> routed(ep.unary.checkAndMutateRow(), tablet).invoke(req))
+        .thenApply(r -> r.getPredicateMatched());
+  }
+
+  /** Applies the rules atomically; completes with the cells they wrote. */
+  public CompletionStage<Row> readModifyWrite(String table, ReadModifyWrite rmw) {
+    String name = tableName(table);
+    ReadModifyWriteRowRequest req = ReadModifyWriteRowRequest.newBuilder().setTableName(name).setRowKey(rmw.key())
+        .addAllRules(rmw.toProto()).build();
+    return onRow(name, rmw.key(), false, (ep, tablet) -> routed(ep.unary.readModifyWriteRow(), tablet).invoke(req))
+        .thenApply(r -> Rows.fromProto(r.getRow()));
+  }
+
+  // ---- reads
+
+  public CompletionStage<Optional<Row>> readRow(String table, String key) {
+    return readRow(table, Bytes.of(key, "key"), null);
+  }
+
+  /** One row with only the cells {@code filter} passes (null for all); empty if it has none. */
+  public CompletionStage<Optional<Row>> readRow(String table, ByteString key, Filter filter) {
+    String name = tableName(table);
+    ReadRowsRequest.Builder b = ReadRowsRequest.newBuilder().setTableName(name)
+        .setRows(RowSet.newBuilder().addRowKeys(Bytes.key(key))).setRowsLimit(1);
+    if (filter != null) {
+      b.setFilter(filter.toProto());
+    }
+    ReadRowsRequest req = b.build();
+    return onRow(name, key, true, (ep, tablet) -> routed(ep.unary.readRows(), tablet).invoke(req)
+        .runWith(Sink.seq(), materializer)).thenApply(TabulaClient::single);
+  }
+
+  private static Optional<Row> single(List<ReadRowsResponse> responses) {
+    RowMerger merger = new RowMerger(false);
+    List<Row> rows = new ArrayList<>(1);
+    responses.forEach(r -> rows.addAll(merger.accept(r)));
+    merger.finish();
+    return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
+  }
+
+  /**
+   * The query's rows as a Pekko {@code Source}: nothing is read until it is run, demand
+   * travels to the node (gRPC flow control), and a stream broken by a retryable failure
+   * resumes after the last row delivered.
+   */
+  public Source<Row, NotUsed> source(Query query) {
+    ReadRowsRequest req = query.toRequest(tableName(query.tableId()));
+    return Source.lazySource(() -> new Scan(this, req, retrier).rows()).mapMaterializedValue(m -> NotUsed.getInstance());
+  }
+
+  /**
+   * The query's rows as a {@code java.util.concurrent.Flow.Publisher} for one subscriber:
+   * it never receives more rows than it requested, and cancelling stops the read on the node.
+   */
+  public Flow.Publisher<Row> scan(Query query) {
+    return source(query).runWith(JavaFlowSupport.Sink.asPublisher(AsPublisher.WITHOUT_FANOUT), materializer);
+  }
+
+  /** Every row of the query, gathered in memory (for small reads). */
+  public CompletionStage<List<Row>> readRows(Query query) {
+    return source(query).runWith(Sink.seq(), materializer).exceptionally(e -> {
+      throw Failures.of(e);
+    });
+  }
+
+  // ---- plumbing shared with Scan, Batches and TabulaAdmin
+
+  Materializer materializer() {
+    return materializer;
+  }
+
+  LocationCache locations() {
+    return locations;
+  }
+
+  Endpoint endpoint(String address) {
+    if (closed) {
+      throw new TabulaException(Status.Code.CANCELLED, "the client is closed");
+    }
+    return endpoints.computeIfAbsent(address, a -> Endpoint.open(a, retry.attemptTimeout(), system));
+  }
+
+  Endpoint seed() {
+    return endpoint(seed);
+  }
+
+  /** Runs {@code call} against the node holding {@code row}, retried as {@link Retrier} decides. */
+  private <T> CompletionStage<T> onRow(String tableName, ByteString row, boolean idempotent,
+      BiFunction<Endpoint, String, CompletionStage<T>> call) {
+    return retrier.run(idempotent, n -> locations.locate(tableName, row)
+        .thenCompose(l -> call.apply(endpoint(l.endpoint()), l.tabletId())), err -> forget(tableName, row, err));
+  }
+
+  /** Drops the cached location a failure shows to be wrong. */
+  void forget(String tableName, ByteString row, Throwable err) {
+    if (Failures.isStaleRoute(err)) {
+      locations.invalidate(tableName, row);
+      return;
+    }
+    Status.Code code = Failures.of(err).code();
+    if (code == Status.Code.NOT_FOUND) {
+      locations.invalidate(tableName);
+    } else if (code == Status.Code.UNAVAILABLE) {
+      locations.invalidate(tableName, row);
+    }
+  }
+
+  private static <Q, R> SingleResponseRequestBuilder<Q, R> routed(SingleResponseRequestBuilder<Q, R> b,
+      String tablet) {
+    return tablet == null ? b : b.addHeader(TABLET_HEADER, tablet);
+  }
+
+  private static <Q, R> StreamResponseRequestBuilder<Q, R> routed(StreamResponseRequestBuilder<Q, R> b,
+      String tablet) {
+    return tablet == null ? b : b.addHeader(TABLET_HEADER, tablet);
+  }
+
+  /** Closes every connection, and terminates the actor system if the client started it. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    List<CompletableFuture<Void>> closing = new ArrayList<>();
+    endpoints.values().forEach(e -> closing.add(e.close().toCompletableFuture()));
+    try {
+      CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+      if (ownsSystem) {
+        system.classicSystem().terminate();
+        system.classicSystem().getWhenTerminated().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new TabulaException(Status.Code.UNKNOWN, "closing the client: " + e, e);
+    }
+  }
+
+  /** A small local actor system that logs only warnings, over the application's own configuration. */
+  private static Config standaloneConfig() {
+    return ConfigFactory.parseString("""
+        pekko.actor.provider = local
+        pekko.loglevel = WARNING
+        pekko.stdout-loglevel = WARNING
+        pekko.log-dead-letters = off
+        pekko.coordinated-shutdown.run-by-jvm-shutdown-hook = off
+        """).withFallback(ConfigFactory.load());
+  }
+
+  /**
+   * Settings of a client; every one has a default: endpoint {@value #DEFAULT_ENDPOINT},
+   * project and instance "tabula", {@link RetrySettings#DEFAULT}, 8 tablets prefetched per
+   * location lookup, batches of at most 1,000 entries and 4 MiB with 4 in flight.
+   */
+  public static final class Builder {
+    private String endpoint = DEFAULT_ENDPOINT;
+    private String project = "tabula";
+    private String instance = "tabula";
+    private ClassicActorSystemProvider system;
+    private RetrySettings retry = RetrySettings.DEFAULT;
+    private int prefetch = 8;
+    private int batchEntries = 1_000;
+    private int batchBytes = 4 << 20;
+    private int batchConcurrency = 4;
+
+    private Builder() {}
+
+    /** The node to start from, {@code host:port}; the others are learned from its Locations service. */
+    public Builder endpoint(String hostPort) {
+      Endpoint.HostPort.parse(hostPort);
+      this.endpoint = hostPort;
+      return this;
+    }
+
+    public Builder instance(String project, String instance) {
+      this.project = id("project", project);
+      this.instance = id("instance", instance);
+      return this;
+    }
+
+    /** Runs in this actor system, which stays the caller's to terminate. */
+    public Builder actorSystem(ClassicActorSystemProvider system) {
+      this.system = Objects.requireNonNull(system, "system");
+      return this;
+    }
+
+    public Builder retry(RetrySettings retry) {
+      this.retry = Objects.requireNonNull(retry, "retry");
+      return this;
+    }
+
+    /** Shorthand for a retry setting with this overall deadline per operation. */
+    public Builder deadline(Duration total) {
+      this.retry = retry.withTotalTimeout(total).withAttemptTimeout(
+          total.compareTo(retry.attemptTimeout()) < 0 ? total : retry.attemptTimeout());
+      return this;
+    }
+
+    /** How many tablets after the one asked for a location lookup also brings (0 to 100). */
+    public Builder prefetch(int tablets) {
+      if (tablets < 0 || tablets > 100) {
+        throw new IllegalArgumentException("prefetch must be 0..100, was " + tablets);
+      }
+      this.prefetch = tablets;
+      return this;
+    }
+
+    /** Bounds of one MutateRows request of {@link #applyBatch}, and how many are sent at once. */
+    public Builder batching(int maxEntries, int maxBytes, int concurrency) {
+      if (maxEntries < 1 || maxEntries > 100_000 || maxBytes < 1 || concurrency < 1) {
+        throw new IllegalArgumentException("batching needs 1..100000 entries, positive bytes and concurrency, got "
+            + maxEntries + ", " + maxBytes + ", " + concurrency);
+      }
+      this.batchEntries = maxEntries;
+      this.batchBytes = maxBytes;
+      this.batchConcurrency = concurrency;
+      return this;
+    }
+
+    public TabulaClient build() {
+      return new TabulaClient(this);
+    }
+
+    private static String id(String what, String id) {
+      if (id == null || id.isEmpty() || id.contains("/")) {
+        throw new IllegalArgumentException(what + " '" + id + "' must be non-empty and contain no '/'");
+      }
+      return id;
+    }
+  }
+}
