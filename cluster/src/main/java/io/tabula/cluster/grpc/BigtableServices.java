@@ -1,12 +1,16 @@
 package io.tabula.cluster.grpc;
 
 import com.google.bigtable.admin.v2.BigtableTableAdminHandlerFactory;
-import com.google.bigtable.v2.BigtableHandlerFactory;
+import com.google.bigtable.v2.BigtablePowerApiHandlerFactory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
 import io.tabula.cluster.NodeSettings;
+import io.tabula.protocol.locations.Locations;
+import io.tabula.protocol.locations.LocationsHandlerFactory;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.apache.pekko.japi.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -16,7 +20,10 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 
-/** Binds the Cloud Bigtable data and table-admin services on the node's gRPC port. */
+/**
+ * Binds the Cloud Bigtable data and table-admin services and Tabula's own Locations service
+ * on the node's gRPC port.
+ */
 public final class BigtableServices {
   private BigtableServices() {}
 
@@ -24,12 +31,25 @@ public final class BigtableServices {
   public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
       DirectoryCache directory, ActorRef<Master.Command> master, Consumer<String> onTableDeleted) {
     Router router = new Router(system, directory, master, settings.askTimeout(), settings.movedRetryFor());
-    Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtableHandlerFactory.partial(
+    // With port 0 the port is known only once bound. No request arrives before that; join() waits out the
+    // moment between the bind and this stage's completion.
+    CompletableFuture<ServerBinding> bound = new CompletableFuture<>();
+    Supplier<String> endpoint = () -> settings.host() + ":" + bound.join().localAddress().getPort();
+    Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtablePowerApiHandlerFactory.partial(
         new DataService(router), com.google.bigtable.v2.Bigtable.name, system);
     Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(
         new AdminService(system, master, router, settings.askTimeout(), onTableDeleted),
         com.google.bigtable.admin.v2.BigtableTableAdmin.name, system);
-    return Http.get(system).newServerAt(settings.host(), settings.grpcPort())
-        .bind(ServiceHandler.concatOrNotFound(data, admin));
+    Function<HttpRequest, CompletionStage<HttpResponse>> locations = LocationsHandlerFactory.partial(
+        new LocationsService(router, endpoint), Locations.name, system);
+    CompletionStage<ServerBinding> binding = Http.get(system).newServerAt(settings.host(), settings.grpcPort())
+        .bind(ServiceHandler.concatOrNotFound(data, admin, locations));
+    return binding.whenComplete((b, err) -> {
+      if (err == null) {
+        bound.complete(b);
+      } else {
+        bound.completeExceptionally(err);
+      }
+    });
   }
 }

@@ -1,6 +1,6 @@
 package io.tabula.cluster.grpc;
 
-import com.google.bigtable.v2.Bigtable;
+import com.google.bigtable.v2.BigtablePowerApi;
 import com.google.bigtable.v2.CheckAndMutateRowRequest;
 import com.google.bigtable.v2.CheckAndMutateRowResponse;
 import com.google.bigtable.v2.ClientConfiguration;
@@ -24,6 +24,7 @@ import com.google.bigtable.v2.ReadModifyWriteRowResponse;
 import com.google.bigtable.v2.ReadRowsRequest;
 import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.bigtable.v2.RowFilter;
+import com.google.bigtable.v2.RowSet;
 import com.google.bigtable.v2.SampleRowKeysRequest;
 import com.google.bigtable.v2.SampleRowKeysResponse;
 import com.google.bigtable.v2.SessionRequest;
@@ -44,6 +45,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
+import org.apache.pekko.grpc.javadsl.Metadata;
 import org.apache.pekko.stream.SourceRef;
 import org.apache.pekko.stream.javadsl.Source;
 
@@ -51,18 +53,25 @@ import org.apache.pekko.stream.javadsl.Source;
  * The Cloud Bigtable data API ({@code google.bigtable.v2.Bigtable}) over Tabula's tablets: a
  * thin translator that checks each request, turns it into tablet messages and turns the
  * answers back. RPCs Tabula does not offer answer UNIMPLEMENTED.
+ *
+ * <p>Served through the power API for its request headers: a single-row request (MutateRow,
+ * CheckAndMutateRow, ReadModifyWriteRow, and ReadRows of exactly one row key) that names a
+ * tablet in the {@value RouteCheck#TABLET_HEADER} header goes through {@link RouteCheck}
+ * first. Other headers are ignored.
  */
-public final class DataService implements Bigtable {
+public final class DataService implements BigtablePowerApi {
   private final Router router;
+  private final RouteCheck routes;
 
   DataService(Router router) {
     this.router = router;
+    this.routes = new RouteCheck(router);
   }
 
   // ---- reads
 
   @Override
-  public Source<ReadRowsResponse, NotUsed> readRows(ReadRowsRequest in) {
+  public Source<ReadRowsResponse, NotUsed> readRows(ReadRowsRequest in, Metadata metadata) {
     return GrpcErrors.streaming(() -> {
       rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
       String table = Names.tableId("table_name", in.getTableName());
@@ -75,13 +84,22 @@ public final class DataService implements Bigtable {
       if (reversed) {
         Collections.reverse(ranges);
       }
-      Source<FilteredRow, NotUsed> rows = Source.completionStage(router.table(table))
+      Source<FilteredRow, NotUsed> rows = Source.completionStage(router.table(table)
+          .thenCompose(t -> checkSingleRow(metadata, table, in.getRows()).thenApply(ok -> t)))
           .flatMapConcat(t -> Source.from(ranges).flatMapConcat(r -> range(table, r, filter, reversed)));
       if (in.getRowsLimit() > 0) {
         rows = rows.take(in.getRowsLimit());
       }
       return rows.map(Chunks::response);
     });
+  }
+
+  /** The route check for a read of exactly one row key; other reads name no single tablet. */
+  private CompletionStage<Void> checkSingleRow(Metadata metadata, String table, RowSet rows) {
+    if (rows.getRowKeysCount() != 1 || rows.getRowRangesCount() != 0) {
+      return CompletableFuture.completedStage(null);
+    }
+    return routes.check(metadata, table, rows.getRowKeys(0).toByteArray());
   }
 
   private static void rejectViews(String authorizedView, String materializedView) {
@@ -154,7 +172,7 @@ public final class DataService implements Bigtable {
    * total: the split points a client can divide a scan at.
    */
   @Override
-  public Source<SampleRowKeysResponse, NotUsed> sampleRowKeys(SampleRowKeysRequest in) {
+  public Source<SampleRowKeysResponse, NotUsed> sampleRowKeys(SampleRowKeysRequest in, Metadata metadata) {
     return GrpcErrors.streaming(() -> {
       rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
       String table = Names.tableId("table_name", in.getTableName());
@@ -178,18 +196,19 @@ public final class DataService implements Bigtable {
   // ---- writes
 
   @Override
-  public CompletionStage<MutateRowResponse> mutateRow(MutateRowRequest in) {
+  public CompletionStage<MutateRowResponse> mutateRow(MutateRowRequest in, Metadata metadata) {
     return GrpcErrors.unary(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
       RowMutation rm = Mutations.rowMutation("", in.getRowKey(), in.getMutationsList());
-      return router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r))
+      return routes.check(metadata, table, rm.row())
+          .thenCompose(ok -> router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r)))
           .thenApply(a -> MutateRowResponse.getDefaultInstance());
     });
   }
 
   @Override
-  public Source<MutateRowsResponse, NotUsed> mutateRows(MutateRowsRequest in) {
+  public Source<MutateRowsResponse, NotUsed> mutateRows(MutateRowsRequest in, Metadata metadata) {
     return GrpcErrors.streaming(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
@@ -236,7 +255,7 @@ public final class DataService implements Bigtable {
   }
 
   @Override
-  public CompletionStage<CheckAndMutateRowResponse> checkAndMutateRow(CheckAndMutateRowRequest in) {
+  public CompletionStage<CheckAndMutateRowResponse> checkAndMutateRow(CheckAndMutateRowRequest in, Metadata metadata) {
     return GrpcErrors.unary(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
@@ -247,26 +266,30 @@ public final class DataService implements Bigtable {
       if (onTrue.isEmpty() && onFalse.isEmpty()) {
         throw GrpcErrors.invalid("true_mutations", "true_mutations and false_mutations are both empty");
       }
-      return router.<Boolean>ask(table, row, (t, r) -> new TabletActor.CheckAndMutate(row, predicate, onTrue,
-          onFalse, r)).thenApply(a -> CheckAndMutateRowResponse.newBuilder().setPredicateMatched(a.value()).build());
+      return routes.check(metadata, table, row)
+          .thenCompose(ok -> router.<Boolean>ask(table, row, (t, r) -> new TabletActor.CheckAndMutate(row, predicate,
+              onTrue, onFalse, r)))
+          .thenApply(a -> CheckAndMutateRowResponse.newBuilder().setPredicateMatched(a.value()).build());
     });
   }
 
   @Override
-  public CompletionStage<ReadModifyWriteRowResponse> readModifyWriteRow(ReadModifyWriteRowRequest in) {
+  public CompletionStage<ReadModifyWriteRowResponse> readModifyWriteRow(ReadModifyWriteRowRequest in,
+      Metadata metadata) {
     return GrpcErrors.unary(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
       byte[] row = Mutations.row("row_key", in.getRowKey());
       List<io.tabula.actors.tablet.ReadModifyWriteRule> rules = Mutations.rules(in.getRulesList());
-      return router.<io.tabula.persistence.model.Row>ask(table, row,
-          (t, r) -> new TabletActor.ReadModifyWrite(row, rules, r))
+      return routes.check(metadata, table, row)
+          .thenCompose(ok -> router.<io.tabula.persistence.model.Row>ask(table, row,
+              (t, r) -> new TabletActor.ReadModifyWrite(row, rules, r)))
           .thenApply(a -> ReadModifyWriteRowResponse.newBuilder().setRow(Chunks.row(a.value())).build());
     });
   }
 
   @Override
-  public CompletionStage<PingAndWarmResponse> pingAndWarm(PingAndWarmRequest in) {
+  public CompletionStage<PingAndWarmResponse> pingAndWarm(PingAndWarmRequest in, Metadata metadata) {
     return GrpcErrors.unary(() -> {
       Names.instance("name", in.getName());
       return CompletableFuture.completedFuture(PingAndWarmResponse.getDefaultInstance());
@@ -277,42 +300,43 @@ public final class DataService implements Bigtable {
 
   @Override
   public Source<GenerateInitialChangeStreamPartitionsResponse, NotUsed> generateInitialChangeStreamPartitions(
-      GenerateInitialChangeStreamPartitionsRequest in) {
+      GenerateInitialChangeStreamPartitionsRequest in, Metadata metadata) {
     return Source.failed(GrpcErrors.unimplemented("GenerateInitialChangeStreamPartitions"));
   }
 
   @Override
-  public Source<ReadChangeStreamResponse, NotUsed> readChangeStream(ReadChangeStreamRequest in) {
+  public Source<ReadChangeStreamResponse, NotUsed> readChangeStream(ReadChangeStreamRequest in, Metadata metadata) {
     return Source.failed(GrpcErrors.unimplemented("ReadChangeStream"));
   }
 
   @Override
-  public CompletionStage<PrepareQueryResponse> prepareQuery(PrepareQueryRequest in) {
+  public CompletionStage<PrepareQueryResponse> prepareQuery(PrepareQueryRequest in, Metadata metadata) {
     return CompletableFuture.failedFuture(GrpcErrors.unimplemented("PrepareQuery (SQL)"));
   }
 
   @Override
-  public Source<ExecuteQueryResponse, NotUsed> executeQuery(ExecuteQueryRequest in) {
+  public Source<ExecuteQueryResponse, NotUsed> executeQuery(ExecuteQueryRequest in, Metadata metadata) {
     return Source.failed(GrpcErrors.unimplemented("ExecuteQuery (SQL)"));
   }
 
   @Override
-  public CompletionStage<ClientConfiguration> getClientConfiguration(GetClientConfigurationRequest in) {
+  public CompletionStage<ClientConfiguration> getClientConfiguration(GetClientConfigurationRequest in,
+      Metadata metadata) {
     return CompletableFuture.failedFuture(GrpcErrors.unimplemented("GetClientConfiguration"));
   }
 
   @Override
-  public Source<SessionResponse, NotUsed> openTable(Source<SessionRequest, NotUsed> in) {
+  public Source<SessionResponse, NotUsed> openTable(Source<SessionRequest, NotUsed> in, Metadata metadata) {
     return Source.failed(GrpcErrors.unimplemented("OpenTable (sessions)"));
   }
 
   @Override
-  public Source<SessionResponse, NotUsed> openAuthorizedView(Source<SessionRequest, NotUsed> in) {
+  public Source<SessionResponse, NotUsed> openAuthorizedView(Source<SessionRequest, NotUsed> in, Metadata metadata) {
     return Source.failed(GrpcErrors.unimplemented("OpenAuthorizedView (sessions)"));
   }
 
   @Override
-  public Source<SessionResponse, NotUsed> openMaterializedView(Source<SessionRequest, NotUsed> in) {
+  public Source<SessionResponse, NotUsed> openMaterializedView(Source<SessionRequest, NotUsed> in, Metadata metadata) {
     return Source.failed(GrpcErrors.unimplemented("OpenMaterializedView (sessions)"));
   }
 }

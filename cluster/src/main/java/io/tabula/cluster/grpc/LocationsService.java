@@ -1,0 +1,68 @@
+package io.tabula.cluster.grpc;
+
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.protocol.locations.LocateRequest;
+import io.tabula.protocol.locations.LocateResponse;
+import io.tabula.protocol.locations.Locations;
+import io.tabula.protocol.locations.TabletLocation;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+/**
+ * Tabula's {@code tabula.v1.Locations} service (paper §5.1): which tablet holds a row, the
+ * tablets after it, and the endpoint serving each, read from this node's copy of the
+ * master's directory. A client caches the answer, names the tablet in the
+ * {@value RouteCheck#TABLET_HEADER} header of its single-row requests, and asks again when
+ * one is refused as a stale route ({@link RouteCheck}).
+ *
+ * <p>One node serves every tablet, so every endpoint is this node's gRPC {@code host:port},
+ * given by {@code endpoint} (with port 0 the port is known only once bound). Thread-safe.
+ */
+final class LocationsService implements Locations {
+  /** The most tablets after the located one a request may ask for. */
+  static final int MAX_PREFETCH = 100;
+
+  private final Router router;
+  private final Supplier<String> endpoint;
+
+  LocationsService(Router router, Supplier<String> endpoint) {
+    this.router = router;
+    this.endpoint = endpoint;
+  }
+
+  @Override
+  public CompletionStage<LocateResponse> locate(LocateRequest in) {
+    return GrpcErrors.unary(() -> {
+      String table = Names.tableId("table_name", in.getTableName());
+      int prefetch = in.getPrefetch();
+      if (prefetch < 0 || prefetch > MAX_PREFETCH) {
+        throw GrpcErrors.invalid("prefetch", "must be 0 to " + MAX_PREFETCH + ", was " + prefetch);
+      }
+      byte[] row = in.getRowKey().toByteArray();
+      // The cache only moves to newer copies, so after table() it still has the table unless it was just deleted.
+      return router.table(table).thenApply(t -> answer(router.directory(), table, row, prefetch));
+    });
+  }
+
+  private LocateResponse answer(Directory d, String table, byte[] row, int prefetch) {
+    List<TabletInfo> tablets = d.tabletsOf(table);
+    int first = 0;
+    while (first < tablets.size() && !tablets.get(first).containsRow(row)) {
+      first++;
+    }
+    if (first == tablets.size()) {
+      throw GrpcErrors.of(Status.NOT_FOUND, "table " + table + " not found");
+    }
+    String here = endpoint.get();
+    LocateResponse.Builder b = LocateResponse.newBuilder().setDirectoryVersion(d.version());
+    for (TabletInfo t : tablets.subList(first, Math.min(tablets.size(), first + 1 + prefetch))) {
+      b.addTablets(TabletLocation.newBuilder().setTabletId(t.id()).setStartKey(ByteString.copyFrom(t.startRow()))
+          .setEndKey(ByteString.copyFrom(t.endRow())).setEndpoint(here));
+    }
+    return b.build();
+  }
+}

@@ -1,0 +1,76 @@
+package io.tabula.cluster.grpc;
+
+import io.grpc.Status;
+import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.TabletInfo;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.grpc.GrpcServiceException;
+import org.apache.pekko.grpc.javadsl.Metadata;
+import org.apache.pekko.grpc.javadsl.MetadataBuilder;
+
+/**
+ * Checks the tablet a client says a single-row request is for (paper §5.1: a client caches
+ * tablet locations and learns that one is stale only when it is used). A client that
+ * located the row through the {@code Locations} service names the tablet in the request
+ * header {@value #TABLET_HEADER}; if this node's directory, refreshed once from the master,
+ * has no tablet of the table with that id, or that tablet no longer holds the row (it was
+ * split), the request fails before anything is applied with FAILED_PRECONDITION, a
+ * description starting {@code "stale route: "}, and the trailer {@value #STALE_TRAILER}
+ * {@code = 1}, so the client locates the row again.
+ *
+ * <p>A request without the header is not checked: the official Cloud Bigtable clients never
+ * send it. An unknown table is NOT_FOUND, as it is without the header. The check is made
+ * before the request is routed; a split that happens after it is handled as for any
+ * request, by routing to the tablet now holding the row. Thread-safe.
+ */
+final class RouteCheck {
+  /** Request header: the id of the tablet the client believes holds the request's row. */
+  static final String TABLET_HEADER = "tabula-tablet";
+  /** Trailer of a stale-route answer. */
+  static final String STALE_TRAILER = "tabula-stale-route";
+
+  private static final CompletionStage<Void> PASS = CompletableFuture.completedStage(null);
+
+  private final Router router;
+
+  RouteCheck(Router router) {
+    this.router = router;
+  }
+
+  /**
+   * Completes when the request may go on: it names no tablet, or the tablet it names holds
+   * {@code row}. Fails with the stale-route answer otherwise, or NOT_FOUND for an unknown table.
+   */
+  CompletionStage<Void> check(Metadata metadata, String table, byte[] row) {
+    Optional<String> named = metadata.getText(TABLET_HEADER);
+    if (named.isEmpty()) {
+      return PASS;
+    }
+    String id = named.get();
+    if (holds(router.directory(), table, id, row)) {
+      return PASS;
+    }
+    return router.refreshedDirectory().thenApply(d -> {
+      if (d.table(table) == null) {
+        throw GrpcErrors.of(Status.NOT_FOUND, "table " + table + " not found");
+      }
+      if (!holds(d, table, id, row)) {
+        throw stale(table, id);
+      }
+      return null;
+    });
+  }
+
+  private static boolean holds(Directory d, String table, String id, byte[] row) {
+    TabletInfo t = d.tablet(table, id);
+    return t != null && t.containsRow(row);
+  }
+
+  private static GrpcServiceException stale(String table, String id) {
+    return new GrpcServiceException(Status.FAILED_PRECONDITION.withDescription("stale route: tablet '" + id
+        + "' of table " + table + " does not hold the row (it was split, moved or never existed); locate the row"
+        + " again"), new MetadataBuilder().addText(STALE_TRAILER, "1").build());
+  }
+}
