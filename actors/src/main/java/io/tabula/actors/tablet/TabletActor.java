@@ -1,7 +1,5 @@
 package io.tabula.actors.tablet;
 
-import com.google.bigtable.v2.RowFilter;
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.tabula.actors.ErrorCode;
 import io.tabula.actors.Replies;
 import io.tabula.actors.master.Master;
@@ -21,7 +19,6 @@ import io.tabula.protocol.kryo.KryoSerializable;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.InvalidFilterException;
-import io.tabula.streams.filter.RowFilters;
 import io.tabula.streams.scan.TabletScans;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,7 +27,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -39,6 +35,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -90,6 +88,16 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   public record Mutate(RowMutation mutation, ActorRef<StatusReply<Done>> replyTo) implements Request {}
 
   /**
+   * Applies each row mutation on its own (each row atomic, rows independent, as MutateRows
+   * entries) and replies, once every one is durable or refused, with one outcome per row.
+   */
+  public record MutateBatch(List<RowMutation> mutations, ActorRef<StatusReply<BatchOutcome>> replyTo)
+      implements Request {}
+
+  /** Per row of a {@link MutateBatch}, in order: null if applied, else the refusal as "CODE: message". */
+  public record BatchOutcome(List<String> refusals) implements KryoSerializable {}
+
+  /**
    * Applies {@code onMatch} if the row has a cell that passes {@code predicate} (a serialized
    * {@link RowFilter}; empty: any cell), else {@code onNoMatch}; replies whether it matched.
    */
@@ -105,6 +113,13 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   /** The answer to {@link ReadRow}: the row, or null when nothing passes the filter. */
   public record RowResult(FilteredRow row) implements KryoSerializable {}
+
+  /** Reads several rows of this tablet through one serialized filter, in the order given. */
+  public record ReadRows(List<byte[]> rows, byte[] filter, ActorRef<StatusReply<RowsResult>> replyTo)
+      implements Request {}
+
+  /** The answer to {@link ReadRows}: the rows asked for that have cells passing the filter, in the order asked. */
+  public record RowsResult(List<FilteredRow> rows) implements KryoSerializable {}
 
   /** Streams the rows of {@code [start, end)} within this tablet through a filter, optionally in reverse. */
   public record OpenScan(byte[] start, byte[] end, byte[] filter, boolean reversed,
@@ -137,12 +152,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final Map<ByteBuffer, Integer> writesInFlight = new HashMap<>();
   private final Map<ByteBuffer, ArrayDeque<Command>> waiting = new HashMap<>();
   private final Executor blockingIo;
-  private final Map<ByteBuffer, CompiledFilter> compiledFilters = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<ByteBuffer, CompiledFilter> eldest) {
-      return size() > COMPILED_FILTERS_KEPT;
-    }
-  };
+  private final FilterCache filters = new FilterCache(COMPILED_FILTERS_KEPT);
   private boolean splitting;
   private Map<String, List<String>> reportedFiles = Map.of();
   private long reportedRedo = -1;
@@ -213,6 +223,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Mutate.class, this::onMutate)
+        .onMessage(MutateBatch.class, this::onMutateBatch)
+        .onMessage(ReadRows.class, this::onReadRows)
         .onMessage(CheckAndMutate.class, this::onCheckAndMutate)
         .onMessage(ReadModifyWrite.class, this::onReadModifyWrite)
         .onMessage(ReadRow.class, this::onReadRow)
@@ -231,35 +243,63 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     return this;
   }
 
-  /** Applies a row mutation and answers {@code result} once it is durable; tracks the row while in flight. */
-  /**
-   * Applies a row mutation and answers {@code result} once it is durable; the row counts as
-   * written-to until then. While the tablet's flush backlog is full, writes are held back
-   * here, in order, and retried shortly, rather than blocking this actor in the engine:
-   * reads keep being served meanwhile.
-   */
+  private Behavior<Command> onMutateBatch(MutateBatch b) {
+    int n = b.mutations().size();
+    String[] refusals = new String[n];
+    AtomicInteger left = new AtomicInteger(n);
+    Runnable reply = () -> b.replyTo().tell(StatusReply.success(new BatchOutcome(new ArrayList<>(java.util.Arrays.asList(refusals)))));
+    if (n == 0) {
+      reply.run();
+    }
+    for (int i = 0; i < n; i++) {
+      int at = i;
+      write(b.mutations().get(i), err -> {
+        if (err != null) {
+          refusals[at] = refusal(err).getError().getMessage();
+        }
+        // The last decrement happens after every other write of refusals: it sees them all.
+        if (left.decrementAndGet() == 0) {
+          reply.run();
+        }
+      });
+    }
+    return this;
+  }
+
+  /** Applies a row mutation and answers {@code result} once it is durable. */
   private <T> void write(RowMutation rm, ActorRef<StatusReply<T>> replyTo, T result) {
+    write(rm, err -> replyTo.tell(err == null ? StatusReply.success(result) : refusal(err)));
+  }
+
+  /**
+   * Applies a row mutation and calls {@code done} (with null, or the failure) once it is
+   * durable, on whichever thread completes it; the row counts as written-to until then.
+   * While the tablet's flush backlog is full, writes are held back here, in order, and
+   * retried shortly, rather than blocking this actor in the engine: reads keep being
+   * served meanwhile.
+   */
+  private void write(RowMutation rm, Consumer<Throwable> done) {
     writesInFlight.merge(ByteBuffer.wrap(rm.row()), 1, Integer::sum);
     if (!heldWrites.isEmpty() || tablet.flushBacklogFull()) {
-      heldWrites.add(() -> applyNow(rm, replyTo, result));
+      heldWrites.add(() -> applyNow(rm, done));
       timers.startSingleTimer(RetryHeldWrites.INSTANCE, HELD_WRITE_RETRY);
       return;
     }
-    applyNow(rm, replyTo, result);
+    applyNow(rm, done);
   }
 
-  private <T> void applyNow(RowMutation rm, ActorRef<StatusReply<T>> replyTo, T result) {
+  private void applyNow(RowMutation rm, Consumer<Throwable> done) {
     CompletableFuture<Void> f;
     try {
       f = tablet.apply(rm);
     } catch (RuntimeException e) {
-      replyTo.tell(refusal(e));
+      done.accept(e);
       onWriteFinished(new WriteFinished(rm.row()));
       return;
     }
     ActorRef<Command> self = getContext().getSelf();
     f.whenComplete((ok, err) -> {
-      replyTo.tell(err == null ? StatusReply.success(result) : refusal(err));
+      done.accept(err);
       self.tell(new WriteFinished(rm.row()));
     });
   }
@@ -316,7 +356,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private void runCheckAndMutate(CheckAndMutate c) {
     boolean matched;
     try {
-      CompiledFilter predicate = compile(c.predicate());
+      CompiledFilter predicate = filters.compile(c.predicate());
       Optional<Row> row = tablet.read(c.row(), ReadFilter.all());
       matched = row.isPresent() && !predicate.apply(row.get()).cells().isEmpty();
     } catch (IOException | RuntimeException e) {
@@ -357,20 +397,47 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private Behavior<Command> onReadRow(ReadRow r) {
     CompiledFilter filter;
     try {
-      filter = compile(r.filter());
+      filter = filters.compile(r.filter());
     } catch (RuntimeException e) {
       r.replyTo().tell(refusal(e));
       return this;
     }
     CompletableFuture.supplyAsync(() -> {
-      try {
-        Optional<Row> row = tablet.read(r.row(), ReadFilter.all());
-        FilteredRow out = row.map(x -> filter.apply(x))
-            .filter(x -> !x.cells().isEmpty()).orElse(null);
-        return new RowResult(out);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
+      return new RowResult(readFiltered(r.row(), filter));
+    }, blockingIo).whenComplete((res, err) ->
+        r.replyTo().tell(err == null ? StatusReply.success(res) : refusal(err)));
+    return this;
+  }
+
+  /** One row through a filter, or null when no cell passes; runs on the blocking-I/O dispatcher. */
+  private FilteredRow readFiltered(byte[] key, CompiledFilter filter) {
+    try {
+      return tablet.read(key, ReadFilter.all()).map(filter::apply).filter(x -> !x.cells().isEmpty()).orElse(null);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private Behavior<Command> onReadRows(ReadRows r) {
+    CompiledFilter filter;
+    try {
+      filter = filters.compile(r.filter());
+    } catch (RuntimeException e) {
+      r.replyTo().tell(refusal(e));
+      return this;
+    }
+    CompletableFuture.supplyAsync(() -> {
+      List<FilteredRow> out = new ArrayList<>(r.rows().size());
+      for (byte[] key : r.rows()) {
+        if (!tablet.containsRow(key)) {
+          throw new TabletUnavailableException("row " + ByteArrays.show(key) + " is not in tablet " + info.id());
+        }
+        FilteredRow row = readFiltered(key, filter);
+        if (row != null) {
+          out.add(row);
+        }
       }
+      return new RowsResult(out);
     }, blockingIo).whenComplete((res, err) ->
         r.replyTo().tell(err == null ? StatusReply.success(res) : refusal(err)));
     return this;
@@ -378,7 +445,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private Behavior<Command> onOpenScan(OpenScan s) {
     try {
-      CompiledFilter filter = compile(s.filter());
+      CompiledFilter filter = filters.compile(s.filter());
       Source<Row, NotUsed> rows = s.reversed() ? TabletScans.rowsReversed(tablet, s.start(), s.end(), ReadFilter.all())
           : TabletScans.rows(tablet, s.start(), s.end(), ReadFilter.all());
       Source<FilteredRow, NotUsed> out = rows.map(x -> filter.apply(x))
@@ -506,29 +573,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         r -> new Master.RecordSplit(info.table(), info.id(), d.row(), d.leftId(), d.rightId(), r),
         Duration.ofSeconds(5), getContext().getSystem().scheduler()), (ok, err) ->
         new SplitRecorded(err == null && ok.isSuccess()));
-  }
-
-  /**
-   * The compiled form of a serialized filter, from a small cache: clients tend to send the
-   * same few filters again and again, and compiling means parsing the message and every
-   * regex in it. Used on this actor's thread only.
-   */
-  private CompiledFilter compile(byte[] filter) {
-    ByteBuffer key = ByteBuffer.wrap(filter);
-    CompiledFilter f = compiledFilters.get(key);
-    if (f == null) {
-      f = compileNow(filter);
-      compiledFilters.put(key, f);
-    }
-    return f;
-  }
-
-  private static CompiledFilter compileNow(byte[] filter) {
-    try {
-      return RowFilters.compile(RowFilter.parseFrom(filter));
-    } catch (InvalidProtocolBufferException e) {
-      throw new InvalidFilterException("filter", "is not a valid RowFilter message: " + e.getMessage());
-    }
   }
 
   /** The error reply for an engine or filter failure. */

@@ -194,6 +194,28 @@ class TabletActorTest {
   }
 
   @Test
+  void aBatchAppliesEachRowOnItsOwnAndReadRowsAnswersInTheOrderAsked() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+
+    StatusReply<TabletActor.BatchOutcome> reply = call(tablet, r -> new TabletActor.MutateBatch(new ArrayList<>(List.of(
+        RowMutation.of(b("a"), set("f", "q", "1")),
+        RowMutation.of(b("b"), set("nope", "q", "2")),
+        RowMutation.of(b("c"), set("f", "q", "3")))), r));
+
+    List<String> refusals = ok(reply).refusals();
+    assertEquals(3, refusals.size());
+    assertNull(refusals.get(0));
+    assertTrue(refusals.get(1).startsWith("NOT_FOUND: "), refusals.get(1));
+    assertNull(refusals.get(2));
+    StatusReply<TabletActor.RowsResult> rows = call(tablet, r -> new TabletActor.ReadRows(
+        new ArrayList<>(List.of(b("c"), b("b"), b("a"))), new byte[0], r));
+    assertEquals(List.of("c", "a"), ok(rows).rows().stream().map(x -> s(x.key())).toList(),
+        "rows in the order asked, the refused row absent");
+    StatusReply<TabletActor.BatchOutcome> empty = call(tablet, r -> new TabletActor.MutateBatch(new ArrayList<>(), r));
+    assertEquals(List.of(), ok(empty).refusals());
+  }
+
+  @Test
   void checkAndMutateAppliesTheBranchTheRowChooses() {
     ActorRef<TabletActor.Command> tablet = spawnTablet();
 

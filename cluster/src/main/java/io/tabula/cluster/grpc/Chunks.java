@@ -20,13 +20,21 @@ import java.util.List;
 final class Chunks {
   private Chunks() {}
 
-  static ReadRowsResponse response(FilteredRow row) {
-    ReadRowsResponse.Builder b = ReadRowsResponse.newBuilder();
-    addRow(b, row);
-    return b.build();
+  /** A response that starts with {@code row}; more rows may be added with {@link #addRow}. */
+  static ReadRowsResponse.Builder builder(FilteredRow row) {
+    return addRow(ReadRowsResponse.newBuilder(), row);
   }
 
-  static void addRow(ReadRowsResponse.Builder b, FilteredRow row) {
+  /** About the bytes {@code row} takes in a response: key, qualifiers and values. */
+  static long weight(FilteredRow row) {
+    long n = row.key().length;
+    for (LabeledCell c : row.cells()) {
+      n += c.qualifier().length + c.value().length + 16;
+    }
+    return n;
+  }
+
+  static ReadRowsResponse.Builder addRow(ReadRowsResponse.Builder b, FilteredRow row) {
     List<LabeledCell> cells = row.cells();
     String family = null;
     for (int i = 0; i < cells.size(); i++) {
@@ -48,6 +56,7 @@ final class Chunks {
       }
       b.addChunks(ch);
     }
+    return b;
   }
 
   /** A row in the shape ReadModifyWriteRow answers with: families, then columns, then cells. */

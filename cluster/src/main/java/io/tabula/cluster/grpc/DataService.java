@@ -60,12 +60,17 @@ import org.apache.pekko.stream.javadsl.Source;
  * first. Other headers are ignored.
  */
 public final class DataService implements BigtablePowerApi {
+  /** How many bytes of rows one ReadRows response carries at most (a single larger row goes alone). */
+  private static final long RESPONSE_BYTES = 256 * 1024;
+
   private final Router router;
   private final RouteCheck routes;
+  private final TabletBatches batches;
 
   DataService(Router router) {
     this.router = router;
     this.routes = new RouteCheck(router);
+    this.batches = new TabletBatches(router);
   }
 
   // ---- reads
@@ -86,12 +91,20 @@ public final class DataService implements BigtablePowerApi {
       }
       Source<FilteredRow, NotUsed> rows = Source.completionStage(router.table(table)
           .thenCompose(t -> checkSingleRow(metadata, table, in.getRows()).thenApply(ok -> t)))
-          .flatMapConcat(t -> Source.from(ranges).flatMapConcat(r -> range(table, r, filter, reversed)));
+          .flatMapConcat(t -> keysOnly(ranges) && ranges.size() > 1
+              ? batches.read(table, ranges.stream().map(RowRanges.Range::start).toList(), filter)
+              : Source.from(ranges).flatMapConcat(r -> range(table, r, filter, reversed)));
       if (in.getRowsLimit() > 0) {
         rows = rows.take(in.getRowsLimit());
       }
-      return rows.map(Chunks::response);
+      // Rows ready faster than the client takes them share a response, up to RESPONSE_BYTES.
+      return rows.batchWeighted(RESPONSE_BYTES, Chunks::weight, Chunks::builder, Chunks::addRow)
+          .map(ReadRowsResponse.Builder::build);
     });
+  }
+
+  private static boolean keysOnly(List<RowRanges.Range> ranges) {
+    return ranges.stream().allMatch(RowRanges.Range::single);
   }
 
   /** The route check for a read of exactly one row key; other reads name no single tablet. */
@@ -218,40 +231,15 @@ public final class DataService implements BigtablePowerApi {
       if (in.getEntriesCount() > 100_000) {
         throw GrpcErrors.invalid("entries", "at most 100000 entries are allowed, got " + in.getEntriesCount());
       }
-      return Source.completionStage(router.table(table).thenCompose(t -> {
-        List<CompletableFuture<com.google.rpc.Status>> results = new ArrayList<>();
-        for (int i = 0; i < in.getEntriesCount(); i++) {
-          results.add(entry(table, i, in.getEntries(i)));
-        }
-        return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).thenApply(x -> {
-          MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();
-          for (int i = 0; i < results.size(); i++) {
-            b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(results.get(i).join()));
-          }
-          return b.build();
-        });
-      }));
+      return Source.completionStage(router.table(table).thenCompose(t -> batches.mutate(table, in.getEntriesList())))
+          .map(statuses -> {
+            MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();
+            for (int i = 0; i < statuses.size(); i++) {
+              b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(statuses.get(i)));
+            }
+            return b.build();
+          });
     });
-  }
-
-  /** One entry's outcome as a google.rpc.Status (OK or the error), never a failed future. */
-  private CompletableFuture<com.google.rpc.Status> entry(String table, int i, MutateRowsRequest.Entry e) {
-    CompletionStage<?> done;
-    try {
-      RowMutation rm = Mutations.rowMutation("entries[" + i + "]", e.getRowKey(), e.getMutationsList());
-      done = router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r));
-    } catch (RuntimeException err) {
-      done = CompletableFuture.failedFuture(err);
-    }
-    return done.handle((ok, err) -> {
-      if (err == null) {
-        return com.google.rpc.Status.newBuilder().setCode(0).build();
-      }
-      RuntimeException g = GrpcErrors.from(err);
-      io.grpc.Status s = io.grpc.Status.fromThrowable(g);
-      return com.google.rpc.Status.newBuilder().setCode(s.getCode().value())
-          .setMessage(s.getDescription() == null ? "" : s.getDescription()).build();
-    }).toCompletableFuture();
   }
 
   @Override

@@ -50,6 +50,10 @@ final class Router {
     this.retryForNanos = retryFor.toNanos();
   }
 
+  ActorSystem<?> system() {
+    return system;
+  }
+
   Directory directory() {
     return directory.get();
   }

@@ -1,0 +1,147 @@
+package io.tabula.cluster.grpc;
+
+import com.google.bigtable.v2.MutateRowsRequest;
+import io.tabula.actors.ErrorCode;
+import io.tabula.actors.Replies;
+import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.tablet.TabletActor;
+import io.tabula.persistence.model.RowMutation;
+import io.tabula.streams.filter.FilteredRow;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.pattern.StatusReply;
+import org.apache.pekko.stream.javadsl.Source;
+
+/**
+ * Many rows in one message per tablet: the entries of a MutateRows request, and the keys of
+ * a ReadRows request that names only keys, are grouped by the tablet the node's directory
+ * says holds them and sent as one {@link TabletActor.MutateBatch} or
+ * {@link TabletActor.ReadRows} each, instead of one ask per row. A row the tablet refuses
+ * as moved (a split the directory had not caught up with) goes again on its own, through
+ * {@link Router}'s rerouting path.
+ */
+final class TabletBatches {
+  /** Keys of one ReadRows sent to a tablet in one message at most. */
+  private static final int READ_GROUP = 256;
+
+  private final Router router;
+
+  TabletBatches(Router router) {
+    this.router = router;
+  }
+
+  /** Each entry's outcome as a google.rpc.Status (OK or the error), in order; never fails. */
+  CompletionStage<List<com.google.rpc.Status>> mutate(String table, List<MutateRowsRequest.Entry> entries) {
+    com.google.rpc.Status[] out = new com.google.rpc.Status[entries.size()];
+    RowMutation[] parsed = new RowMutation[entries.size()];
+    Map<String, List<Integer>> byTablet = new LinkedHashMap<>();
+    List<CompletableFuture<?>> work = new ArrayList<>();
+    Directory d = router.directory();
+    for (int i = 0; i < entries.size(); i++) {
+      MutateRowsRequest.Entry e = entries.get(i);
+      try {
+        parsed[i] = Mutations.rowMutation("entries[" + i + "]", e.getRowKey(), e.getMutationsList());
+      } catch (RuntimeException err) {
+        out[i] = status(err);
+        continue;
+      }
+      TabletInfo t = d.locate(table, parsed[i].row());
+      if (t == null) {
+        work.add(alone(table, i, parsed[i], out));
+      } else {
+        byTablet.computeIfAbsent(t.id(), k -> new ArrayList<>()).add(i);
+      }
+    }
+    byTablet.forEach((tabletId, rows) -> {
+      List<RowMutation> batch = rows.stream().map(i -> parsed[i]).toList();
+      work.add(router.<TabletActor.BatchOutcome>askTablet(tabletId,
+          r -> new TabletActor.MutateBatch(new ArrayList<>(batch), r))
+          .handle((outcome, err) -> {
+            List<CompletableFuture<?>> again = new ArrayList<>();
+            for (int k = 0; k < rows.size(); k++) {
+              int i = rows.get(k);
+              Throwable refused = err != null ? err : refusal(outcome.refusals().get(k));
+              if (refused == null) {
+                out[i] = ok();
+              } else if (Replies.parse(refused).code() == ErrorCode.MOVED) {
+                again.add(alone(table, i, parsed[i], out));
+              } else {
+                out[i] = status(refused);
+              }
+            }
+            return CompletableFuture.allOf(again.toArray(CompletableFuture[]::new));
+          }).thenCompose(x -> x).toCompletableFuture());
+    });
+    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new)).thenApply(x -> List.of(out));
+  }
+
+  /** One entry through the per-row path, which reroutes on moved; its outcome lands in {@code out[i]}. */
+  private CompletableFuture<Void> alone(String table, int i, RowMutation rm, com.google.rpc.Status[] out) {
+    return router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r))
+        .handle((ok, err) -> {
+          out[i] = err == null ? ok() : status(err);
+          return (Void) null;
+        }).toCompletableFuture();
+  }
+
+  /**
+   * The rows of {@code keys} (in the order given) that have cells passing {@code filter}:
+   * consecutive keys of one tablet go in one message, a few messages at a time.
+   */
+  Source<FilteredRow, NotUsed> read(String table, List<byte[]> keys, byte[] filter) {
+    Directory d = router.directory();
+    List<List<byte[]>> groups = new ArrayList<>();
+    String current = null;
+    for (byte[] k : keys) {
+      TabletInfo t = d.locate(table, k);
+      String id = t == null ? null : t.id();
+      if (groups.isEmpty() || id == null || !id.equals(current) || groups.get(groups.size() - 1).size() >= READ_GROUP) {
+        groups.add(new ArrayList<>());
+      }
+      groups.get(groups.size() - 1).add(k);
+      current = id;
+    }
+    return Source.from(groups).mapAsync(4, g -> readGroup(table, g, filter)).mapConcat(rows -> rows);
+  }
+
+  private CompletionStage<List<FilteredRow>> readGroup(String table, List<byte[]> keys, byte[] filter) {
+    TabletInfo t = router.directory().locate(table, keys.get(0));
+    CompletionStage<List<FilteredRow>> batch = t == null ? CompletableFuture.failedFuture(
+        new StatusReply.ErrorMessage(ErrorCode.MOVED + ": no tablet known"))
+        : router.<TabletActor.RowsResult>askTablet(t.id(), r -> new TabletActor.ReadRows(keys, filter, r))
+            .thenApply(TabletActor.RowsResult::rows);
+    return batch.handle((rows, err) -> {
+      if (err == null) {
+        return CompletableFuture.completedFuture(rows);
+      }
+      if (Replies.parse(err).code() != ErrorCode.MOVED) {
+        return CompletableFuture.<List<FilteredRow>>failedFuture(err);
+      }
+      // A split moved some of the keys: read them one by one through the rerouting path.
+      return Source.from(keys).mapAsync(4, k -> router.<TabletActor.RowResult>ask(table, k,
+          (tab, r) -> new TabletActor.ReadRow(k, filter, r))).mapConcat(a -> a.value().row() == null ? List.<FilteredRow>of()
+          : List.of(a.value().row())).runWith(org.apache.pekko.stream.javadsl.Sink.seq(), router.system());
+    }).thenCompose(x -> x);
+  }
+
+  private static Throwable refusal(String text) {
+    return text == null ? null : new StatusReply.ErrorMessage(text);
+  }
+
+  private static com.google.rpc.Status ok() {
+    return com.google.rpc.Status.newBuilder().setCode(0).build();
+  }
+
+  private static com.google.rpc.Status status(Throwable err) {
+    io.grpc.Status s = io.grpc.Status.fromThrowable(GrpcErrors.from(err));
+    return com.google.rpc.Status.newBuilder().setCode(s.getCode().value())
+        .setMessage(s.getDescription() == null ? "" : s.getDescription()).build();
+  }
+}
