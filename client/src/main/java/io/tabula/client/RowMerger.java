@@ -104,7 +104,7 @@ final class RowMerger {
       throw malformed("a cell of row " + rowKey.toStringUtf8() + " has no family or qualifier");
     }
     timestamp = c.getTimestampMicros();
-    labels = c.getLabelsList();
+    labels = c.getLabelsCount() == 0 ? List.of() : List.copyOf(c.getLabelsList());
     value = ByteString.EMPTY;
   }
 

@@ -5,6 +5,7 @@ import com.google.bigtable.v2.ReadRowsResponse.CellChunk;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.BytesValue;
 import com.google.protobuf.StringValue;
+import com.google.protobuf.UnsafeByteOperations;
 import io.tabula.persistence.model.Cell;
 import io.tabula.persistence.model.Row;
 import io.tabula.streams.filter.FilteredRow;
@@ -15,7 +16,8 @@ import java.util.List;
 /**
  * Rows to the ReadRows wire form: one chunk per cell, the row key on the row's first chunk,
  * the family when it changes, the qualifier on every chunk, and commit_row on the last.
- * The official clients rebuild rows from exactly this.
+ * The official clients rebuild rows from exactly this. Keys, qualifiers and values are
+ * wrapped, not copied: the engine's rows are immutable.
  */
 final class Chunks {
   private Chunks() {}
@@ -41,16 +43,18 @@ final class Chunks {
       LabeledCell c = cells.get(i);
       CellChunk.Builder ch = CellChunk.newBuilder();
       if (i == 0) {
-        ch.setRowKey(ByteString.copyFrom(row.key()));
+        ch.setRowKey(UnsafeByteOperations.unsafeWrap(row.key()));
       }
       if (!c.family().equals(family)) {
         family = c.family();
         ch.setFamilyName(StringValue.of(family));
       }
-      ch.setQualifier(BytesValue.of(ByteString.copyFrom(c.qualifier())));
+      ch.setQualifier(BytesValue.of(UnsafeByteOperations.unsafeWrap(c.qualifier())));
       ch.setTimestampMicros(c.timestamp());
-      ch.addAllLabels(c.labels());
-      ch.setValue(ByteString.copyFrom(c.value()));
+      if (!c.labels().isEmpty()) {
+        ch.addAllLabels(c.labels());
+      }
+      ch.setValue(UnsafeByteOperations.unsafeWrap(c.value()));
       if (i == cells.size() - 1) {
         ch.setCommitRow(true);
       }
