@@ -73,12 +73,12 @@ final class ImportCommand extends ClientCommand {
   int run(TabulaClient client) throws IOException {
     long timestamp = Instant.now().truncatedTo(ChronoUnit.MILLIS).toEpochMilli() * 1_000L;
     boolean stdin = file.equals("-");
-    long size = stdin ? -1 : Files.size(Path.of(file));
     boolean show = progress != null ? progress : System.console() != null;
     ImportBatches batches = new ImportBatches(client, table, file, batchSize, timestamp);
     long skipped = 0;
     try (InputStream input = stdin ? System.in : Files.newInputStream(Path.of(file));
         RowFileReader reader = open(input)) {
+      long size = stdin ? -1 : Files.size(Path.of(file));
       Progress bar = new Progress(err(), show, size, reader::consumed, System::nanoTime);
       long rows = 0;
       try {
