@@ -65,7 +65,9 @@ final class Scan {
           if (wait.isEmpty()) {
             return Source.<Row>failed(e);
           }
-          CompletableFuture<Void> pause = CompletableFuture.runAsync(() -> { },
+          // The pause must complete with a value: a stage completing with null is an empty Source,
+          // which would end the scan here as if every row had been read.
+          CompletableFuture<NotUsed> pause = CompletableFuture.supplyAsync(NotUsed::getInstance,
               CompletableFuture.delayedExecutor(wait.get().toNanos(), TimeUnit.NANOSECONDS));
           return Source.completionStage(pause).flatMapConcat(x -> attempt(n + 1));
         }).build());

@@ -3,28 +3,35 @@ package io.tabula.cluster;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
+import io.tabula.client.cli.TabulaCommands;
 import java.io.File;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The {@code tabula} command line. Subcommands hang off {@link Main}; today there is
- * {@code server}, which runs a single node in the foreground until it is told to stop
- * (SIGTERM or Ctrl-C run Pekko coordinated shutdown through its JVM shutdown hook).
+ * The {@code tabula} command line. Subcommands hang off {@link Main}: {@code server}, which
+ * runs a single node in the foreground until it is told to stop (SIGTERM or Ctrl-C run
+ * Pekko coordinated shutdown through its JVM shutdown hook), and the cbt-like data and
+ * admin commands of {@link TabulaCommands} ({@code createtable}, {@code ls}, {@code set},
+ * {@code read}, {@code import}, ...), which talk to a running node through the Java client.
+ * Every failure is one line on the error stream, {@code tabula: <message>}.
  */
 @Command(name = "tabula", mixinStandardHelpOptions = true, version = "Tabula 0.1.0-SNAPSHOT",
     description = "An open-source Bigtable serving the Cloud Bigtable v2 gRPC API.",
-    subcommands = {Main.Server.class, CommandLine.HelpCommand.class})
+    subcommands = {Main.Server.class})
 public final class Main implements Runnable {
-  /** Exit code for bad flags or a bad configuration file. */
+  /** Exit code for bad flags or arguments, or a bad configuration file. */
   static final int USAGE = 2;
-  /** Exit code when the node could not start. */
+  /** Exit code when the node could not start or a command's operation failed. */
   static final int FAILED = 1;
 
   @CommandLine.Spec
@@ -32,15 +39,24 @@ public final class Main implements Runnable {
 
   public static void main(String[] args) {
     TabulaNode.widenCommonPool();
-    int code = commandLine().execute(args);
+    CommandLine cl = commandLine();
+    // Rows and exports are UTF-8 whatever the platform's console encoding is.
+    cl.setOut(new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8)));
+    cl.setErr(new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true));
+    int code = cl.execute(args);
+    cl.getOut().flush();
     // The node's threads (storage engine, JDBC pool, gRPC) need not all be daemons: leave
     // explicitly once the command is done. During a SIGTERM this blocks until the shutdown
     // hooks (coordinated shutdown among them) have finished, and the JVM then exits.
     System.exit(code);
   }
 
-  static CommandLine commandLine() {
+  /** The command line with its subcommands and error handlers; tests run it with their own writers. */
+  public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new Main());
+    TabulaCommands.addTo(cl);
+    cl.addSubcommand("help", new CommandLine.HelpCommand());
+    cl.setCaseInsensitiveEnumValuesAllowed(true);
     cl.setParameterExceptionHandler((ex, args) -> {
       CommandLine cmd = ex.getCommandLine();
       PrintWriter err = cmd.getErr();
@@ -59,7 +75,8 @@ public final class Main implements Runnable {
 
   private static String describe(Throwable ex) {
     Throwable t = ex;
-    while ((t instanceof ExecutionException || t.getMessage() == null) && t.getCause() != null) {
+    while ((t instanceof ExecutionException || t instanceof CompletionException || t.getMessage() == null)
+        && t.getCause() != null) {
       t = t.getCause();
     }
     return t.getMessage() == null ? t.toString() : t.getMessage();

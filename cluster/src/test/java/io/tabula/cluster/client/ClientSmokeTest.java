@@ -1,17 +1,26 @@
 package io.tabula.cluster.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import io.grpc.Status;
 import io.tabula.client.Query;
 import io.tabula.client.Row;
 import io.tabula.client.RowMutation;
 import io.tabula.client.TabulaClient;
+import io.tabula.client.TabulaException;
 import io.tabula.cluster.TabulaNode;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,6 +46,22 @@ class ClientSmokeTest {
       List<Row> rows = client.readRows(Query.table("t").prefix("k")).toCompletableFuture().join();
       assertEquals(50, rows.size());
       assertTrue(client.admin().listTables().toCompletableFuture().join().contains("t"));
+    }
+  }
+
+  /** A scan whose retries run out fails; it once completed empty, as if the table had no rows. */
+  @Test
+  void scanOfAnUnreachableNodeFails() throws IOException {
+    int closed;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closed = s.getLocalPort();
+    }
+    try (TabulaClient client = TabulaClient.builder().endpoint("127.0.0.1:" + closed).deadline(Duration.ofSeconds(1))
+        .build()) {
+      CompletionException e = assertThrows(CompletionException.class,
+          () -> client.readRows(Query.table("t")).toCompletableFuture().join());
+      TabulaException cause = assertInstanceOf(TabulaException.class, e.getCause());
+      assertEquals(Status.Code.UNAVAILABLE, cause.code());
     }
   }
 }

@@ -1,0 +1,155 @@
+package io.tabula.client.cli;
+
+import io.tabula.client.GcPolicy;
+import io.tabula.client.TableDescription;
+import io.tabula.client.TabulaClient;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/** The table administration commands: createtable, deletetable, ls, createfamily, setgcpolicy. */
+final class AdminCommands {
+  private AdminCommands() {}
+
+  @Command(name = "createtable", mixinStandardHelpOptions = true,
+      description = {"Creates a table, with column families if given.",
+          "Each family may carry a GC policy after a colon, in the syntax of setgcpolicy (quote the argument "
+              + "if the policy has spaces). Example:",
+          "  tabula createtable webtable families=contents:maxversions=3,anchor"})
+  static final class CreateTable extends ClientCommand {
+    @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
+    String table;
+
+    @Parameters(index = "1..*", paramLabel = "families=F[:POLICY],...",
+        description = "The column families, comma-separated, each optionally family:gcpolicy.")
+    List<String> args = List.of();
+
+    private final Map<String, GcPolicy> families = new LinkedHashMap<>();
+
+    @Override
+    void check() {
+      String spec = CbtArgs.parse(cmd(), args, Set.of("families"), Set.of()).get("families");
+      if (spec == null) {
+        return;
+      }
+      for (String f : spec.split(",", -1)) {
+        int colon = f.indexOf(':');
+        String family = colon < 0 ? f : f.substring(0, colon);
+        if (family.isEmpty()) {
+          throw usage("families=" + spec + ": a family name is empty");
+        }
+        GcPolicy policy = colon < 0 ? GcPolicy.never() : policy(family, f.substring(colon + 1));
+        if (families.put(family, policy) != null) {
+          throw usage("families=" + spec + ": family '" + family + "' is given twice");
+        }
+      }
+    }
+
+    private GcPolicy policy(String family, String text) {
+      try {
+        return GcPolicy.parse(text);
+      } catch (IllegalArgumentException e) {
+        throw usage("family " + family + ": " + e.getMessage());
+      }
+    }
+
+    @Override
+    int run(TabulaClient client) {
+      Blocking.join(client.admin().createTable(table, families));
+      return 0;
+    }
+  }
+
+  @Command(name = "deletetable", mixinStandardHelpOptions = true,
+      description = "Deletes a table and every row in it.")
+  static final class DeleteTable extends ClientCommand {
+    @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
+    String table;
+
+    @Override
+    int run(TabulaClient client) {
+      Blocking.join(client.admin().deleteTable(table));
+      return 0;
+    }
+  }
+
+  @Command(name = "ls", mixinStandardHelpOptions = true,
+      description = {"Lists the tables, or a table's column families and their GC policies.",
+          "Without a table, prints one table id per line."})
+  static final class Ls extends ClientCommand {
+    @Parameters(index = "0", arity = "0..1", paramLabel = "TABLE", description = "The table to describe.")
+    String table;
+
+    @Override
+    int run(TabulaClient client) {
+      if (table == null) {
+        Blocking.join(client.admin().listTables()).forEach(out()::println);
+        return 0;
+      }
+      TableDescription d = Blocking.join(client.admin().describe(table));
+      int width = "Family Name".length();
+      for (String f : d.families().keySet()) {
+        width = Math.max(width, f.length());
+      }
+      String row = "%-" + width + "s  %s";
+      out().println(String.format(row, "Family Name", "GC Policy").strip());
+      out().println(String.format(row, "-----------", "---------").strip());
+      d.families().forEach((f, p) -> out().println(String.format(row, f, p)));
+      return 0;
+    }
+  }
+
+  @Command(name = "createfamily", mixinStandardHelpOptions = true,
+      description = "Adds a column family that keeps every version (see setgcpolicy).")
+  static final class CreateFamily extends ClientCommand {
+    @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
+    String table;
+
+    @Parameters(index = "1", paramLabel = "FAMILY", description = "The new family.")
+    String family;
+
+    @Override
+    int run(TabulaClient client) {
+      Blocking.join(client.admin().createFamily(table, family, GcPolicy.never()));
+      return 0;
+    }
+  }
+
+  @Command(name = "setgcpolicy", mixinStandardHelpOptions = true,
+      description = {"Sets the garbage-collection policy of a column family.",
+          "The policy is in cbt's syntax: never, maxversions=N or maxage=N followed by ms, s, m, h or d, "
+              + "combined with 'or' (drop what any rule drops), 'and' (drop what every rule drops) and "
+              + "parentheses. Example:",
+          "  tabula setgcpolicy webtable anchor \"maxage=7d or maxversions=2\""})
+  static final class SetGcPolicy extends ClientCommand {
+    @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
+    String table;
+
+    @Parameters(index = "1", paramLabel = "FAMILY", description = "The column family.")
+    String family;
+
+    @Parameters(index = "2..*", arity = "1..*", paramLabel = "POLICY",
+        description = "The policy; its words may be given as one argument or several.")
+    List<String> words;
+
+    private GcPolicy policy;
+
+    @Override
+    void check() {
+      try {
+        policy = GcPolicy.parse(String.join(" ", words));
+      } catch (IllegalArgumentException e) {
+        throw usage(e.getMessage());
+      }
+    }
+
+    @Override
+    int run(TabulaClient client) {
+      Blocking.join(client.admin().setGcPolicy(table, family, policy));
+      return 0;
+    }
+  }
+}
