@@ -57,7 +57,13 @@ final class Batches {
   /** Sends the entries {@code todo} once, then again those worth another attempt. */
   private CompletionStage<Void> round(String tableName, List<RowMutation> ms, List<Integer> todo,
       MutationResult[] results, int n, long startNanos) {
-    return byEndpoint(tableName, ms, todo).thenCompose(groups -> {
+    return byEndpoint(tableName, ms, todo).handle((groups, err) -> {
+      if (err != null) {
+        // No location for the rows (an unknown table, say): every entry of the round fails with that.
+        TabulaException e = Failures.of(err);
+        todo.forEach(i -> results[i] = failed(i, ms.get(i), e));
+        return CompletableFuture.<Void>completedFuture(null);
+      }
       List<List<Integer>> requests = new ArrayList<>();
       List<String> targets = new ArrayList<>();
       groups.forEach((ep, g) -> cut(ms, g).forEach(r -> {
@@ -66,8 +72,8 @@ final class Batches {
       }));
       return Source.range(0, requests.size() - 1)
           .mapAsyncUnordered(concurrency, k -> send(tableName, targets.get(k), ms, requests.get(k), results))
-          .runWith(Sink.ignore(), client.materializer());
-    }).thenCompose(done -> {
+          .runWith(Sink.ignore(), client.materializer()).thenApply(done -> (Void) null);
+    }).thenCompose(x -> x).thenCompose(done -> {
       List<Integer> again = new ArrayList<>();
       for (int i : todo) {
         Optional<TabulaException> e = results[i].error();

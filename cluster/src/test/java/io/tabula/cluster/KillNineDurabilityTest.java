@@ -38,6 +38,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -100,7 +101,13 @@ class KillNineDurabilityTest {
           }
           verify(c, "before the writes of round " + round);
           long killAfter = 300 + random.nextInt(1201);
-          Writes w = writeUntil(c, round, () -> {
+          // The random moment counts from the first acknowledged write, so a slow start (a loaded
+          // machine) cannot leave a round without writes to check.
+          Writes w = writeUntil(c, round, acked -> {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (acked.get() == 0 && System.nanoTime() < until) {
+              sleep(10);
+            }
             sleep(killAfter);
             node.process.destroyForcibly();
           });
@@ -115,7 +122,7 @@ class KillNineDurabilityTest {
       Node node = Node.start(this, data, KILL_ROUNDS + 1);
       try (Clients c = node.clients()) {
         verify(c, "after " + KILL_ROUNDS + " kill -9 rounds");
-        Writes w = writeUntil(c, KILL_ROUNDS + 1, () -> sleep(500));
+        Writes w = writeUntil(c, KILL_ROUNDS + 1, acked -> sleep(500));
         assertEquals(0, w.failed, "writes failed while the node was up");
         System.out.printf("round %d: %d writes acknowledged, then SIGTERM%n", KILL_ROUNDS + 1, w.acked);
       }
@@ -172,10 +179,11 @@ class KillNineDurabilityTest {
   private record Writes(int acked, int failed) {}
 
   /**
-   * Runs {@link #WRITERS} writers with unique keys while {@code during} runs on this thread,
+   * Runs {@link #WRITERS} writers with unique keys while {@code during} runs on this thread
+   * (given the count of acknowledged writes),
    * then stops them. A key counts as acknowledged only once its MutateRow succeeded.
    */
-  private Writes writeUntil(Clients c, int round, Runnable during) throws InterruptedException {
+  private Writes writeUntil(Clients c, int round, Consumer<AtomicInteger> during) throws InterruptedException {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger acked = new AtomicInteger();
     AtomicInteger failed = new AtomicInteger();
@@ -220,7 +228,7 @@ class KillNineDurabilityTest {
       writers.add(t);
     }
     try {
-      during.run();
+      during.accept(acked);
     } finally {
       stop.set(true);
       for (Thread t : writers) {
