@@ -3,6 +3,8 @@ package io.tabula.bench.e2e;
 import com.google.protobuf.ByteString;
 import io.tabula.bench.Dataset;
 import java.util.Arrays;
+import java.util.List;
+import java.util.function.ToIntFunction;
 
 /**
  * What both clients check of what they read: each row asked for comes back once with the
@@ -42,10 +44,22 @@ final class Checks {
     }
   }
 
-  /** Checks that {@code got} (rows in the order returned) are exactly {@code rows[from..to)}. */
-  static void sameRows(String client, int[] rows, int from, int to, int[] got, int n) {
+  /**
+   * Checks each row of {@code got} with {@code check}, which answers its row number, and
+   * that they are exactly rows {@code rows[from..to)}; returns how many there were.
+   */
+  static <R> int readBack(String client, int[] rows, int from, int to, List<R> got, ToIntFunction<R> check) {
+    int[] have = new int[got.size()];
+    for (int k = 0; k < have.length; k++) {
+      have[k] = check.applyAsInt(got.get(k));
+    }
+    sameRows(client, rows, from, to, have);
+    return have.length;
+  }
+
+  private static void sameRows(String client, int[] rows, int from, int to, int[] have) {
     int[] want = Arrays.copyOfRange(rows, from, to);
-    int[] have = Arrays.copyOf(got, n);
+    int n = have.length;
     Arrays.sort(want);
     Arrays.sort(have);
     if (!Arrays.equals(want, have)) {

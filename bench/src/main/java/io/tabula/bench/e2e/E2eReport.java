@@ -10,19 +10,28 @@ import java.util.Map;
 final class E2eReport {
   /** The run's sizes and settings, as the report states them. */
   record Settings(int rows, int valueBytes, long rowBytes, int concurrency, int writeBatch, int readBatch,
-      int scanChunk, int readSeconds, int warmupSeconds, int settleSeconds, int blockCacheMb, int memtableMb,
-      int hotRows, String nodeJavaOpts, long seed) {}
+      int scanChunk, int readSeconds, int warmupSeconds, int settleSeconds, int rounds, int blockCacheMb,
+      int memtableMb, int hotRows, String nodeJavaOpts, long seed) {}
 
   private final String command;
   private final Settings s;
   private final String nodeConfig;
   private final List<Measured> results;
+  private final String loadBefore;
+  private final String loadAfter;
 
-  E2eReport(String command, Settings settings, String nodeConfig, List<Measured> results) {
+  /**
+   * @param loadBefore the machine's load averages (1, 5, 15 minutes) when the run started
+   * @param loadAfter the same when it ended
+   */
+  E2eReport(String command, Settings settings, String nodeConfig, List<Measured> results, String loadBefore,
+      String loadAfter) {
     this.command = command;
     this.s = settings;
     this.nodeConfig = nodeConfig;
     this.results = List.copyOf(results);
+    this.loadBefore = loadBefore;
+    this.loadAfter = loadAfter;
   }
 
   String markdown() {
@@ -30,12 +39,15 @@ final class E2eReport {
     b.append("# Figure 6 end to end: one Tabula node process, Tabula client vs official Java client\n\n");
     b.append(ResultsFile.machineLine());
     b.append("Command: `").append(command).append("`\n\n");
+    b.append("Machine load averages (1 / 5 / 15 min) at the start: ").append(loadBefore).append("; at the end: ")
+        .append(loadAfter).append(". Anything above 2 means other processes competed for the two cores.\n\n");
     b.append(String.format(Locale.ROOT, "One Tabula node in its own JVM on 127.0.0.1, every write acknowledged only "
         + "after the commit log's fsync. Each client writes its own table of %,d rows (keys `row%%010d`, one "
         + "%,d-byte random value each, %.0f MB of values), then reads it back; clients take turns workload by "
-        + "workload, alternating which goes first. %d requests in flight per client. Client and node share the "
+        + "workload, alternating which goes first, %d round(s) of each workload per client (pooled below: values "
+        + "and time added, latencies merged). %d requests in flight per client. Client and node share the "
         + "machine's 2 cores.%n%n", s.rows(), s.valueBytes(), s.rows() * (double) s.valueBytes() / 1e6,
-        s.concurrency()));
+        s.rounds(), s.concurrency()));
     table(b);
     requests(b);
     targets(b);
@@ -48,7 +60,8 @@ final class E2eReport {
         + "| >= 10x paper | Cloud Bigtable node (SSD) | meets it |\n");
     b.append("|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|---|:---:|\n");
     for (Measured m : results) {
-      b.append(String.format(Locale.ROOT, "| %s | %s | %,.0f | %.1f | %.2f | %.2f | %,d | %,.0f | %.1f | %s | %s | %s |%n",
+      b.append(String.format(Locale.ROOT,
+          "| %s | %s | %,.0f | %.1f | %.2f | %.2f | %,d | %,.0f | %.1f | %s | %s | %s |%n",
           m.workload().label(), m.client(), m.valuesPerSecond(), m.megabytesPerSecond(), m.result().latencyMs(0.5),
           m.result().latencyMs(0.99), m.perRequest(), m.workload().paperValuesPerSecond(), m.timesPaper(),
           m.meetsTenTimesPaper() ? "yes" : "**no**", m.workload().cloud().label, m.meetsCloud() ? "yes" : "**no**"));
@@ -127,6 +140,8 @@ final class E2eReport {
         + "way to mark a family in-memory, and tables created through it use the default on-disk group. This row "
         + "therefore reads uniformly random rows among the first %,d rows (half the block cache), after two "
         + "untimed passes over them: a hot set served from the block cache, not an in-memory locality group.%n"
+        + "* Before the first workload each client writes and reads a scratch table of its own for a few "
+        + "seconds, untimed, so no JIT is cold when the timing starts.%n"
         + "* Timed windows: writes run until every row is acknowledged (then %d s pause for flushes, untimed); "
         + "read workloads run %d s after a %d s untimed warm-up of the same requests.%n"
         + "* Node JVM: `%s`; client JVM: the bench's own (`JAVA_OPTS`). Seed %d. Values are checked: every "

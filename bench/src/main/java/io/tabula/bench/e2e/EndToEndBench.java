@@ -2,6 +2,8 @@ package io.tabula.bench.e2e;
 
 import io.tabula.bench.Dataset;
 import io.tabula.bench.ResultsFile;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +34,8 @@ import picocli.CommandLine.Option;
 public final class EndToEndBench implements Callable<Integer> {
   private static final String TABLE_PREFIX = "fig6_";
 
-  @Option(names = "--quick", description = "Small size: 60,000 rows, 4 s timed read windows, 1 s warm-ups.")
+  @Option(names = "--quick", description = "Small size: 60,000 rows, one round, 4 s timed read windows, 1 s "
+      + "warm-ups (overrides those options).")
   private boolean quick;
 
   @Option(names = "--rows", description = "Rows written by each client (1000-byte values); default: ${DEFAULT-VALUE}",
@@ -72,12 +75,17 @@ public final class EndToEndBench implements Callable<Integer> {
   private int scanChunk;
 
   @Option(names = "--read-seconds", description = "Timed window of each read workload; default: ${DEFAULT-VALUE}",
-      defaultValue = "12")
+      defaultValue = "10")
   private int readSeconds;
 
-  @Option(names = "--warmup-seconds", description = "Untimed reads before each read workload; default: ${DEFAULT-VALUE}",
+  @Option(names = "--warmup-seconds",
+      description = "Untimed reads before each read workload; default: ${DEFAULT-VALUE}",
       defaultValue = "2")
   private int warmupSeconds;
+
+  @Option(names = "--rounds", description = "Runs of each workload per client, taking turns; the report pools "
+      + "them; default: ${DEFAULT-VALUE}", defaultValue = "2")
+  private int rounds;
 
   @Option(names = "--settle-seconds", description = "Pause after each write run for flushes; default: ${DEFAULT-VALUE}",
       defaultValue = "3")
@@ -103,8 +111,8 @@ public final class EndToEndBench implements Callable<Integer> {
       defaultValue = "15")
   private int timeoutMinutes;
 
-  @Option(names = "--out", description = "Markdown result file; default: ${DEFAULT-VALUE}",
-      defaultValue = "bench/results/figure6-e2e.md")
+  @Option(names = "--out", description = "Markdown result file; default: bench/results/figure6-e2e.md, "
+      + "or figure6-e2e-quick.md with --quick")
   private Path out;
 
   @CommandLine.Spec
@@ -116,8 +124,13 @@ public final class EndToEndBench implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (out == null) {
+      out = Path.of(quick ? "bench/results/figure6-e2e-quick.md" : "bench/results/figure6-e2e.md");
+    }
+    String loadBefore = loadAverage();
     if (quick) {
       rows = 60_000;
+      rounds = 1;
       readSeconds = 4;
       warmupSeconds = 1;
       settleSeconds = 2;
@@ -125,8 +138,8 @@ public final class EndToEndBench implements Callable<Integer> {
     List<E2eWorkload> workloads = workloadIds == null ? List.of(E2eWorkload.values())
         : workloadIds.stream().map(E2eWorkload::byId).toList();
     if (rows < 1 || valueBytes < 1 || concurrency < 1 || writeBatch < 1 || readBatch < 1 || scanChunk < 1
-        || readSeconds < 1 || warmupSeconds < 0 || settleSeconds < 0 || blockCacheMb < 1 || memtableMb < 1
-        || readBatch > rows) {
+        || readSeconds < 1 || rounds < 1 || warmupSeconds < 0 || settleSeconds < 0 || blockCacheMb < 1
+        || memtableMb < 1 || readBatch > rows) {
       throw new CommandLine.ParameterException(spec.commandLine(), "sizes, counts and times must be positive "
           + "(--warmup-seconds and --settle-seconds may be 0), and --read-batch at most --rows");
     }
@@ -151,27 +164,33 @@ public final class EndToEndBench implements Callable<Integer> {
         }
         for (int k = 0; k < clients.size(); k++) {
           clients.get(k).createTable(table(k));
+          warmUp(clients.get(k), k, data);
         }
         List<Measured> results = new ArrayList<>();
         int turn = 0;
         for (E2eWorkload w : workloads) {
-          // Alternate which client goes first, so neither always runs right after the other's writes.
-          for (int j = 0; j < clients.size(); j++) {
-            int k = turn % 2 == 0 ? j : clients.size() - 1 - j;
-            System.err.printf(Locale.ROOT, "%s %s with the %s ...%n", Instant.now(), w.id(), clients.get(k).name());
-            Measured m = run(w, clients.get(k), table(k), data);
-            results.add(m);
-            System.err.printf(Locale.ROOT, "%s %s with the %s: %,.0f values/s, %.1f MB/s, p50 %.2f ms, p99 %.2f ms%n",
-                Instant.now(), w.id(), m.client(), m.valuesPerSecond(), m.megabytesPerSecond(),
-                m.result().latencyMs(0.5), m.result().latencyMs(0.99));
-            if (!node.isAlive()) {
-              throw new IllegalStateException("the node died:\n" + node.tail());
+          Measured[] sum = new Measured[clients.size()];
+          for (int round = 0; round < rounds; round++) {
+            // Alternate which client goes first, so neither always runs right after the other's writes.
+            for (int j = 0; j < clients.size(); j++) {
+              int k = turn % 2 == 0 ? j : clients.size() - 1 - j;
+              System.err.printf(Locale.ROOT, "%s %s with the %s ...%n", Instant.now(), w.id(),
+                  clients.get(k).name());
+              Measured m = run(w, clients.get(k), table(k), data);
+              System.err.printf(Locale.ROOT, "%s %s with the %s: %,.0f values/s, %.1f MB/s, p50 %.2f ms, "
+                  + "p99 %.2f ms%n", Instant.now(), w.id(), m.client(), m.valuesPerSecond(), m.megabytesPerSecond(),
+                  m.result().latencyMs(0.5), m.result().latencyMs(0.99));
+              sum[k] = sum[k] == null ? m : sum[k].plus(m);
+              if (!node.isAlive()) {
+                throw new IllegalStateException("the node died:\n" + node.tail());
+              }
             }
+            turn++;
           }
-          turn++;
+          results.addAll(Arrays.asList(sum));
         }
         String report = new E2eReport(ResultsFile.command(EndToEndBench.class, spec), settings(data), config,
-            results).markdown();
+            results, loadBefore, loadAverage()).markdown();
         System.out.print(report);
         ResultsFile.write(out, report);
         System.err.println("wrote " + out);
@@ -188,6 +207,27 @@ public final class EndToEndBench implements Callable<Integer> {
     return TABLE_PREFIX + client;
   }
 
+  /**
+   * Untimed writes and reads into a scratch table of the client's own, so neither the node's
+   * nor the client's JIT is cold when the first timed workload starts.
+   */
+  private void warmUp(ClientUnderTest c, int k, Dataset data) throws Exception {
+    String table = TABLE_PREFIX + "warmup_" + k;
+    c.createTable(table);
+    int[] order = data.keyOrder();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(2, 2L * warmupSeconds));
+    InFlight.Result w = InFlight.run(concurrency, (order.length + writeBatch - 1) / writeBatch, deadline, n -> {
+      int from = (int) (n * writeBatch);
+      return c.write(table, order, from, Math.min(order.length, from + writeBatch));
+    });
+    int written = (int) w.values();
+    int batch = Math.min(readBatch, Math.max(1, written));
+    InFlight.run(concurrency, Math.max(1, written / batch), System.nanoTime() + TimeUnit.SECONDS.toNanos(
+        Math.max(1, warmupSeconds)), n -> c.read(table, order, (int) (n * batch), (int) (n * batch) + batch));
+    System.err.printf(Locale.ROOT, "%s warmed up the %s: %,d rows written and read back untimed%n", Instant.now(),
+        c.name(), written);
+  }
+
   /** Settings of the node process: the data set must outgrow its block cache; every write is fsynced. */
   private String nodeConfig() {
     return String.format(Locale.ROOT, """
@@ -202,7 +242,7 @@ public final class EndToEndBench implements Callable<Integer> {
 
   private E2eReport.Settings settings(Dataset data) {
     return new E2eReport.Settings(rows, valueBytes, data.rowBytes(), concurrency, writeBatch, readBatch, scanChunk,
-        readSeconds, warmupSeconds, settleSeconds, blockCacheMb, memtableMb, hotRows(data), nodeJavaOpts, seed);
+        readSeconds, warmupSeconds, settleSeconds, rounds, blockCacheMb, memtableMb, hotRows(data), nodeJavaOpts, seed);
   }
 
   /** Rows whose keys and values fill half the block cache: the hot set. */
@@ -314,6 +354,16 @@ public final class EndToEndBench implements Callable<Integer> {
       out[i] = v;
     }
     return out;
+  }
+
+  /** The 1-, 5- and 15-minute load averages of the machine, or "unknown" where the system does not say. */
+  private static String loadAverage() {
+    try {
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return f[0] + " / " + f[1] + " / " + f[2];
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
+    }
   }
 
   /** Ends the process (the node's shutdown hook kills it) if the run takes longer than {@code limit}. */

@@ -34,6 +34,14 @@ final class InFlight {
       return latencies.length;
     }
 
+    /** Both runs as one: values and time added, latencies merged. */
+    Result plus(Result other) {
+      long[] all = Arrays.copyOf(latencies, latencies.length + other.latencies.length);
+      System.arraycopy(other.latencies, 0, all, latencies.length, other.latencies.length);
+      Arrays.sort(all);
+      return new Result(values + other.values, nanos + other.nanos, all);
+    }
+
     double valuesPerSecond() {
       return nanos == 0 ? Double.NaN : values * 1e9 / nanos;
     }

@@ -11,6 +11,11 @@ package io.tabula.bench.e2e;
  */
 record Measured(E2eWorkload workload, String client, String api, int perRequest, InFlight.Result result,
     long rowBytes) {
+  /** This run and {@code other} (same workload and client) pooled: values and time added, latencies merged. */
+  Measured plus(Measured other) {
+    return new Measured(workload, client, api, perRequest, result.plus(other.result), rowBytes);
+  }
+
   double valuesPerSecond() {
     return result.valuesPerSecond();
   }

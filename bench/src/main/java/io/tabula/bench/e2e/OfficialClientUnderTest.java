@@ -121,14 +121,8 @@ final class OfficialClientUnderTest implements ClientUnderTest {
     for (int i = from; i < to; i++) {
       q.rowKey(UnsafeByteOperations.unsafeWrap(data.key(rows[i])));
     }
-    return stage(client.readRowsCallable().all().futureCall(q)).thenApply(got -> {
-      int[] seen = new int[got.size()];
-      for (int k = 0; k < got.size(); k++) {
-        seen[k] = check(got.get(k));
-      }
-      Checks.sameRows(NAME, rows, from, to, seen, seen.length);
-      return seen.length;
-    });
+    return stage(client.readRowsCallable().all().futureCall(q))
+        .thenApply(got -> Checks.readBack(NAME, rows, from, to, got, this::check));
   }
 
   @Override

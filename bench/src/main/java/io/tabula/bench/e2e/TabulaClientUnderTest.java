@@ -103,14 +103,7 @@ final class TabulaClientUnderTest implements ClientUnderTest {
     for (int i = from; i < to; i++) {
       q.rowKey(UnsafeByteOperations.unsafeWrap(data.key(rows[i])));
     }
-    return client.readRows(q).thenApply(got -> {
-      int[] seen = new int[got.size()];
-      for (int k = 0; k < got.size(); k++) {
-        seen[k] = check(got.get(k));
-      }
-      Checks.sameRows(NAME, rows, from, to, seen, seen.length);
-      return seen.length;
-    });
+    return client.readRows(q).thenApply(got -> Checks.readBack(NAME, rows, from, to, got, this::check));
   }
 
   @Override
