@@ -12,7 +12,7 @@ import java.util.stream.Stream;
  * keep a mistyped {@code --dir} from erasing someone's files, it is only ever wiped if it
  * is empty or carries the {@value #MARKER} file a previous run left in it.
  */
-final class DataDirectory {
+public final class DataDirectory {
   static final String MARKER = ".tabula-bench";
 
   private final Path root;
@@ -89,7 +89,7 @@ final class DataDirectory {
   }
 
   /** Deletes {@code p} and everything under it; {@code p} must exist. */
-  static void deleteTree(Path p) throws IOException {
+  public static void deleteTree(Path p) throws IOException {
     try (Stream<Path> s = Files.walk(p)) {
       for (Path x : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
         Files.deleteIfExists(x);

@@ -10,9 +10,9 @@ import java.util.SplittableRandom;
  *
  * <p>Immutable and thread-safe.
  */
-final class Dataset {
+public final class Dataset {
   /** {@code "row"} and ten digits: every key has the same width, so byte order is numeric order. */
-  static final int KEY_BYTES = 13;
+  public static final int KEY_BYTES = 13;
   private static final byte[] PREFIX = {'r', 'o', 'w'};
   private static final int MAX_ROWS = 1_000_000_000;
 
@@ -27,7 +27,7 @@ final class Dataset {
    */
   private final byte[][] pool;
 
-  Dataset(int rows, int valueBytes, long seed) {
+  public Dataset(int rows, int valueBytes, long seed) {
     if (rows < 1 || rows > MAX_ROWS) {
       throw new IllegalArgumentException("rows must be in [1, " + MAX_ROWS + "], was " + rows);
     }
@@ -44,25 +44,25 @@ final class Dataset {
     this.seed = seed;
   }
 
-  int rows() {
+  public int rows() {
     return rows;
   }
 
-  int valueBytes() {
+  public int valueBytes() {
     return valueBytes;
   }
 
-  long seed() {
+  public long seed() {
     return seed;
   }
 
   /** Bytes of key and value of one row, as a benchmark counts them. */
-  long rowBytes() {
+  public long rowBytes() {
     return KEY_BYTES + valueBytes;
   }
 
   /** The key of row {@code i}: a fresh array. */
-  byte[] key(int i) {
+  public byte[] key(int i) {
     byte[] k = new byte[KEY_BYTES];
     System.arraycopy(PREFIX, 0, k, 0, PREFIX.length);
     int n = i;
@@ -78,7 +78,7 @@ final class Dataset {
    * values, chosen by a hash of {@code i}. Drawn once, so the timed loops measure the
    * engines rather than the random number generator.
    */
-  byte[] value(int i) {
+  public byte[] value(int i) {
     return pool[(int) ((mix(seed * 0x9E3779B97F4A7C15L + i) >>> 1) % POOL)].clone();
   }
 
@@ -91,12 +91,12 @@ final class Dataset {
   }
 
   /** Whether {@code v} is the value of row {@code i}. */
-  boolean isValueOf(int i, byte[] v) {
+  public boolean isValueOf(int i, byte[] v) {
     return v != null && java.util.Arrays.equals(v, value(i));
   }
 
   /** The row indexes in key order. */
-  int[] keyOrder() {
+  public int[] keyOrder() {
     int[] order = new int[rows];
     for (int i = 0; i < rows; i++) {
       order[i] = i;
@@ -105,7 +105,7 @@ final class Dataset {
   }
 
   /** A permutation of the row indexes, the same for a given seed and salt. */
-  int[] permutation(long salt) {
+  public int[] permutation(long salt) {
     int[] order = keyOrder();
     SplittableRandom r = new SplittableRandom(seed ^ salt);
     for (int i = rows - 1; i > 0; i--) {

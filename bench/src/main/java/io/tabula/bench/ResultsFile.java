@@ -9,12 +9,12 @@ import java.util.Locale;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** What the benchmarks' Markdown result files share: the header lines and the writing of the file. */
-final class ResultsFile {
+public final class ResultsFile {
   private ResultsFile() {
   }
 
   /** Writes {@code markdown} to {@code file} as UTF-8, creating its parent directories first. */
-  static void write(Path file, String markdown) throws IOException {
+  public static void write(Path file, String markdown) throws IOException {
     Path parent = file.toAbsolutePath().getParent();
     if (parent != null) {
       Files.createDirectories(parent);
@@ -23,7 +23,7 @@ final class ResultsFile {
   }
 
   /** The "Date: ... Machine: ... Java ..." line, then a blank line. */
-  static String machineLine() {
+  public static String machineLine() {
     return String.format(Locale.ROOT, "Date: %s. Machine: %d cores, shared. Java %s.%n%n", LocalDate.now(),
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
   }
@@ -33,7 +33,7 @@ final class ResultsFile {
    * launcher script sets, else {@code java -cp ...} with {@code main}'s class and the
    * arguments picocli parsed for {@code spec}.
    */
-  static String command(Class<?> main, CommandSpec spec) {
+  public static String command(Class<?> main, CommandSpec spec) {
     String c = System.getenv("BENCH_COMMAND");
     if (c != null && !c.isBlank()) {
       return c;

@@ -1,0 +1,383 @@
+package io.tabula.bench.e2e;
+
+import io.tabula.bench.Dataset;
+import io.tabula.bench.ResultsFile;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The paper's Figure 6 (§7) end to end: one Tabula node in its own JVM on 127.0.0.1, driven
+ * over gRPC by the Tabula Java client and by Google's official Java client, one after the
+ * other, workload by workload. Each client writes its own table (sequential write, then a
+ * random-order rewrite of the same rows), then reads it back (random reads over the whole
+ * table, random reads of a hot set that fits the block cache, sequential reads, scans).
+ * Requests are batched and several are kept in flight to get throughput. A benchmark, never
+ * a test.
+ */
+@Command(name = "figure6-e2e", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Figure 6 workloads against a Tabula node process: Tabula client vs official Java client.")
+public final class EndToEndBench implements Callable<Integer> {
+  private static final String TABLE_PREFIX = "fig6_";
+
+  @Option(names = "--quick", description = "Small size: 60,000 rows, one round, 4 s timed read windows, 1 s "
+      + "warm-ups (overrides those options).")
+  private boolean quick;
+
+  @Option(names = "--rows", description = "Rows written by each client (1000-byte values); default: ${DEFAULT-VALUE}",
+      defaultValue = "300000")
+  private int rows;
+
+  @Option(names = "--value-bytes", description = "Bytes of every value; default: ${DEFAULT-VALUE}",
+      defaultValue = "1000")
+  private int valueBytes;
+
+  @Option(names = "--clients", split = ",", description = "tabula, official; default: both")
+  private List<String> clientNames = List.of("tabula", "official");
+
+  @Option(names = "--workloads", split = ",",
+      description = "seq-write, random-write, random-read, random-read-mem, seq-read, scan; default: all")
+  private List<String> workloadIds;
+
+  @Option(names = "--official-accept-gzip", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "Whether the official client advertises gzip responses, as it does by default (the node then "
+          + "compresses every response); --no-official-accept-gzip turns it off")
+  private boolean officialAcceptGzip;
+
+  @Option(names = "--concurrency", description = "Requests in flight per client; default: ${DEFAULT-VALUE}",
+      defaultValue = "8")
+  private int concurrency;
+
+  @Option(names = "--write-batch", description = "Rows per write request; default: ${DEFAULT-VALUE}",
+      defaultValue = "200")
+  private int writeBatch;
+
+  @Option(names = "--read-batch", description = "Row keys per read request; default: ${DEFAULT-VALUE}",
+      defaultValue = "25")
+  private int readBatch;
+
+  @Option(names = "--scan-chunk", description = "Rows per scan request (a key range); default: ${DEFAULT-VALUE}",
+      defaultValue = "5000")
+  private int scanChunk;
+
+  @Option(names = "--read-seconds", description = "Timed window of each read workload; default: ${DEFAULT-VALUE}",
+      defaultValue = "10")
+  private int readSeconds;
+
+  @Option(names = "--warmup-seconds",
+      description = "Untimed reads before each read workload; default: ${DEFAULT-VALUE}",
+      defaultValue = "2")
+  private int warmupSeconds;
+
+  @Option(names = "--rounds", description = "Runs of each workload per client, taking turns; the report pools "
+      + "them; default: ${DEFAULT-VALUE}", defaultValue = "2")
+  private int rounds;
+
+  @Option(names = "--settle-seconds", description = "Pause after each write run for flushes; default: ${DEFAULT-VALUE}",
+      defaultValue = "3")
+  private int settleSeconds;
+
+  @Option(names = "--block-cache-mb", description = "The node's block cache (tabula.node.block-cache); "
+      + "default: ${DEFAULT-VALUE}", defaultValue = "32")
+  private int blockCacheMb;
+
+  @Option(names = "--memtable-mb", description = "The node's memtable size (tabula.node.memtable-bytes); "
+      + "default: ${DEFAULT-VALUE}", defaultValue = "16")
+  private int memtableMb;
+
+  @Option(names = "--node-java-opts", description = "JVM options of the node process; default: ${DEFAULT-VALUE}",
+      defaultValue = "-Xms1g -Xmx1g -XX:+UseG1GC")
+  private String nodeJavaOpts;
+
+  @Option(names = "--seed", description = "Seed of values and key orders; default: ${DEFAULT-VALUE}",
+      defaultValue = "42")
+  private long seed;
+
+  @Option(names = "--timeout-minutes", description = "Stop everything after this long; default: ${DEFAULT-VALUE}",
+      defaultValue = "15")
+  private int timeoutMinutes;
+
+  @Option(names = "--out", description = "Markdown result file; default: bench/results/figure6-e2e.md, "
+      + "or figure6-e2e-quick.md with --quick")
+  private Path out;
+
+  @CommandLine.Spec
+  private CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new EndToEndBench()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (out == null) {
+      out = Path.of(quick ? "bench/results/figure6-e2e-quick.md" : "bench/results/figure6-e2e.md");
+    }
+    String loadBefore = loadAverage();
+    if (quick) {
+      rows = 60_000;
+      rounds = 1;
+      readSeconds = 4;
+      warmupSeconds = 1;
+      settleSeconds = 2;
+    }
+    List<E2eWorkload> workloads = workloadIds == null ? List.of(E2eWorkload.values())
+        : workloadIds.stream().map(E2eWorkload::byId).toList();
+    if (rows < 1 || valueBytes < 1 || concurrency < 1 || writeBatch < 1 || readBatch < 1 || scanChunk < 1
+        || readSeconds < 1 || rounds < 1 || warmupSeconds < 0 || settleSeconds < 0 || blockCacheMb < 1
+        || memtableMb < 1 || readBatch > rows) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "sizes, counts and times must be positive "
+          + "(--warmup-seconds and --settle-seconds may be 0), and --read-batch at most --rows");
+    }
+    startWatchdog(Duration.ofMinutes(timeoutMinutes));
+    Dataset data = new Dataset(rows, valueBytes, seed);
+    String config = nodeConfig();
+    System.err.println("starting a Tabula node in its own JVM ...");
+    long t0 = System.nanoTime();
+    try (NodeProcess node = NodeProcess.start(config, List.of(nodeJavaOpts.trim().split("\\s+")),
+        Duration.ofSeconds(90))) {
+      System.err.printf(Locale.ROOT, "node pid %d serving on %s after %.1f s%n", node.pid(), node.endpoint(),
+          (System.nanoTime() - t0) / 1e9);
+      List<ClientUnderTest> clients = new ArrayList<>();
+      try {
+        for (String c : clientNames) {
+          clients.add(switch (c.trim().toLowerCase(Locale.ROOT)) {
+            case "tabula" -> new TabulaClientUnderTest(node.endpoint(), data, writeBatch);
+            case "official" -> new OfficialClientUnderTest(node.port(), data, officialAcceptGzip);
+            default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client '" + c
+                + "'; known: tabula, official");
+          });
+        }
+        for (int k = 0; k < clients.size(); k++) {
+          clients.get(k).createTable(table(k));
+          warmUp(clients.get(k), k, data);
+        }
+        List<Measured> results = new ArrayList<>();
+        int turn = 0;
+        for (E2eWorkload w : workloads) {
+          Measured[] sum = new Measured[clients.size()];
+          for (int round = 0; round < rounds; round++) {
+            // Alternate which client goes first, so neither always runs right after the other's writes.
+            for (int j = 0; j < clients.size(); j++) {
+              int k = turn % 2 == 0 ? j : clients.size() - 1 - j;
+              System.err.printf(Locale.ROOT, "%s %s with the %s ...%n", Instant.now(), w.id(),
+                  clients.get(k).name());
+              Measured m = run(w, clients.get(k), table(k), data);
+              System.err.printf(Locale.ROOT, "%s %s with the %s: %,.0f values/s, %.1f MB/s, p50 %.2f ms, "
+                  + "p99 %.2f ms%n", Instant.now(), w.id(), m.client(), m.valuesPerSecond(), m.megabytesPerSecond(),
+                  m.result().latencyMs(0.5), m.result().latencyMs(0.99));
+              sum[k] = sum[k] == null ? m : sum[k].plus(m);
+              if (!node.isAlive()) {
+                throw new IllegalStateException("the node died:\n" + node.tail());
+              }
+            }
+            turn++;
+          }
+          results.addAll(Arrays.asList(sum));
+        }
+        String report = new E2eReport(ResultsFile.command(EndToEndBench.class, spec), settings(data), config,
+            results, loadBefore, loadAverage()).markdown();
+        System.out.print(report);
+        ResultsFile.write(out, report);
+        System.err.println("wrote " + out);
+        return 0;
+      } finally {
+        for (ClientUnderTest c : clients) {
+          c.close();
+        }
+      }
+    }
+  }
+
+  private static String table(int client) {
+    return TABLE_PREFIX + client;
+  }
+
+  /**
+   * Untimed writes and reads into a scratch table of the client's own, so neither the node's
+   * nor the client's JIT is cold when the first timed workload starts.
+   */
+  private void warmUp(ClientUnderTest c, int k, Dataset data) throws Exception {
+    String table = TABLE_PREFIX + "warmup_" + k;
+    c.createTable(table);
+    int[] order = data.keyOrder();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(2, 2L * warmupSeconds));
+    InFlight.Result w = InFlight.run(concurrency, (order.length + writeBatch - 1) / writeBatch, deadline, n -> {
+      int from = (int) (n * writeBatch);
+      return c.write(table, order, from, Math.min(order.length, from + writeBatch));
+    });
+    int written = (int) w.values();
+    int batch = Math.min(readBatch, Math.max(1, written));
+    InFlight.run(concurrency, Math.max(1, written / batch), System.nanoTime() + TimeUnit.SECONDS.toNanos(
+        Math.max(1, warmupSeconds)), n -> c.read(table, order, (int) (n * batch), (int) (n * batch) + batch));
+    System.err.printf(Locale.ROOT, "%s warmed up the %s: %,d rows written and read back untimed%n", Instant.now(),
+        c.name(), written);
+  }
+
+  /** Settings of the node process: the data set must outgrow its block cache; every write is fsynced. */
+  private String nodeConfig() {
+    return String.format(Locale.ROOT, """
+        # Written by the end-to-end Figure 6 benchmark.
+        tabula.node {
+          block-cache = %dMiB
+          memtable-bytes = %dMiB
+          durability = fsync
+        }
+        """, blockCacheMb, memtableMb);
+  }
+
+  private E2eReport.Settings settings(Dataset data) {
+    return new E2eReport.Settings(rows, valueBytes, data.rowBytes(), concurrency, writeBatch, readBatch, scanChunk,
+        readSeconds, warmupSeconds, settleSeconds, rounds, blockCacheMb, memtableMb, hotRows(data), nodeJavaOpts, seed);
+  }
+
+  /** Rows whose keys and values fill half the block cache: the hot set. */
+  private int hotRows(Dataset data) {
+    return (int) Math.max(readBatch, Math.min(rows, (blockCacheMb * (1L << 20) / 2) / data.rowBytes()));
+  }
+
+  private Measured run(E2eWorkload w, ClientUnderTest c, String table, Dataset data) throws Exception {
+    return switch (w) {
+      case SEQUENTIAL_WRITE -> write(w, c, table, data, data.keyOrder());
+      case RANDOM_WRITE -> write(w, c, table, data, data.permutation(0x5EEDL));
+      case RANDOM_READ -> randomRead(w, c, table, data, rows);
+      case RANDOM_READ_HOT -> {
+        int hot = hotRows(data);
+        int[] order = Arrays.copyOf(data.keyOrder(), hot);
+        for (int pass = 0; pass < 2; pass++) {
+          untimed(c, table, order, readBatch);
+        }
+        yield randomRead(w, c, table, data, hot);
+      }
+      case SEQUENTIAL_READ -> sequentialRead(w, c, table, data);
+      case SCAN -> scan(w, c, table, data);
+    };
+  }
+
+  /** Writes every row in {@code order}, {@code writeBatch} rows per request. */
+  private Measured write(E2eWorkload w, ClientUnderTest c, String table, Dataset data, int[] order) throws Exception {
+    long requests = (order.length + writeBatch - 1) / writeBatch;
+    InFlight.Result r = InFlight.run(concurrency, requests, Long.MAX_VALUE, k -> {
+      int from = (int) (k * writeBatch);
+      return c.write(table, order, from, Math.min(order.length, from + writeBatch));
+    });
+    if (r.values() != order.length) {
+      throw new IllegalStateException(c.name() + " wrote " + r.values() + " rows of " + order.length);
+    }
+    TimeUnit.SECONDS.sleep(settleSeconds);
+    return new Measured(w, c.name(), c.writeApi(), writeBatch, r, data.rowBytes());
+  }
+
+  /** Reads {@code readBatch} distinct, uniformly random rows of {@code [0, range)} per request. */
+  private Measured randomRead(E2eWorkload w, ClientUnderTest c, String table, Dataset data, int range)
+      throws Exception {
+    SplittableRandom random = new SplittableRandom(seed ^ w.ordinal());
+    int batch = Math.min(readBatch, range);
+    LongFunction<CompletionStage<Integer>> request = k -> {
+      int[] keys = distinct(random, range, batch);
+      return c.read(table, keys, 0, keys.length);
+    };
+    return timed(w, c, c.readApi(), batch, data, request);
+  }
+
+  /** Reads {@code readBatch} consecutive rows per request, in key order from a random row, wrapping. */
+  private Measured sequentialRead(E2eWorkload w, ClientUnderTest c, String table, Dataset data) throws Exception {
+    int start = new SplittableRandom(seed).nextInt(rows);
+    LongFunction<CompletionStage<Integer>> request = k -> {
+      int[] keys = new int[readBatch];
+      for (int i = 0; i < readBatch; i++) {
+        keys[i] = (int) ((start + k * readBatch + i) % rows);
+      }
+      return c.read(table, keys, 0, keys.length);
+    };
+    return timed(w, c, c.readApi(), readBatch, data, request);
+  }
+
+  /** Scans the table in key ranges of {@code scanChunk} rows, several ranges at once, wrapping. */
+  private Measured scan(E2eWorkload w, ClientUnderTest c, String table, Dataset data) throws Exception {
+    int chunks = (rows + scanChunk - 1) / scanChunk;
+    LongFunction<CompletionStage<Integer>> request = k -> {
+      int from = (int) (k % chunks) * scanChunk;
+      return c.scan(table, from, Math.min(rows, from + scanChunk));
+    };
+    return timed(w, c, c.scanApi(), Math.min(rows, scanChunk), data, request);
+  }
+
+  /** A warm-up of {@code warmupSeconds}, then the timed window of {@code readSeconds}. */
+  private Measured timed(E2eWorkload w, ClientUnderTest c, String api, int perRequest, Dataset data,
+      LongFunction<CompletionStage<Integer>> request) throws Exception {
+    if (warmupSeconds > 0) {
+      InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(warmupSeconds),
+          request);
+    }
+    InFlight.Result r = InFlight.run(concurrency, Long.MAX_VALUE,
+        System.nanoTime() + TimeUnit.SECONDS.toNanos(readSeconds), request);
+    return new Measured(w, c.name(), api, perRequest, r, data.rowBytes());
+  }
+
+  /** Reads every row of {@code order} once, {@code batch} per request, untimed. */
+  private void untimed(ClientUnderTest c, String table, int[] order, int batch) throws Exception {
+    long requests = (order.length + batch - 1) / batch;
+    InFlight.run(concurrency, requests, Long.MAX_VALUE, k -> {
+      int from = (int) (k * batch);
+      return c.read(table, order, from, Math.min(order.length, from + batch));
+    });
+  }
+
+  /** {@code n} distinct values in {@code [0, range)}, {@code n <= range}. */
+  private static int[] distinct(SplittableRandom random, int range, int n) {
+    int[] out = new int[n];
+    for (int i = 0; i < n; i++) {
+      int v;
+      boolean seen;
+      do {
+        v = random.nextInt(range);
+        seen = false;
+        for (int j = 0; j < i && !seen; j++) {
+          seen = out[j] == v;
+        }
+      } while (seen);
+      out[i] = v;
+    }
+    return out;
+  }
+
+  /** The 1-, 5- and 15-minute load averages of the machine, or "unknown" where the system does not say. */
+  private static String loadAverage() {
+    try {
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return f[0] + " / " + f[1] + " / " + f[2];
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
+    }
+  }
+
+  /** Ends the process (the node's shutdown hook kills it) if the run takes longer than {@code limit}. */
+  private static void startWatchdog(Duration limit) {
+    Thread t = new Thread(() -> {
+      try {
+        Thread.sleep(limit.toMillis());
+      } catch (InterruptedException e) {
+        return;
+      }
+      System.err.println("figure6-e2e: still running after " + limit + "; stopping the node and giving up");
+      System.exit(3);
+    }, "figure6-e2e-watchdog");
+    t.setDaemon(true);
+    t.start();
+  }
+}
