@@ -74,7 +74,7 @@ final class Scan {
   }
 
   /** The first row key the row set can hold (the empty key when it starts at the table's start). */
-  private static ByteString firstRow(RowSet rows) {
+  static ByteString firstRow(RowSet rows) {
     ByteString first = null;
     for (ByteString k : rows.getRowKeysList()) {
       first = first == null || Bytes.compare(k, first) < 0 ? k : first;

@@ -166,15 +166,10 @@ public final class TabulaClient implements AutoCloseable {
     }
     ReadRowsRequest req = b.build();
     return onRow(name, key, true, (ep, tablet) -> routed(ep.unary.readRows(), tablet).invoke(req)
-        .runWith(Sink.seq(), materializer)).thenApply(TabulaClient::single);
-  }
-
-  private static Optional<Row> single(List<ReadRowsResponse> responses) {
-    RowMerger merger = new RowMerger(false);
-    List<Row> rows = new ArrayList<>(1);
-    responses.forEach(r -> rows.addAll(merger.accept(r)));
-    merger.finish();
-    return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
+        .runWith(Sink.seq(), materializer)).thenApply(responses -> {
+          List<Row> rows = merged(responses, false);
+          return rows.isEmpty() ? Optional.<Row>empty() : Optional.of(rows.get(0));
+        });
   }
 
   /**
@@ -195,11 +190,26 @@ public final class TabulaClient implements AutoCloseable {
     return source(query).runWith(JavaFlowSupport.Sink.asPublisher(AsPublisher.WITHOUT_FANOUT), materializer);
   }
 
-  /** Every row of the query, gathered in memory (for small reads). */
+  /**
+   * Every row of the query, gathered in memory (for small reads, such as a batch of keys):
+   * one ReadRows call with the per-attempt deadline, the whole call retried on a retryable
+   * failure, without the machinery a resumable stream needs.
+   */
   public CompletionStage<List<Row>> readRows(Query query) {
-    return source(query).runWith(Sink.seq(), materializer).exceptionally(e -> {
-      throw Failures.of(e);
-    });
+    String name = tableName(query.tableId());
+    ReadRowsRequest req = query.toRequest(name);
+    ByteString first = Scan.firstRow(req.getRows());
+    return retrier.run(true, n -> locations.locate(name, first).thenCompose(l -> endpoint(l.endpoint()).unary
+        .readRows(req).runWith(Sink.seq(), materializer)), err -> forget(name, first, err))
+        .thenApply(responses -> merged(responses, req.getReversed()));
+  }
+
+  private static List<Row> merged(List<ReadRowsResponse> responses, boolean reversed) {
+    RowMerger merger = new RowMerger(reversed);
+    List<Row> rows = new ArrayList<>();
+    responses.forEach(r -> rows.addAll(merger.accept(r)));
+    merger.finish();
+    return rows;
   }
 
   // ---- plumbing shared with Scan, Batches and TabulaAdmin
