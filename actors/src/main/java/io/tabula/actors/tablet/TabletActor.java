@@ -395,38 +395,12 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onReadRow(ReadRow r) {
-    CompiledFilter filter;
-    try {
-      filter = filters.compile(r.filter());
-    } catch (RuntimeException e) {
-      r.replyTo().tell(refusal(e));
-      return this;
-    }
-    CompletableFuture.supplyAsync(() -> {
-      return new RowResult(readFiltered(r.row(), filter));
-    }, blockingIo).whenComplete((res, err) ->
-        r.replyTo().tell(err == null ? StatusReply.success(res) : refusal(err)));
+    readOffThread(r.filter(), r.replyTo(), filter -> new RowResult(readFiltered(r.row(), filter)));
     return this;
   }
 
-  /** One row through a filter, or null when no cell passes; runs on the blocking-I/O dispatcher. */
-  private FilteredRow readFiltered(byte[] key, CompiledFilter filter) {
-    try {
-      return tablet.read(key, ReadFilter.all()).map(filter::apply).filter(x -> !x.cells().isEmpty()).orElse(null);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
   private Behavior<Command> onReadRows(ReadRows r) {
-    CompiledFilter filter;
-    try {
-      filter = filters.compile(r.filter());
-    } catch (RuntimeException e) {
-      r.replyTo().tell(refusal(e));
-      return this;
-    }
-    CompletableFuture.supplyAsync(() -> {
+    readOffThread(r.filter(), r.replyTo(), filter -> {
       List<FilteredRow> out = new ArrayList<>(r.rows().size());
       for (byte[] key : r.rows()) {
         if (!tablet.containsRow(key)) {
@@ -438,9 +412,34 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         }
       }
       return new RowsResult(out);
-    }, blockingIo).whenComplete((res, err) ->
-        r.replyTo().tell(err == null ? StatusReply.success(res) : refusal(err)));
+    });
     return this;
+  }
+
+  /**
+   * Compiles the filter here (a bad one is refused at once), then runs {@code read} on the
+   * blocking-I/O dispatcher and replies with its result or its failure.
+   */
+  private <T> void readOffThread(byte[] filterBytes, ActorRef<StatusReply<T>> replyTo,
+      java.util.function.Function<CompiledFilter, T> read) {
+    CompiledFilter filter;
+    try {
+      filter = filters.compile(filterBytes);
+    } catch (RuntimeException e) {
+      replyTo.tell(refusal(e));
+      return;
+    }
+    CompletableFuture.supplyAsync(() -> read.apply(filter), blockingIo).whenComplete((res, err) ->
+        replyTo.tell(err == null ? StatusReply.success(res) : refusal(err)));
+  }
+
+  /** One row through a filter, or null when no cell passes; runs on the blocking-I/O dispatcher. */
+  private FilteredRow readFiltered(byte[] key, CompiledFilter filter) {
+    try {
+      return tablet.read(key, ReadFilter.all()).map(filter::apply).filter(x -> !x.cells().isEmpty()).orElse(null);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   private Behavior<Command> onOpenScan(OpenScan s) {
