@@ -41,8 +41,7 @@ class FilterTest {
 
   @Test
   void aQuotedPatternMatchesExactlyItsBytes() {
-    long seed = Long.getLong("tabula.seed", System.nanoTime());
-    System.out.println("FilterTest seed = " + seed + " (rerun with -Dtabula.seed=" + seed + ")");
+    long seed = Fixtures.seed(FilterTest.class);
     Random random = new Random(seed);
     for (int i = 0; i < 2_000; i++) {
       byte[] b = new byte[1 + random.nextInt(12)];

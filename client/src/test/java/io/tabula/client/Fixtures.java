@@ -23,6 +23,13 @@ final class Fixtures {
     return ByteString.copyFrom(out);
   }
 
+  /** The seed of a randomized test: -Dtabula.seed=N, or else a new one; printed so a failure can be replayed. */
+  static long seed(Class<?> test) {
+    long seed = Long.getLong("tabula.seed", System.nanoTime());
+    System.out.println(test.getSimpleName() + " seed = " + seed + " (rerun with -Dtabula.seed=" + seed + ")");
+    return seed;
+  }
+
   /** Checks that {@code call} is refused with an IllegalArgumentException whose message contains {@code named}. */
   static void assertRefused(String named, Executable call) {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);

@@ -63,7 +63,7 @@ class QueryTest {
     Query q = Query.table("t").versions(2).filter(extra).timeRange(10, 20).qualifierRegex("q.*")
         .families("a", "b").column("c", "d");
     Filter expected = Filter.chain(
-        Filter.interleave(Filter.family("a"), Filter.family("b"), Filter.column("c", "d")),
+        Filter.interleave(Filter.familyRegex("a|b"), Filter.column("c", "d")),
         Filter.qualifierRegex("q.*"),
         Filter.timestamps(10, 20),
         extra,
@@ -76,6 +76,18 @@ class QueryTest {
         RowFilter.FilterCase.TIMESTAMP_RANGE_FILTER, RowFilter.FilterCase.APPLY_LABEL_TRANSFORMER,
         RowFilter.FilterCase.CELLS_PER_COLUMN_LIMIT_FILTER),
         chain.getFiltersList().stream().map(RowFilter::getFilterCase).toList());
+  }
+
+  @Test
+  void familiesAndColumnsUniteWithoutPassingACellTwice() {
+    // An interleave passes a cell once per branch that passes it: no family may be in two branches.
+    assertEquals(Filter.interleave(Filter.family("f"), Filter.chain(Filter.family("g"),
+        Filter.of(RowFilter.newBuilder().setColumnQualifierRegexFilter(utf8("x|y\\.z")).build()))),
+        Query.table("t").column("f", "a").families("f").column("f", "b").column("g", "x").column("g", "y.z")
+            .column("g", "x").families("f").compiledFilter());
+    assertEquals(Filter.family("f"), Query.table("t").column("f", "a").families("f").compiledFilter(),
+        "a column of a family asked for whole adds nothing");
+    assertEquals(Filter.familyRegex("f|g\\-1"), Query.table("t").families("f", "g-1", "f").compiledFilter());
   }
 
   @Test

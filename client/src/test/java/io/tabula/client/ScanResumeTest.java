@@ -116,8 +116,7 @@ class ScanResumeTest {
 
   @Test
   void theResumedRequestReadsExactlyTheRowsNotYetDelivered() {
-    long seed = Long.getLong("tabula.seed", System.nanoTime());
-    System.out.println("ScanResumeTest seed = " + seed + " (rerun with -Dtabula.seed=" + seed + ")");
+    long seed = Fixtures.seed(ScanResumeTest.class);
     Random random = new Random(seed);
     for (int round = 0; round < 2_000; round++) {
       List<ByteString> universe = universe(random);
