@@ -45,19 +45,20 @@ public sealed interface GcPolicy {
       }
     }
 
+    /** The age in the largest unit that divides it exactly; milliseconds, the finest the syntax has, drop the rest. */
     @Override
     public String toString() {
-      long s = age.toSeconds();
+      if (age.getNano() != 0) {
+        return "maxage=" + age.toMillis() + "ms";
+      }
+      long s = age.getSeconds();
       if (s % 86_400 == 0) {
         return "maxage=" + s / 86_400 + "d";
       }
       if (s % 3_600 == 0) {
         return "maxage=" + s / 3_600 + "h";
       }
-      if (s % 60 == 0) {
-        return "maxage=" + s / 60 + "m";
-      }
-      return age.toMillis() % 1000 == 0 ? "maxage=" + s + "s" : "maxage=" + age.toMillis() + "ms";
+      return s % 60 == 0 ? "maxage=" + s / 60 + "m" : "maxage=" + s + "s";
     }
   }
 
@@ -217,26 +218,34 @@ public sealed interface GcPolicy {
       if (lower.equals("never")) {
         return new Never();
       }
-      if (lower.startsWith("maxversions=")) {
-        return new MaxVersions(Integer.parseInt(lower.substring("maxversions=".length())));
-      }
-      if (lower.startsWith("maxage=")) {
-        Matcher m = AGE.matcher(lower.substring("maxage=".length()));
-        if (!m.matches()) {
-          throw new IllegalArgumentException("gc policy '" + text + "': maxage needs a number and a unit "
-              + "(ms, s, m, h or d), got '" + t + "'");
+      try {
+        if (lower.startsWith("maxversions=")) {
+          return new MaxVersions(Integer.parseInt(lower.substring("maxversions=".length())));
         }
-        long n = Long.parseLong(m.group(1));
-        return new MaxAge(switch (m.group(2)) {
-          case "ms" -> Duration.ofMillis(n);
-          case "s" -> Duration.ofSeconds(n);
-          case "m" -> Duration.ofMinutes(n);
-          case "h" -> Duration.ofHours(n);
-          default -> Duration.ofDays(n);
-        });
+        if (lower.startsWith("maxage=")) {
+          return new MaxAge(age(t, lower.substring("maxage=".length())));
+        }
+      } catch (NumberFormatException | ArithmeticException e) {
+        throw new IllegalArgumentException("gc policy '" + text + "': the number in '" + t + "' is too large", e);
       }
       throw new IllegalArgumentException("gc policy '" + text + "': unknown rule '" + t
           + "' (expected never, maxversions=N or maxage=N[ms|s|m|h|d])");
+    }
+
+    private Duration age(String token, String value) {
+      Matcher m = AGE.matcher(value);
+      if (!m.matches()) {
+        throw new IllegalArgumentException("gc policy '" + text + "': maxage needs a number and a unit "
+            + "(ms, s, m, h or d), got '" + token + "'");
+      }
+      long n = Long.parseLong(m.group(1));
+      return switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
     }
   }
 }

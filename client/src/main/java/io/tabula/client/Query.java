@@ -1,12 +1,18 @@
 package io.tabula.client;
 
 import com.google.bigtable.v2.ReadRowsRequest;
+import com.google.bigtable.v2.RowFilter;
 import com.google.bigtable.v2.RowRange;
 import com.google.bigtable.v2.RowSet;
 import com.google.protobuf.ByteString;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * A read of one table, built fluently and compiled to a Cloud Bigtable {@code ReadRowsRequest}:
@@ -21,7 +27,9 @@ import java.util.Objects;
 public final class Query {
   private final String table;
   private final RowSet.Builder rows = RowSet.newBuilder();
-  private final List<Filter> columns = new ArrayList<>();
+  /** Families asked for whole, and the columns asked for in other families: no cell is in two. */
+  private final Set<String> families = new LinkedHashSet<>();
+  private final Map<String, Set<ByteString>> columns = new LinkedHashMap<>();
   private Filter qualifier;
   private Filter timestamps;
   private Filter extra;
@@ -89,14 +97,18 @@ public final class Query {
   /** Only cells of these families (added to any columns asked for). */
   public Query families(String... families) {
     for (String f : families) {
-      columns.add(Filter.family(f));
+      this.families.add(Bytes.family(f));
+      columns.remove(f);
     }
     return this;
   }
 
   /** Only cells of this column (added to any families or columns asked for). */
   public Query column(String family, String qualifier) {
-    columns.add(Filter.column(family, qualifier));
+    ByteString q = Bytes.of(qualifier, "qualifier");
+    if (!families.contains(Bytes.family(family))) {
+      columns.computeIfAbsent(family, f -> new LinkedHashSet<>()).add(q);
+    }
     return this;
   }
 
@@ -161,8 +173,8 @@ public final class Query {
   /** The cell filter the query compiles to, or null if it passes every cell. */
   public Filter compiledFilter() {
     List<Filter> chain = new ArrayList<>();
-    if (!columns.isEmpty()) {
-      chain.add(Filter.interleave(columns));
+    if (!families.isEmpty() || !columns.isEmpty()) {
+      chain.add(columnFilter());
     }
     if (qualifier != null) {
       chain.add(qualifier);
@@ -177,6 +189,31 @@ public final class Query {
       chain.add(Filter.latest(versions));
     }
     return chain.isEmpty() ? null : Filter.chain(chain);
+  }
+
+  /**
+   * The families and columns asked for as one filter that passes each cell at most once: an
+   * interleave passes a cell once for every branch that passes it, so each family is in one
+   * branch only (the whole families in one regex, each other family with its qualifiers).
+   */
+  private Filter columnFilter() {
+    List<Filter> branches = new ArrayList<>();
+    if (!families.isEmpty()) {
+      branches.add(Filter.familyRegex(alternatives(families.stream().map(ByteString::copyFromUtf8).toList())
+          .toStringUtf8()));
+    }
+    columns.forEach((family, qualifiers) -> branches.add(Filter.chain(Filter.family(family),
+        Filter.of(RowFilter.newBuilder().setColumnQualifierRegexFilter(alternatives(qualifiers)).build()))));
+    return Filter.interleave(branches);
+  }
+
+  /** A regex matching exactly one of {@code values}. */
+  private static ByteString alternatives(Collection<ByteString> values) {
+    ByteString out = ByteString.EMPTY;
+    for (ByteString v : values) {
+      out = out.isEmpty() ? Filter.quote(v) : out.concat(ByteString.copyFromUtf8("|")).concat(Filter.quote(v));
+    }
+    return out;
   }
 
   /** The request for {@code tableName} (the full projects/../tables/.. name). */

@@ -74,12 +74,13 @@ public final class RowMutation {
       throw new IllegalArgumentException("timestamp must be >= 0 (or -1 for the server's time), was "
           + timestampMicros);
     }
-    if (timestampMicros == SERVER_TIME) {
-      idempotent = false;
-    }
     mutations.add(Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder().setFamilyName(Bytes.family(family))
         .setColumnQualifier(Bytes.of(qualifier, "qualifier")).setTimestampMicros(timestampMicros)
         .setValue(Bytes.of(value, "value"))).build());
+    // Only once the cell is in: a call refused above must leave the mutation as it was.
+    if (timestampMicros == SERVER_TIME) {
+      idempotent = false;
+    }
     return this;
   }
 

@@ -47,7 +47,8 @@ final class Scan {
     Source<Row, NotUsed> stream = Source.completionStage(client.locations().locate(req.getTableName(), first))
         .flatMapConcat(l -> client.endpoint(l.endpoint()).streaming.readRows(req))
         .mapConcat(merger::accept)
-        .concat(Source.lazySource(() -> {
+        // concatLazy: a plain concat pulls its second source at once, which ran the check before any chunk.
+        .concatLazy(Source.lazySource(() -> {
           merger.finish();
           return Source.<Row>empty();
         }).mapMaterializedValue(m -> NotUsed.getInstance()))
@@ -65,11 +66,11 @@ final class Scan {
           if (wait.isEmpty()) {
             return Source.<Row>failed(e);
           }
-          // The pause must complete with a value: a stage completing with null is an empty Source,
-          // which would end the scan here as if every row had been read.
-          CompletableFuture<NotUsed> pause = CompletableFuture.supplyAsync(NotUsed::getInstance,
+          // The pause yields the next attempt's number: a stage completed with null is an empty Source,
+          // which would end the scan quietly after the rows so far instead of resuming it.
+          CompletableFuture<Integer> pause = CompletableFuture.supplyAsync(() -> n + 1,
               CompletableFuture.delayedExecutor(wait.get().toNanos(), TimeUnit.NANOSECONDS));
-          return Source.completionStage(pause).flatMapConcat(x -> attempt(n + 1));
+          return Source.completionStage(pause).flatMapConcat(this::attempt);
         }).build());
   }
 

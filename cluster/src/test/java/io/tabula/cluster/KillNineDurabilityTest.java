@@ -21,10 +21,7 @@ import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.google.cloud.bigtable.data.v2.stub.EnhancedBigtableStubSettings;
 import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
-import java.io.File;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -261,17 +258,11 @@ class KillNineDurabilityTest {
   /** One {@code tabula server} process. */
   private record Node(Process process, int port, Path log) {
     static Node start(KillNineDurabilityTest test, Path data, int n) throws Exception {
-      int port = freePort();
-      int httpPort = freePort();
+      int port = NodeProcess.freePort();
+      int httpPort = NodeProcess.freePort();
       Path log = test.tmp.resolve("node-" + n + ".log");
       test.logs.add(log);
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      ProcessBuilder pb = new ProcessBuilder(java, "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", nodeClassPath(),
-          Main.class.getName(), "server", "--data", data.toString(), "--port", Integer.toString(port),
-          "--http-port", Integer.toString(httpPort))
-          .redirectErrorStream(true)
-          .redirectOutput(log.toFile());
-      Process p = pb.start();
+      Process p = NodeProcess.start(data, port, httpPort, log).process();
       test.processes.add(p);
       Node node = new Node(p, port, log);
       long t0 = System.nanoTime();
@@ -316,35 +307,6 @@ class KillNineDurabilityTest {
       } finally {
         admin.close();
       }
-    }
-  }
-
-  /**
-   * The test JVM's class path, with the sibling Tabula modules taken from this checkout's
-   * {@code target/classes} where they exist rather than from the local Maven repository,
-   * which other checkouts may overwrite with their own snapshot jars while the test runs.
-   */
-  private static String nodeClassPath() {
-    Path root = Path.of("").toAbsolutePath().getParent();
-    List<String> entries = new ArrayList<>();
-    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
-      String name = Path.of(entry).getFileName().toString();
-      if (name.startsWith("tabula-") && name.endsWith(".jar") && root != null) {
-        String module = name.substring("tabula-".length()).replaceFirst("-\\d.*\\.jar$", "");
-        Path classes = root.resolve(module).resolve("target").resolve("classes");
-        if (Files.isDirectory(classes)) {
-          entries.add(classes.toString());
-          continue;
-        }
-      }
-      entries.add(entry);
-    }
-    return String.join(File.pathSeparator, entries);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
-      return s.getLocalPort();
     }
   }
 
