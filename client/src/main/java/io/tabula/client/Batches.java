@@ -139,7 +139,7 @@ final class Batches {
     }
     CompletionStage<List<MutateRowsResponse>> call;
     try {
-      call = client.endpoint(endpoint).unary.mutateRows(req.build()).runWith(Sink.seq(), client.materializer());
+      call = client.endpoint(endpoint).direct.gather(DirectCalls.MUTATE_ROWS, req.build(), null);
     } catch (RuntimeException e) {
       call = CompletableFuture.failedFuture(e);
     }

@@ -3,6 +3,8 @@ package io.tabula.client;
 import com.google.bigtable.admin.v2.BigtableTableAdminClient;
 import com.google.bigtable.v2.BigtableClient;
 import io.tabula.protocol.locations.LocationsClient;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -12,26 +14,30 @@ import org.apache.pekko.grpc.GrpcChannel;
 import org.apache.pekko.grpc.GrpcClientSettings;
 
 /**
- * The connections to one node, {@code host:port}, in plaintext: one channel whose calls
- * carry the per-attempt deadline (unary calls, batches, locations, admin) and one without
- * (scans, which last as long as their reader wants). A channel reconnects by itself when
+ * The connections to one node, {@code host:port}, in plaintext: a grpc-java channel for the
+ * data calls answered whole ({@link DirectCalls}), a Pekko gRPC channel whose calls carry
+ * the per-attempt deadline (locations, admin) and one without (scans, which last as long as
+ * their reader wants). A channel reconnects by itself when
  * the node comes back. Owns both channels; {@link #close} closes them.
  */
 final class Endpoint {
   final String address;
-  final BigtableClient unary;
   final BigtableClient streaming;
   final LocationsClient locations;
   final BigtableTableAdminClient admin;
+  /** Calls answered whole, on a grpc-java channel of their own. */
+  final DirectCalls direct;
+  private final ManagedChannel directChannel;
   private final GrpcChannel unaryChannel;
   private final GrpcChannel streamChannel;
 
-  private Endpoint(String address, GrpcChannel unaryChannel, GrpcChannel streamChannel,
-      ClassicActorSystemProvider system) {
+  private Endpoint(String address, GrpcChannel unaryChannel, GrpcChannel streamChannel, ManagedChannel directChannel,
+      Duration attemptTimeout, ClassicActorSystemProvider system) {
     this.address = address;
+    this.directChannel = directChannel;
+    this.direct = new DirectCalls(directChannel, attemptTimeout);
     this.unaryChannel = unaryChannel;
     this.streamChannel = streamChannel;
-    this.unary = BigtableClient.create(unaryChannel, system);
     this.streaming = BigtableClient.create(streamChannel, system);
     this.locations = LocationsClient.create(unaryChannel, system);
     this.admin = BigtableTableAdminClient.create(unaryChannel, system);
@@ -41,11 +47,13 @@ final class Endpoint {
     HostPort hp = HostPort.parse(address);
     GrpcClientSettings base = GrpcClientSettings.connectToServiceAt(hp.host(), hp.port(), system).withTls(false)
         .withConnectionAttempts(-1);
+    ManagedChannel direct = NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().build();
     return new Endpoint(hp.toString(), GrpcChannel.apply(base.withDeadline(attemptTimeout), system),
-        GrpcChannel.apply(base, system), system);
+        GrpcChannel.apply(base, system), direct, attemptTimeout, system);
   }
 
   CompletionStage<Void> close() {
+    directChannel.shutdown();
     List<CompletableFuture<?>> closing = List.of(unaryChannel.closeCS().toCompletableFuture(),
         streamChannel.closeCS().toCompletableFuture());
     return CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new));

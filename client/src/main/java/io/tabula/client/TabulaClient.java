@@ -25,12 +25,9 @@ import java.util.function.BiFunction;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.ActorSystem;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
-import org.apache.pekko.grpc.javadsl.SingleResponseRequestBuilder;
-import org.apache.pekko.grpc.javadsl.StreamResponseRequestBuilder;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.javadsl.AsPublisher;
 import org.apache.pekko.stream.javadsl.JavaFlowSupport;
-import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
 
 /**
@@ -119,7 +116,7 @@ public final class TabulaClient implements AutoCloseable {
     MutateRowRequest req = MutateRowRequest.newBuilder().setTableName(name).setRowKey(mutation.key())
         .addAllMutations(mutation.toProto()).build();
     return onRow(name, mutation.key(), mutation.isIdempotent(),
-        (ep, tablet) -> routed(ep.unary.mutateRow(), tablet).invoke(req)).thenApply(r -> null);
+        (ep, tablet) -> ep.direct.unary(DirectCalls.MUTATE_ROW, req, tablet)).thenApply(r -> null);
   }
 
   /**
@@ -137,7 +134,7 @@ public final class TabulaClient implements AutoCloseable {
     CheckAndMutateRowRequest req = CheckAndMutateRowRequest.newBuilder().setTableName(name).setRowKey(cam.key())
         .setPredicateFilter(cam.predicate().toProto()).addAllTrueMutations(cam.onMatch())
         .addAllFalseMutations(cam.otherwise()).build();
-    return onRow(name, cam.key(), false, (ep, tablet) -> routed(ep.unary.checkAndMutateRow(), tablet).invoke(req))
+    return onRow(name, cam.key(), false, (ep, tablet) -> ep.direct.unary(DirectCalls.CHECK_AND_MUTATE_ROW, req, tablet))
         .thenApply(r -> r.getPredicateMatched());
   }
 
@@ -146,7 +143,7 @@ public final class TabulaClient implements AutoCloseable {
     String name = tableName(table);
     ReadModifyWriteRowRequest req = ReadModifyWriteRowRequest.newBuilder().setTableName(name).setRowKey(rmw.key())
         .addAllRules(rmw.toProto()).build();
-    return onRow(name, rmw.key(), false, (ep, tablet) -> routed(ep.unary.readModifyWriteRow(), tablet).invoke(req))
+    return onRow(name, rmw.key(), false, (ep, tablet) -> ep.direct.unary(DirectCalls.READ_MODIFY_WRITE_ROW, req, tablet))
         .thenApply(r -> Rows.fromProto(r.getRow()));
   }
 
@@ -165,8 +162,7 @@ public final class TabulaClient implements AutoCloseable {
       b.setFilter(filter.toProto());
     }
     ReadRowsRequest req = b.build();
-    return onRow(name, key, true, (ep, tablet) -> routed(ep.unary.readRows(), tablet).invoke(req)
-        .runWith(Sink.seq(), materializer)).thenApply(responses -> {
+    return onRow(name, key, true, (ep, tablet) -> ep.direct.gather(DirectCalls.READ_ROWS, req, tablet)).thenApply(responses -> {
           List<Row> rows = merged(responses, false);
           return rows.isEmpty() ? Optional.<Row>empty() : Optional.of(rows.get(0));
         });
@@ -199,8 +195,8 @@ public final class TabulaClient implements AutoCloseable {
     String name = tableName(query.tableId());
     ReadRowsRequest req = query.toRequest(name);
     ByteString first = Scan.firstRow(req.getRows());
-    return retrier.run(true, n -> locations.locate(name, first).thenCompose(l -> endpoint(l.endpoint()).unary
-        .readRows(req).runWith(Sink.seq(), materializer)), err -> forget(name, first, err))
+    return retrier.run(true, n -> locations.locate(name, first).thenCompose(l -> endpoint(l.endpoint()).direct
+        .gather(DirectCalls.READ_ROWS, req, null)), err -> forget(name, first, err))
         .thenApply(responses -> merged(responses, req.getReversed()));
   }
 
@@ -252,16 +248,6 @@ public final class TabulaClient implements AutoCloseable {
     } else if (code == Status.Code.UNAVAILABLE) {
       locations.invalidate(tableName, row);
     }
-  }
-
-  private static <Q, R> SingleResponseRequestBuilder<Q, R> routed(SingleResponseRequestBuilder<Q, R> b,
-      String tablet) {
-    return tablet == null ? b : b.addHeader(TABLET_HEADER, tablet);
-  }
-
-  private static <Q, R> StreamResponseRequestBuilder<Q, R> routed(StreamResponseRequestBuilder<Q, R> b,
-      String tablet) {
-    return tablet == null ? b : b.addHeader(TABLET_HEADER, tablet);
   }
 
   /** Closes every connection, and terminates the actor system if the client started it. */
