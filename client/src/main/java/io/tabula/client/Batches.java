@@ -94,18 +94,29 @@ final class Batches {
   /** The entries grouped by the node serving their rows, in the order given within each group. */
   private CompletionStage<Map<String, List<Integer>>> byEndpoint(String tableName, List<RowMutation> ms,
       List<Integer> todo) {
-    Map<String, List<Integer>> groups = new LinkedHashMap<>();
-    CompletionStage<Void> chain = CompletableFuture.completedFuture(null);
-    for (int i : todo) {
+    return group(tableName, ms, todo, 0, new LinkedHashMap<>());
+  }
+
+  /**
+   * Adds {@code todo} from position {@code from} on to {@code groups}: at once while the rows'
+   * locations are cached, and after a lookup for the first row that is not (the lookup brings
+   * the tablets after it too, so the rest are usually cached then).
+   */
+  private CompletionStage<Map<String, List<Integer>>> group(String tableName, List<RowMutation> ms,
+      List<Integer> todo, int from, Map<String, List<Integer>> groups) {
+    for (int k = from; k < todo.size(); k++) {
+      int i = todo.get(k);
       LocationCache.Location cached = client.locations().cached(tableName, ms.get(i).key());
-      if (cached != null) {
-        chain = chain.thenRun(() -> groups.computeIfAbsent(cached.endpoint(), k -> new ArrayList<>()).add(i));
-      } else {
-        chain = chain.thenCompose(x -> client.locations().locate(tableName, ms.get(i).key()))
-            .thenAccept(l -> groups.computeIfAbsent(l.endpoint(), k -> new ArrayList<>()).add(i));
+      if (cached == null) {
+        int next = k + 1;
+        return client.locations().locate(tableName, ms.get(i).key()).thenCompose(l -> {
+          groups.computeIfAbsent(l.endpoint(), e -> new ArrayList<>()).add(i);
+          return group(tableName, ms, todo, next, groups);
+        });
       }
+      groups.computeIfAbsent(cached.endpoint(), e -> new ArrayList<>()).add(i);
     }
-    return chain.thenApply(x -> groups);
+    return CompletableFuture.completedFuture(groups);
   }
 
   /** Cuts a group into requests of at most {@code maxEntries} entries and about {@code maxBytes}. */

@@ -34,17 +34,20 @@ final class LocationCache {
   private final Map<String, ConcurrentSkipListMap<ByteString, Location>> tables = new ConcurrentHashMap<>();
   private final Map<String, CompletableFuture<Void>> lookups = new ConcurrentHashMap<>();
   private volatile boolean serviceMissing;
+  /** Where every row is when the seed has no Locations service: the seed, naming no tablet. */
+  private final Location seedOnly;
 
   LocationCache(String seed, Function<String, Endpoint> endpoints, int prefetch) {
     this.seed = seed;
     this.endpoints = endpoints;
     this.prefetch = prefetch;
+    this.seedOnly = new Location(null, ByteString.EMPTY, ByteString.EMPTY, seed);
   }
 
   /** The cached location of {@code row}, or null. */
   Location cached(String tableName, ByteString row) {
     if (serviceMissing) {
-      return new Location(null, ByteString.EMPTY, ByteString.EMPTY, seed);
+      return seedOnly;
     }
     ConcurrentSkipListMap<ByteString, Location> t = tables.get(tableName);
     Map.Entry<ByteString, Location> e = t == null ? null : t.floorEntry(row);
@@ -109,7 +112,7 @@ final class LocationCache {
     }
   }
 
-  /** Forgets where {@code row} is, after a node said the route was stale. */
+  /** Forgets where {@code row} is, after a node said the route was stale or could not be reached. */
   void invalidate(String tableName, ByteString row) {
     ConcurrentSkipListMap<ByteString, Location> t = tables.get(tableName);
     Map.Entry<ByteString, Location> e = t == null ? null : t.floorEntry(row);
@@ -121,18 +124,5 @@ final class LocationCache {
   /** Forgets every tablet of a table (deleted or recreated). */
   void invalidate(String tableName) {
     tables.remove(tableName);
-  }
-
-  /** Forgets every tablet served by {@code endpoint}, after it could not be reached. */
-  void invalidateEndpoint(String endpoint) {
-    for (ConcurrentSkipListMap<ByteString, Location> t : tables.values()) {
-      t.values().removeIf(l -> l.endpoint().equals(endpoint));
-    }
-  }
-
-  /** How many tablets are cached for a table (for tests and diagnostics). */
-  int size(String tableName) {
-    ConcurrentSkipListMap<ByteString, Location> t = tables.get(tableName);
-    return t == null ? 0 : t.size();
   }
 }

@@ -135,9 +135,7 @@ public final class DataService implements BigtablePowerApi {
 
   private Source<FilteredRow, NotUsed> range(String table, RowRanges.Range r, byte[] filter, boolean reversed) {
     if (r.single()) {
-      return Source.completionStage(router.<TabletActor.RowResult>ask(table, r.start(),
-          (t, replyTo) -> new TabletActor.ReadRow(r.start(), filter, replyTo)))
-          .mapConcat(a -> a.value().row() == null ? List.of() : List.of(a.value().row()));
+      return Source.completionStage(batches.readOne(table, r.start(), filter)).mapConcat(rows -> rows);
     }
     return reversed ? piecesBefore(table, r.start(), r.end(), filter) : piecesFrom(table, r.start(), r.end(), filter);
   }

@@ -125,10 +125,15 @@ final class TabletBatches {
         return CompletableFuture.<List<FilteredRow>>failedFuture(err);
       }
       // A split moved some of the keys: read them one by one through the rerouting path.
-      return Source.from(keys).mapAsync(4, k -> router.<TabletActor.RowResult>ask(table, k,
-          (tab, r) -> new TabletActor.ReadRow(k, filter, r))).mapConcat(a -> a.value().row() == null ? List.<FilteredRow>of()
-          : List.of(a.value().row())).runWith(org.apache.pekko.stream.javadsl.Sink.seq(), router.system());
+      return Source.from(keys).mapAsync(4, k -> readOne(table, k, filter)).mapConcat(found -> found)
+          .runWith(org.apache.pekko.stream.javadsl.Sink.seq(), router.system());
     }).thenCompose(x -> x);
+  }
+
+  /** One row through the rerouting path: a list of it, or an empty list when no cell passes. */
+  CompletionStage<List<FilteredRow>> readOne(String table, byte[] key, byte[] filter) {
+    return router.<TabletActor.RowResult>ask(table, key, (t, r) -> new TabletActor.ReadRow(key, filter, r))
+        .thenApply(a -> a.value().row() == null ? List.of() : List.of(a.value().row()));
   }
 
   private static Throwable refusal(String text) {
