@@ -13,8 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import org.apache.pekko.stream.javadsl.Sink;
-import org.apache.pekko.stream.javadsl.Source;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * {@link TabulaClient#applyBatch}: cuts the mutations into MutateRows requests of bounded
@@ -70,9 +69,14 @@ final class Batches {
         requests.add(r);
         targets.add(ep);
       }));
-      return Source.range(0, requests.size() - 1)
-          .mapAsyncUnordered(concurrency, k -> send(tableName, targets.get(k), ms, requests.get(k), results))
-          .runWith(Sink.ignore(), client.materializer()).thenApply(done -> (Void) null);
+      // Up to `concurrency` requests in flight: that many chains, each taking the next request
+      // when its last one has ended.
+      AtomicInteger next = new AtomicInteger();
+      List<CompletableFuture<Void>> chains = new ArrayList<>();
+      for (int c = 0; c < Math.min(concurrency, requests.size()); c++) {
+        chains.add(chain(next, requests, targets, tableName, ms, results).toCompletableFuture());
+      }
+      return CompletableFuture.allOf(chains.toArray(CompletableFuture[]::new));
     }).thenCompose(x -> x).thenCompose(done -> {
       List<Integer> again = new ArrayList<>();
       for (int i : todo) {
@@ -89,6 +93,23 @@ final class Batches {
           CompletableFuture.delayedExecutor(wait.get().toNanos(), TimeUnit.NANOSECONDS))
           .thenCompose(x -> round(tableName, ms, again, results, n + 1, startNanos));
     });
+  }
+
+  /** Sends the requests from {@code next} on, one after another, until none is left. */
+  private CompletionStage<Void> chain(AtomicInteger next, List<List<Integer>> requests, List<String> targets,
+      String tableName, List<RowMutation> ms, MutationResult[] results) {
+    while (true) {
+      int k = next.getAndIncrement();
+      if (k >= requests.size()) {
+        return CompletableFuture.completedFuture(null);
+      }
+      // send never fails; one that has already ended (refused at once) does not deepen the stack.
+      CompletableFuture<Void> sent = send(tableName, targets.get(k), ms, requests.get(k), results)
+          .toCompletableFuture();
+      if (!sent.isDone()) {
+        return sent.thenCompose(x -> chain(next, requests, targets, tableName, ms, results));
+      }
+    }
   }
 
   /** The entries grouped by the node serving their rows, in the order given within each group. */
@@ -161,14 +182,25 @@ final class Batches {
         entries.forEach(i -> results[i] = failed(i, ms.get(i), e));
         return null;
       }
-      entries.forEach(i -> results[i] = failed(i, ms.get(i), new TabulaException(Status.Code.INTERNAL,
-          "the node gave no result for this entry")));
+      boolean[] answered = new boolean[entries.size()];
       for (MutateRowsResponse r : responses) {
         for (MutateRowsResponse.Entry e : r.getEntriesList()) {
-          int i = entries.get((int) e.getIndex());
+          long k = e.getIndex();
+          if (k < 0 || k >= entries.size()) {
+            continue;
+          }
+          int i = entries.get((int) k);
+          answered[(int) k] = true;
           results[i] = e.getStatus().getCode() == 0 ? new MutationResult(i, ms.get(i).key(), Optional.empty())
               : failed(i, ms.get(i), new TabulaException(Status.fromCodeValue(e.getStatus().getCode()).getCode(),
                   e.getStatus().getMessage()));
+        }
+      }
+      for (int k = 0; k < answered.length; k++) {
+        if (!answered[k]) {
+          int i = entries.get(k);
+          results[i] = failed(i, ms.get(i), new TabulaException(Status.Code.INTERNAL,
+              "the node gave no result for this entry"));
         }
       }
       return null;

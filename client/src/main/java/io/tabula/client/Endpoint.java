@@ -47,7 +47,8 @@ final class Endpoint {
     HostPort hp = HostPort.parse(address);
     GrpcClientSettings base = GrpcClientSettings.connectToServiceAt(hp.host(), hp.port(), system).withTls(false)
         .withConnectionAttempts(-1);
-    ManagedChannel direct = NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().build();
+    ManagedChannel direct = NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().directExecutor()
+        .build();
     return new Endpoint(hp.toString(), GrpcChannel.apply(base.withDeadline(attemptTimeout), system),
         GrpcChannel.apply(base, system), direct, attemptTimeout, system);
   }

@@ -180,7 +180,7 @@ public final class TabulaNode implements AutoCloseable {
         TabletSettings.from(config.getConfig("tabula.tablet")));
     ClusterSharding.get(system).init(Entity.of(TabletActor.KEY, ctx -> TabletActor.create(ctx.getEntityId(), node)));
 
-    ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, table -> {
+    ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, node.local(), table -> {
       try {
         engine.dropTable(table);
       } catch (IOException e) {

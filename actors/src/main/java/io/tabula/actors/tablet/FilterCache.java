@@ -1,35 +1,31 @@
 package io.tabula.actors.tablet;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.google.bigtable.v2.RowFilter;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.InvalidFilterException;
 import io.tabula.streams.filter.RowFilters;
 import java.nio.ByteBuffer;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
- * The compiled forms of the last few serialized filters a tablet was sent: clients tend to
- * send the same few filters again and again, and compiling means parsing the message and
- * every regex in it. Least recently used goes first. Not thread-safe: one actor's.
+ * The compiled forms of the last few serialized filters the node's tablets were sent:
+ * clients tend to send the same few filters again and again, and compiling means parsing the
+ * message and every regex in it. A compiled filter is immutable, so one is shared by every
+ * read that uses it. Thread-safe.
  */
 final class FilterCache {
-  private final Map<ByteBuffer, CompiledFilter> compiled;
+  private final Cache<ByteBuffer, CompiledFilter> compiled;
 
   FilterCache(int kept) {
-    this.compiled = new LinkedHashMap<>(16, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<ByteBuffer, CompiledFilter> eldest) {
-        return size() > kept;
-      }
-    };
+    this.compiled = Caffeine.newBuilder().maximumSize(kept).build();
   }
 
   /** The compiled filter; an empty array passes every cell. InvalidFilterException if it is not a valid filter. */
   CompiledFilter compile(byte[] filter) {
     ByteBuffer key = ByteBuffer.wrap(filter);
-    CompiledFilter f = compiled.get(key);
+    CompiledFilter f = compiled.getIfPresent(key);
     if (f == null) {
       f = compileNow(filter);
       compiled.put(key, f);

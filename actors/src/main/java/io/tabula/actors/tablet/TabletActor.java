@@ -19,7 +19,6 @@ import io.tabula.protocol.kryo.KryoSerializable;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.InvalidFilterException;
-import io.tabula.streams.scan.TabletScans;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -42,6 +41,7 @@ import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -141,7 +141,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private record SplitRecorded(boolean ok) implements Command {}
 
-  private static final int COMPILED_FILTERS_KEPT = 32;
   private static final Duration HELD_WRITE_RETRY = Duration.ofMillis(10);
 
   private final TimerScheduler<Command> timers;
@@ -152,7 +151,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final Map<ByteBuffer, Integer> writesInFlight = new HashMap<>();
   private final Map<ByteBuffer, ArrayDeque<Command>> waiting = new HashMap<>();
   private final Executor blockingIo;
-  private final FilterCache filters = new FilterCache(COMPILED_FILTERS_KEPT);
+  /** This tablet's reads, listed in the node's {@link LocalTablets} while this actor serves it. */
+  private final TabletReads reads;
   private boolean splitting;
   private Map<String, List<String>> reportedFiles = Map.of();
   private long reportedRedo = -1;
@@ -167,6 +167,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.tablet = tablet;
     this.info = info;
     this.blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
+    this.reads = node.local().serve(info.id(), tablet);
   }
 
   /** The actor of tablet {@code tabletId} on {@code node}. */
@@ -235,6 +236,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessageEquals(RetryHeldWrites.INSTANCE, this::onRetryHeldWrites)
         .onMessage(SplitDone.class, this::onSplitDone)
+        .onSignal(PostStop.class, stop -> {
+          node.local().stop(info.id(), reads);
+          return this;
+        })
         .build();
   }
 
@@ -356,7 +361,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private void runCheckAndMutate(CheckAndMutate c) {
     boolean matched;
     try {
-      CompiledFilter predicate = filters.compile(c.predicate());
+      CompiledFilter predicate = reads.compile(c.predicate());
       Optional<Row> row = tablet.read(c.row(), ReadFilter.all());
       matched = row.isPresent() && !predicate.apply(row.get()).cells().isEmpty();
     } catch (IOException | RuntimeException e) {
@@ -395,24 +400,12 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onReadRow(ReadRow r) {
-    readOffThread(r.filter(), r.replyTo(), filter -> new RowResult(readFiltered(r.row(), filter)));
+    readOffThread(r.filter(), r.replyTo(), filter -> new RowResult(reads.row(r.row(), filter)));
     return this;
   }
 
   private Behavior<Command> onReadRows(ReadRows r) {
-    readOffThread(r.filter(), r.replyTo(), filter -> {
-      List<FilteredRow> out = new ArrayList<>(r.rows().size());
-      for (byte[] key : r.rows()) {
-        if (!tablet.containsRow(key)) {
-          throw new TabletUnavailableException("row " + ByteArrays.show(key) + " is not in tablet " + info.id());
-        }
-        FilteredRow row = readFiltered(key, filter);
-        if (row != null) {
-          out.add(row);
-        }
-      }
-      return new RowsResult(out);
-    });
+    readOffThread(r.filter(), r.replyTo(), filter -> new RowsResult(reads.rows(r.rows(), filter)));
     return this;
   }
 
@@ -424,7 +417,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       java.util.function.Function<CompiledFilter, T> read) {
     CompiledFilter filter;
     try {
-      filter = filters.compile(filterBytes);
+      filter = reads.compile(filterBytes);
     } catch (RuntimeException e) {
       replyTo.tell(refusal(e));
       return;
@@ -433,22 +426,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         replyTo.tell(err == null ? StatusReply.success(res) : refusal(err)));
   }
 
-  /** One row through a filter, or null when no cell passes; runs on the blocking-I/O dispatcher. */
-  private FilteredRow readFiltered(byte[] key, CompiledFilter filter) {
-    try {
-      return tablet.read(key, ReadFilter.all()).map(filter::apply).filter(x -> !x.cells().isEmpty()).orElse(null);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
   private Behavior<Command> onOpenScan(OpenScan s) {
     try {
-      CompiledFilter filter = filters.compile(s.filter());
-      Source<Row, NotUsed> rows = s.reversed() ? TabletScans.rowsReversed(tablet, s.start(), s.end(), ReadFilter.all())
-          : TabletScans.rows(tablet, s.start(), s.end(), ReadFilter.all());
-      Source<FilteredRow, NotUsed> out = rows.map(x -> filter.apply(x))
-          .filter(x -> !x.cells().isEmpty());
+      Source<FilteredRow, NotUsed> out = reads.scan(s.start(), s.end(), s.filter(), s.reversed());
       SourceRef<FilteredRow> ref = out.runWith(StreamRefs.sourceRef(), getContext().getSystem());
       s.replyTo().tell(StatusReply.success(ref));
     } catch (RuntimeException e) {
@@ -537,6 +517,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     }
     getContext().getLog().info("tablet {} split at {} into {} and {}", info.id(),
         ByteArrays.show(d.row()), d.leftId(), d.rightId());
+    node.local().stop(info.id(), reads);
     // Held writes meet the closed tablet and are answered "moved", to be retried at the children.
     while (!heldWrites.isEmpty()) {
       heldWrites.poll().run();
@@ -575,7 +556,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   /** The error reply for an engine or filter failure. */
-  private static <T> StatusReply<T> refusal(Throwable t) {
+  static <T> StatusReply<T> refusal(Throwable t) {
     Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
     if (e instanceof TabletUnavailableException) {
       return Replies.error(ErrorCode.MOVED, e.getMessage());

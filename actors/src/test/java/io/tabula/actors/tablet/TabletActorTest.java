@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.bigtable.v2.RowFilter;
@@ -78,6 +79,8 @@ class TabletActorTest {
   private ActorTestKit kit;
   private ActorRef<Master.Command> master;
   private final DirectoryCache cache = new DirectoryCache();
+  /** The tablets the spawned actors list as served, shared by them as on one node. */
+  private final LocalTablets local = new LocalTablets();
   private TabletServer server;
   private String tabletId;
 
@@ -117,7 +120,7 @@ class TabletActorTest {
 
   private ActorRef<TabletActor.Command> spawnTablet(String id, ActorRef<Master.Command> masterRef,
       TabletSettings settings) {
-    return kit.spawn(TabletActor.create(id, new TabletNode(server, cache, masterRef, settings)));
+    return kit.spawn(TabletActor.create(id, new TabletNode(server, cache, masterRef, settings, local)));
   }
 
   private ActorRef<TabletActor.Command> spawnTablet() {
@@ -180,6 +183,32 @@ class TabletActorTest {
     assertEquals(List.of("two"), onlyG.cells().stream().map(c -> s(c.value())).toList());
     assertNull(read(tablet, "r1", valueRegex("nothing")), "a row with no cell passing the filter is absent");
     assertNull(read(tablet, "r2", new byte[0]));
+  }
+
+  @Test
+  void aServedTabletIsReadDirectlyUntilItsActorStops() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    ok(mutate(tablet, "r1", set("f", "a", "one")));
+
+    assertTrue(local.serves(tabletId), "a started tablet actor lists its tablet as served");
+    TabletReads reads = local.reads(tabletId);
+    assertEquals("one", s(reads.row(b("r1"), new byte[0]).cells().get(0).value()),
+        "a direct read sees the acknowledged write");
+    assertEquals(List.of("r1"), reads.rows(List.of(b("r0"), b("r1")), new byte[0]).stream().map(r -> s(r.key()))
+        .toList());
+    List<FilteredRow> scanned = await(reads.scan(new byte[0], new byte[0], new byte[0], false)
+        .runWith(Sink.seq(), kit.system()), WAIT);
+    assertEquals(List.of("r1"), scanned.stream().map(r -> s(r.key())).toList());
+    Throwable badFilter = assertThrows(RuntimeException.class, () -> reads.row(b("r1"), new byte[] {(byte) 0xff}));
+    assertEquals(ErrorCode.INVALID_ARGUMENT, Replies.parse(TabletReads.failure(badFilter)).code());
+
+    kit.stop(tablet);
+    long until = System.nanoTime() + WAIT.toNanos();
+    while (local.serves(tabletId) && System.nanoTime() < until) {
+      Thread.onSpinWait();
+    }
+    assertFalse(local.serves(tabletId), "a stopped actor's tablet is no longer listed");
+    assertNull(local.reads(tabletId));
   }
 
   @Test
@@ -356,6 +385,7 @@ class TabletActorTest {
     List<Master.Command> told = masterProbe.fishForMessage(WAIT, m -> m instanceof Master.RecordSplit
         ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
     Master.RecordSplit split = (Master.RecordSplit) told.get(told.size() - 1);
+    assertFalse(local.serves(tabletId), "a split tablet is no longer read directly");
     assertEquals("t", split.table());
     assertEquals(tabletId, split.parentId());
     assertEquals(ErrorCode.MOVED, codeOf(mutate(tablet, "row0000", set("f", "q", "late"))),
@@ -386,6 +416,10 @@ class TabletActorTest {
     assertArrayEquals(split.splitRow(), right.startRow());
     ActorRef<TabletActor.Command> leftActor = spawnTablet(split.leftId(), master, NEVER_SPLIT);
     ActorRef<TabletActor.Command> rightActor = spawnTablet(split.rightId(), master, NEVER_SPLIT);
+    Throwable outside = assertThrows(RuntimeException.class,
+        () -> local.reads(split.leftId()).row(b(keys.get(keys.size() - 1)), new byte[0]));
+    assertEquals(ErrorCode.MOVED, Replies.parse(TabletReads.failure(outside)).code(),
+        "a direct read of a row outside the tablet is refused as moved");
     List<String> leftRows = scan(leftActor, "", "", false);
     List<String> rightRows = scan(rightActor, "", "", false);
     assertFalse(leftRows.isEmpty());

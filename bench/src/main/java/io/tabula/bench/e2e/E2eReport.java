@@ -57,19 +57,22 @@ final class E2eReport {
 
   private void table(StringBuilder b) {
     b.append("| Workload | Client | values/s | MB/s | p50 ms | p99 ms | values/request | paper, 1 server | x paper "
-        + "| >= 10x paper | Cloud Bigtable node (SSD) | meets it |\n");
-    b.append("|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|---|:---:|\n");
+        + "| >= 10x paper | Cloud Bigtable node (SSD) | meets it | node CPU us/value | client CPU us/value "
+        + "| cores busy |\n");
+    b.append("|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|---|:---:|---:|---:|---:|\n");
     for (Measured m : results) {
       b.append(String.format(Locale.ROOT,
-          "| %s | %s | %,.0f | %.1f | %.2f | %.2f | %,d | %,.0f | %.1f | %s | %s | %s |%n",
+          "| %s | %s | %,.0f | %.1f | %.2f | %.2f | %,d | %,.0f | %.1f | %s | %s | %s | %.1f | %.1f | %.2f |%n",
           m.workload().label(), m.client(), m.valuesPerSecond(), m.megabytesPerSecond(), m.result().latencyMs(0.5),
           m.result().latencyMs(0.99), m.perRequest(), m.workload().paperValuesPerSecond(), m.timesPaper(),
-          m.meetsTenTimesPaper() ? "yes" : "**no**", m.workload().cloud().label, m.meetsCloud() ? "yes" : "**no**"));
+          m.meetsTenTimesPaper() ? "yes" : "**no**", m.workload().cloud().label, m.meetsCloud() ? "yes" : "**no**", m.nodeCpuMicrosPerValue(), m.clientCpuMicrosPerValue(), m.coresBusy()));
     }
     b.append("\nvalues/s counts 1000-byte values written or read back (and checked); MB/s counts key and value bytes "
         + "(10^6 bytes). p50/p99 are per request, from the call to its completion: a request carries "
         + "\"values/request\" values (see below). x paper = values/s divided by the paper's one-tablet-server "
-        + "figure.\n\n");
+        + "figure. CPU us/value: CPU time the node process and the client process used in the timed window, "
+        + "per value; cores busy: both together per second of the window (the machine has 2), which shows "
+        + "whether a row was bound by CPU or by waiting.\n\n");
   }
 
   private void requests(StringBuilder b) {

@@ -118,6 +118,9 @@ public final class EndToEndBench implements Callable<Integer> {
   @CommandLine.Spec
   private CommandLine.Model.CommandSpec spec;
 
+  /** The node process, whose CPU time each timed window records. */
+  private long nodePid;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new EndToEndBench()).execute(args));
   }
@@ -150,6 +153,7 @@ public final class EndToEndBench implements Callable<Integer> {
     long t0 = System.nanoTime();
     try (NodeProcess node = NodeProcess.start(config, List.of(nodeJavaOpts.trim().split("\\s+")),
         Duration.ofSeconds(90))) {
+      nodePid = node.pid();
       System.err.printf(Locale.ROOT, "node pid %d serving on %s after %.1f s%n", node.pid(), node.endpoint(),
           (System.nanoTime() - t0) / 1e9);
       List<ClientUnderTest> clients = new ArrayList<>();
@@ -178,8 +182,9 @@ public final class EndToEndBench implements Callable<Integer> {
                   clients.get(k).name());
               Measured m = run(w, clients.get(k), table(k), data);
               System.err.printf(Locale.ROOT, "%s %s with the %s: %,.0f values/s, %.1f MB/s, p50 %.2f ms, "
-                  + "p99 %.2f ms%n", Instant.now(), w.id(), m.client(), m.valuesPerSecond(), m.megabytesPerSecond(),
-                  m.result().latencyMs(0.5), m.result().latencyMs(0.99));
+                  + "p99 %.2f ms; CPU us/value node %.1f, client %.1f; %.2f cores busy%n", Instant.now(), w.id(),
+                  m.client(), m.valuesPerSecond(), m.megabytesPerSecond(), m.result().latencyMs(0.5),
+                  m.result().latencyMs(0.99), m.nodeCpuMicrosPerValue(), m.clientCpuMicrosPerValue(), m.coresBusy());
               sum[k] = sum[k] == null ? m : sum[k].plus(m);
               if (!node.isAlive()) {
                 throw new IllegalStateException("the node died:\n" + node.tail());
@@ -271,6 +276,7 @@ public final class EndToEndBench implements Callable<Integer> {
   /** Writes every row in {@code order}, {@code writeBatch} rows per request. */
   private Measured write(E2eWorkload w, ClientUnderTest c, String table, Dataset data, int[] order) throws Exception {
     long requests = (order.length + writeBatch - 1) / writeBatch;
+    CpuUse before = CpuUse.now(nodePid);
     InFlight.Result r = InFlight.run(concurrency, requests, Long.MAX_VALUE, k -> {
       int from = (int) (k * writeBatch);
       return c.write(table, order, from, Math.min(order.length, from + writeBatch));
@@ -278,8 +284,9 @@ public final class EndToEndBench implements Callable<Integer> {
     if (r.values() != order.length) {
       throw new IllegalStateException(c.name() + " wrote " + r.values() + " rows of " + order.length);
     }
+    CpuUse cpu = CpuUse.now(nodePid).minus(before);
     TimeUnit.SECONDS.sleep(settleSeconds);
-    return new Measured(w, c.name(), c.writeApi(), writeBatch, r, data.rowBytes());
+    return new Measured(w, c.name(), c.writeApi(), writeBatch, r, data.rowBytes(), cpu);
   }
 
   /** Reads {@code readBatch} distinct, uniformly random rows of {@code [0, range)} per request. */
@@ -324,9 +331,11 @@ public final class EndToEndBench implements Callable<Integer> {
       InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(warmupSeconds),
           request);
     }
+    CpuUse before = CpuUse.now(nodePid);
     InFlight.Result r = InFlight.run(concurrency, Long.MAX_VALUE,
         System.nanoTime() + TimeUnit.SECONDS.toNanos(readSeconds), request);
-    return new Measured(w, c.name(), api, perRequest, r, data.rowBytes());
+    CpuUse cpu = CpuUse.now(nodePid).minus(before);
+    return new Measured(w, c.name(), api, perRequest, r, data.rowBytes(), cpu);
   }
 
   /** Reads every row of {@code order} once, {@code batch} per request, untimed. */

@@ -4,6 +4,7 @@ import com.google.bigtable.admin.v2.BigtableTableAdminHandlerFactory;
 import com.google.bigtable.v2.BigtablePowerApiHandlerFactory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
+import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.cluster.NodeSettings;
 import io.tabula.protocol.locations.Locations;
 import io.tabula.protocol.locations.LocationsHandlerFactory;
@@ -41,8 +42,9 @@ public final class BigtableServices {
 
   @SuppressWarnings("unchecked")
   public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
-      DirectoryCache directory, ActorRef<Master.Command> master, Consumer<String> onTableDeleted) {
-    Router router = new Router(system, directory, master, settings.askTimeout(), settings.movedRetryFor());
+      DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
+      Consumer<String> onTableDeleted) {
+    Router router = new Router(system, directory, master, local, settings.askTimeout(), settings.movedRetryFor());
     // With port 0 the port is known only once bound. No request arrives before that; join() waits out the
     // moment between the bind and this stage's completion.
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();

@@ -11,6 +11,7 @@ import io.tabula.persistence.model.Row;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.LabeledCell;
 import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -61,6 +62,30 @@ final class Chunks {
       b.addChunks(ch);
     }
     return b;
+  }
+
+  /** Responses carrying {@code rows} in order, each of about {@code maxBytes} at most (at least one row). */
+  static List<ReadRowsResponse> responses(List<FilteredRow> rows, long maxBytes) {
+    List<ReadRowsResponse> out = new ArrayList<>();
+    ReadRowsResponse.Builder b = null;
+    long bytes = 0;
+    for (FilteredRow row : rows) {
+      long w = weight(row);
+      if (b != null && bytes + w > maxBytes) {
+        out.add(b.build());
+        b = null;
+      }
+      if (b == null) {
+        b = ReadRowsResponse.newBuilder();
+        bytes = 0;
+      }
+      addRow(b, row);
+      bytes += w;
+    }
+    if (b != null) {
+      out.add(b.build());
+    }
+    return out;
   }
 
   /** A row in the shape ReadModifyWriteRow answers with: families, then columns, then cells. */

@@ -30,8 +30,12 @@ import com.google.bigtable.v2.SampleRowKeysResponse;
 import com.google.bigtable.v2.SessionRequest;
 import com.google.bigtable.v2.SessionResponse;
 import com.google.protobuf.ByteString;
+import io.tabula.actors.ErrorCode;
+import io.tabula.actors.Replies;
+import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.TabletActor;
+import io.tabula.actors.tablet.TabletReads;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.RowMutation;
@@ -43,6 +47,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.grpc.javadsl.Metadata;
@@ -89,6 +94,9 @@ public final class DataService implements BigtablePowerApi {
       if (reversed) {
         Collections.reverse(ranges);
       }
+      if (!ranges.isEmpty() && ranges.size() <= TabletBatches.GATHERED_KEYS && keysOnly(ranges)) {
+        return gathered(in, metadata, table, ranges.stream().map(RowRanges.Range::start).toList(), filter);
+      }
       Source<FilteredRow, NotUsed> rows = Source.completionStage(router.table(table)
           .thenCompose(t -> checkSingleRow(metadata, table, in.getRows()).thenApply(ok -> t)))
           .flatMapConcat(t -> keysOnly(ranges) && ranges.size() > 1
@@ -101,6 +109,23 @@ public final class DataService implements BigtablePowerApi {
       return rows.batchWeighted(RESPONSE_BYTES, Chunks::weight, Chunks::builder, Chunks::addRow)
           .map(ReadRowsResponse.Builder::build);
     });
+  }
+
+  /**
+   * A read of a few row keys, answered whole: the rows are read (directly, for tablets served
+   * here) and cut into responses before the answer starts, one future and no stream stages
+   * per request.
+   */
+  private Source<ReadRowsResponse, NotUsed> gathered(ReadRowsRequest in, Metadata metadata, String table,
+      List<byte[]> keys, byte[] filter) {
+    long limit = in.getRowsLimit();
+    CompletionStage<List<ReadRowsResponse>> answer = router.table(table)
+        .thenCompose(t -> checkSingleRow(metadata, table, in.getRows()))
+        .thenCompose(ok -> keys.size() == 1 ? batches.readOne(table, keys.get(0), filter)
+            : batches.readAll(table, keys, filter))
+        .thenApply(rows -> Chunks.responses(limit > 0 && rows.size() > limit ? rows.subList(0, (int) limit) : rows,
+            RESPONSE_BYTES));
+    return Source.completionStage(answer).mapConcat(responses -> responses);
   }
 
   private static boolean keysOnly(List<RowRanges.Range> ranges) {
@@ -142,30 +167,50 @@ public final class DataService implements BigtablePowerApi {
 
   /** The rows of [from, end) tablet by tablet: each tablet's part, then lazily the rest. */
   private Source<FilteredRow, NotUsed> piecesFrom(String table, byte[] from, byte[] end, byte[] filter) {
-    return Source.completionStage(router.<SourceRef<FilteredRow>>ask(table, from,
-        (t, replyTo) -> new TabletActor.OpenScan(from, clipEnd(end, t.endRow()), filter, false, replyTo)))
-        .flatMapConcat(a -> {
-          byte[] next = a.tablet().endRow();
+    return tabletPart(table, d -> d.locate(table, from), t -> from, t -> clipEnd(end, t.endRow()), filter, false,
+        t -> {
+          byte[] next = t.endRow();
           boolean more = next.length > 0 && (end.length == 0 || ByteArrays.compare(next, end) < 0);
-          Source<FilteredRow, NotUsed> here = a.value().getSource();
-          return more ? here.concat(Source.lazySource(() -> piecesFrom(table, next, end, filter))
-              .mapMaterializedValue(m -> NotUsed.getInstance())) : here;
+          return more ? Source.lazySource(() -> piecesFrom(table, next, end, filter))
+              .mapMaterializedValue(m -> NotUsed.getInstance()) : Source.empty();
         });
   }
 
   /** The rows of [start, end) backwards, tablet by tablet from the end. */
   private Source<FilteredRow, NotUsed> piecesBefore(String table, byte[] start, byte[] end, byte[] filter) {
-    return Source.completionStage(router.<SourceRef<FilteredRow>>ask(table,
-        d -> d.locateBefore(table, end),
-        (t, replyTo) -> new TabletActor.OpenScan(ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(),
-            end, filter, true, replyTo)))
-        .flatMapConcat(a -> {
-          byte[] prev = a.tablet().startRow();
+    return tabletPart(table, d -> d.locateBefore(table, end),
+        t -> ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(), t -> end, filter, true, t -> {
+          byte[] prev = t.startRow();
           boolean more = prev.length > 0 && ByteArrays.compare(prev, start) > 0;
-          Source<FilteredRow, NotUsed> here = a.value().getSource();
-          return more ? here.concat(Source.lazySource(() -> piecesBefore(table, start, prev, filter))
-              .mapMaterializedValue(m -> NotUsed.getInstance())) : here;
+          return more ? Source.lazySource(() -> piecesBefore(table, start, prev, filter))
+              .mapMaterializedValue(m -> NotUsed.getInstance()) : Source.empty();
         });
+  }
+
+  /**
+   * One tablet's part of a scan, then {@code rest} of the tablet it came from. A tablet this
+   * node serves is read here, from the engine (the snapshot is taken now: call this only
+   * where the source is run at once); any other, or one that has just split, through its
+   * actor, which hands out a stream reference.
+   */
+  private Source<FilteredRow, NotUsed> tabletPart(String table, Function<Directory, TabletInfo> locate,
+      Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed,
+      Function<TabletInfo, Source<FilteredRow, NotUsed>> rest) {
+    TabletInfo t = locate.apply(router.directory());
+    TabletReads reads = t == null ? null : router.localReads(t.id());
+    if (reads != null) {
+      try {
+        return reads.scan(startIn.apply(t), endIn.apply(t), filter, reversed).concat(rest.apply(t));
+      } catch (RuntimeException e) {
+        Throwable refusal = TabletReads.failure(e);
+        if (Replies.parse(refusal).code() != ErrorCode.MOVED) {
+          return Source.failed(GrpcErrors.from(refusal));
+        }
+      }
+    }
+    return Source.completionStage(router.<SourceRef<FilteredRow>>ask(table, locate,
+        (ti, replyTo) -> new TabletActor.OpenScan(startIn.apply(ti), endIn.apply(ti), filter, reversed, replyTo)))
+        .flatMapConcat(a -> a.value().getSource().concat(rest.apply(a.tablet())));
   }
 
   private static byte[] clipEnd(byte[] end, byte[] tabletEnd) {
@@ -211,7 +256,7 @@ public final class DataService implements BigtablePowerApi {
     return GrpcErrors.unary(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
-      RowMutation rm = Mutations.rowMutation("", in.getRowKey(), in.getMutationsList());
+      RowMutation rm = Mutations.rowMutation(in.getRowKey(), in.getMutationsList());
       return routes.check(metadata, table, rm.row())
           .thenCompose(ok -> router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r)))
           .thenApply(a -> MutateRowResponse.getDefaultInstance());

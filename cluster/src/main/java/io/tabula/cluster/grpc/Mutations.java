@@ -9,6 +9,7 @@ import io.tabula.persistence.model.InvalidMutationException;
 import io.tabula.persistence.model.RowMutation;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Cloud Bigtable mutations to engine mutations, checked the way Cloud Bigtable checks them:
@@ -19,13 +20,33 @@ import java.util.List;
 final class Mutations {
   private Mutations() {}
 
-  static RowMutation rowMutation(String field, ByteString rowKey, List<Mutation> ms) {
-    byte[] row = row(field.isEmpty() ? "row_key" : field + ".row_key", rowKey);
-    String prefix = field.isEmpty() ? "mutations" : field + ".mutations";
-    if (ms.isEmpty()) {
-      throw GrpcErrors.invalid(prefix, "at least one mutation is required");
+  /** The row mutation of a MutateRow request. */
+  static RowMutation rowMutation(ByteString rowKey, List<Mutation> ms) {
+    return rowMutation(() -> "", rowKey, ms);
+  }
+
+  /**
+   * A row mutation of a request whose field {@code field} ({@code entries[3]}, or empty for the
+   * request itself) holds it; the field's name is built only for an error message.
+   */
+  static RowMutation rowMutation(Supplier<String> field, ByteString rowKey, List<Mutation> ms) {
+    Supplier<String> prefix = () -> field.get().isEmpty() ? "mutations" : field.get() + ".mutations";
+    if (rowKey.isEmpty() || rowKey.size() > RowMutation.MAX_ROW_KEY_BYTES) {
+      row(field.get().isEmpty() ? "row_key" : field.get() + ".row_key", rowKey);
     }
-    return build(prefix, row, list(prefix, ms));
+    if (ms.isEmpty()) {
+      throw GrpcErrors.invalid(prefix.get(), "at least one mutation is required");
+    }
+    List<io.tabula.persistence.model.Mutation> out = new ArrayList<>(ms.size());
+    for (int i = 0; i < ms.size(); i++) {
+      out.add(one(prefix, i, ms.get(i)));
+    }
+    try {
+      return new RowMutation(rowKey.toByteArray(), out);
+    } catch (InvalidMutationException e) {
+      throw GrpcErrors.invalid(e.field().startsWith("mutations") ? prefix.get() + e.field().substring(9)
+          : e.field(), e.getMessage());
+    }
   }
 
   static byte[] row(String field, ByteString rowKey) {
@@ -64,37 +85,53 @@ final class Mutations {
   static List<io.tabula.persistence.model.Mutation> list(String prefix, List<Mutation> ms) {
     List<io.tabula.persistence.model.Mutation> out = new ArrayList<>(ms.size());
     for (int i = 0; i < ms.size(); i++) {
-      out.add(one(prefix + "[" + i + "]", ms.get(i)));
+      out.add(one(() -> prefix, i, ms.get(i)));
     }
     return out;
   }
 
-  private static io.tabula.persistence.model.Mutation one(String f, Mutation m) {
+  /** The name of a field of mutation {@code i}, built only when a message needs it. */
+  private static String at(Supplier<String> prefix, int i, String suffix) {
+    return prefix.get() + "[" + i + "]" + suffix;
+  }
+
+  private static io.tabula.persistence.model.Mutation one(Supplier<String> prefix, int i, Mutation m) {
     switch (m.getMutationCase()) {
       case SET_CELL -> {
         Mutation.SetCell s = m.getSetCell();
-        family(f + ".set_cell.family_name", s.getFamilyName());
+        if (s.getFamilyName().isEmpty()) {
+          throw GrpcErrors.invalid(at(prefix, i, ".set_cell.family_name"), EMPTY);
+        }
         long ts = s.getTimestampMicros();
-        if (ts != -1) {
-          timestamp(f + ".set_cell.timestamp_micros", ts);
+        String bad = ts == -1 ? null : timestampProblem(ts);
+        if (bad != null) {
+          throw GrpcErrors.invalid(at(prefix, i, ".set_cell.timestamp_micros"), bad);
         }
         return new io.tabula.persistence.model.Mutation.SetCell(s.getFamilyName(), s.getColumnQualifier()
             .toByteArray(), ts, s.getValue().toByteArray());
       }
       case DELETE_FROM_COLUMN -> {
         Mutation.DeleteFromColumn d = m.getDeleteFromColumn();
-        family(f + ".delete_from_column.family_name", d.getFamilyName());
+        if (d.getFamilyName().isEmpty()) {
+          throw GrpcErrors.invalid(at(prefix, i, ".delete_from_column.family_name"), EMPTY);
+        }
         long start = 0;
         long end = io.tabula.persistence.model.Mutation.DeleteFromColumn.ALL_VERSIONS_END;
         if (d.hasTimeRange()) {
           start = d.getTimeRange().getStartTimestampMicros();
           long e = d.getTimeRange().getEndTimestampMicros();
-          timestamp(f + ".delete_from_column.time_range.start_timestamp_micros", start);
-          timestamp(f + ".delete_from_column.time_range.end_timestamp_micros", e);
+          String bad = timestampProblem(start);
+          if (bad != null) {
+            throw GrpcErrors.invalid(at(prefix, i, ".delete_from_column.time_range.start_timestamp_micros"), bad);
+          }
+          bad = timestampProblem(e);
+          if (bad != null) {
+            throw GrpcErrors.invalid(at(prefix, i, ".delete_from_column.time_range.end_timestamp_micros"), bad);
+          }
           if (e != 0) {
             if (e < start) {
-              throw GrpcErrors.invalid(f + ".delete_from_column.time_range", "end " + e + " is before start "
-                  + start);
+              throw GrpcErrors.invalid(at(prefix, i, ".delete_from_column.time_range"), "end " + e
+                  + " is before start " + start);
             }
             end = e;
           }
@@ -107,32 +144,37 @@ final class Mutations {
             d.getColumnQualifier().toByteArray(), start, end);
       }
       case DELETE_FROM_FAMILY -> {
-        family(f + ".delete_from_family.family_name", m.getDeleteFromFamily().getFamilyName());
+        if (m.getDeleteFromFamily().getFamilyName().isEmpty()) {
+          throw GrpcErrors.invalid(at(prefix, i, ".delete_from_family.family_name"), EMPTY);
+        }
         return new io.tabula.persistence.model.Mutation.DeleteFromFamily(m.getDeleteFromFamily().getFamilyName());
       }
       case DELETE_FROM_ROW -> {
         return io.tabula.persistence.model.Mutation.DeleteFromRow.INSTANCE;
       }
-      case MUTATION_NOT_SET -> throw GrpcErrors.invalid(f, "no mutation is set");
-      default -> throw GrpcErrors.invalid(f, m.getMutationCase().name().toLowerCase()
+      case MUTATION_NOT_SET -> throw GrpcErrors.invalid(at(prefix, i, ""), "no mutation is set");
+      default -> throw GrpcErrors.invalid(at(prefix, i, ""), m.getMutationCase().name().toLowerCase()
           + " mutations (aggregate cells) are not supported by Tabula");
     }
   }
 
+  private static final String EMPTY = "must not be empty";
+
   private static void family(String field, String family) {
     if (family.isEmpty()) {
-      throw GrpcErrors.invalid(field, "must not be empty");
+      throw GrpcErrors.invalid(field, EMPTY);
     }
   }
 
-  private static void timestamp(String field, long ts) {
+  /** What is wrong with a timestamp a mutation gives, or null when it is fine. */
+  private static String timestampProblem(long ts) {
     if (ts < 0) {
-      throw GrpcErrors.invalid(field, "must not be negative, was " + ts);
+      return "must not be negative, was " + ts;
     }
     if (ts % 1000 != 0) {
-      throw GrpcErrors.invalid(field, "timestamp " + ts + " must have millisecond granularity (a multiple of 1000"
-          + " microseconds)");
+      return "timestamp " + ts + " must have millisecond granularity (a multiple of 1000 microseconds)";
     }
+    return null;
   }
 
   static List<io.tabula.actors.tablet.ReadModifyWriteRule> rules(List<ReadModifyWriteRule> rules) {

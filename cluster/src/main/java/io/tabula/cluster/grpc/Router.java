@@ -9,7 +9,9 @@ import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TableInfo;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.actors.tablet.TabletActor;
+import io.tabula.actors.tablet.TabletReads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,21 +39,47 @@ final class Router {
   private final ClusterSharding sharding;
   private final DirectoryCache directory;
   private final ActorRef<Master.Command> master;
+  private final LocalTablets local;
   private final Duration askTimeout;
   private final long retryForNanos;
 
-  Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, Duration askTimeout,
-      Duration retryFor) {
+  Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
+      Duration askTimeout, Duration retryFor) {
     this.system = system;
     this.sharding = ClusterSharding.get(system);
     this.directory = directory;
     this.master = master;
+    this.local = local;
     this.askTimeout = askTimeout;
     this.retryForNanos = retryFor.toNanos();
   }
 
   ActorSystem<?> system() {
     return system;
+  }
+
+  /**
+   * {@code read} run at once on this thread over the reads of tablet {@code tabletId}, when
+   * this node serves it; null when it does not (ask the tablet instead). A failed read
+   * completes the stage as the tablet's actor would have refused it (moved, invalid, ...).
+   * The engine reads from its caches and the files' pages; a read that misses both waits
+   * for the device on this thread.
+   */
+  <T> CompletionStage<T> readLocal(String tabletId, Function<TabletReads, T> read) {
+    TabletReads reads = local.reads(tabletId);
+    if (reads == null) {
+      return null;
+    }
+    try {
+      return CompletableFuture.completedFuture(read.apply(reads));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(TabletReads.failure(e));
+    }
+  }
+
+  /** The reads of tablet {@code tabletId} when this node serves it, else null. */
+  TabletReads localReads(String tabletId) {
+    return local.reads(tabletId);
   }
 
   Directory directory() {

@@ -31,6 +31,9 @@ final class TabletBatches {
   /** Keys of one ReadRows sent to a tablet in one message at most. */
   private static final int READ_GROUP = 256;
 
+  /** Most keys a read gathers whole ({@link #readAll}); longer key lists are streamed. */
+  static final int GATHERED_KEYS = READ_GROUP;
+
   private final Router router;
 
   TabletBatches(Router router) {
@@ -46,8 +49,9 @@ final class TabletBatches {
     Directory d = router.directory();
     for (int i = 0; i < entries.size(); i++) {
       MutateRowsRequest.Entry e = entries.get(i);
+      int index = i;
       try {
-        parsed[i] = Mutations.rowMutation("entries[" + i + "]", e.getRowKey(), e.getMutationsList());
+        parsed[i] = Mutations.rowMutation(() -> "entries[" + index + "]", e.getRowKey(), e.getMutationsList());
       } catch (RuntimeException err) {
         out[i] = status(err);
         continue;
@@ -96,6 +100,31 @@ final class TabletBatches {
    * consecutive keys of one tablet go in one message, a few messages at a time.
    */
   Source<FilteredRow, NotUsed> read(String table, List<byte[]> keys, byte[] filter) {
+    return Source.from(groups(table, keys)).mapAsync(4, g -> readGroup(table, g, filter)).mapConcat(rows -> rows);
+  }
+
+  /**
+   * The same rows gathered into one list, every group read at once: for requests of at most
+   * {@link #GATHERED_KEYS} keys, where a stream per request would cost more than the reads.
+   */
+  CompletionStage<List<FilteredRow>> readAll(String table, List<byte[]> keys, byte[] filter) {
+    List<List<byte[]>> groups = groups(table, keys);
+    if (groups.size() == 1) {
+      return readGroup(table, groups.get(0), filter);
+    }
+    List<CompletableFuture<List<FilteredRow>>> reads = new ArrayList<>(groups.size());
+    for (List<byte[]> g : groups) {
+      reads.add(readGroup(table, g, filter).toCompletableFuture());
+    }
+    return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(x -> {
+      List<FilteredRow> out = new ArrayList<>(keys.size());
+      reads.forEach(r -> out.addAll(r.join()));
+      return out;
+    });
+  }
+
+  /** {@code keys} in the order given, cut where the tablet changes or a group is full. */
+  private List<List<byte[]>> groups(String table, List<byte[]> keys) {
     Directory d = router.directory();
     List<List<byte[]>> groups = new ArrayList<>();
     String current = null;
@@ -108,12 +137,13 @@ final class TabletBatches {
       groups.get(groups.size() - 1).add(k);
       current = id;
     }
-    return Source.from(groups).mapAsync(4, g -> readGroup(table, g, filter)).mapConcat(rows -> rows);
+    return groups;
   }
 
   private CompletionStage<List<FilteredRow>> readGroup(String table, List<byte[]> keys, byte[] filter) {
     TabletInfo t = router.directory().locate(table, keys.get(0));
-    CompletionStage<List<FilteredRow>> batch = t == null ? CompletableFuture.failedFuture(
+    CompletionStage<List<FilteredRow>> local = t == null ? null : router.readLocal(t.id(), r -> r.rows(keys, filter));
+    CompletionStage<List<FilteredRow>> batch = local != null ? local : t == null ? CompletableFuture.failedFuture(
         new StatusReply.ErrorMessage(ErrorCode.MOVED + ": no tablet known"))
         : router.<TabletActor.RowsResult>askTablet(t.id(), r -> new TabletActor.ReadRows(keys, filter, r))
             .thenApply(TabletActor.RowsResult::rows);
@@ -132,6 +162,23 @@ final class TabletBatches {
 
   /** One row through the rerouting path: a list of it, or an empty list when no cell passes. */
   CompletionStage<List<FilteredRow>> readOne(String table, byte[] key, byte[] filter) {
+    TabletInfo t = router.directory().locate(table, key);
+    CompletionStage<FilteredRow> local = t == null ? null : router.readLocal(t.id(), r -> r.row(key, filter));
+    if (local == null) {
+      return routedReadOne(table, key, filter);
+    }
+    return local.handle((row, err) -> {
+      if (err == null) {
+        return CompletableFuture.completedFuture(row == null ? List.<FilteredRow>of() : List.of(row));
+      }
+      if (Replies.parse(err).code() == ErrorCode.MOVED) {
+        return routedReadOne(table, key, filter);
+      }
+      return CompletableFuture.<List<FilteredRow>>failedFuture(GrpcErrors.from(err));
+    }).thenCompose(x -> x);
+  }
+
+  private CompletionStage<List<FilteredRow>> routedReadOne(String table, byte[] key, byte[] filter) {
     return router.<TabletActor.RowResult>ask(table, key, (t, r) -> new TabletActor.ReadRow(key, filter, r))
         .thenApply(a -> a.value().row() == null ? List.of() : List.of(a.value().row()));
   }

@@ -1,0 +1,42 @@
+package io.tabula.actors.tablet;
+
+import io.tabula.persistence.tablet.Tablet;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The tablets this node's actors serve right now, so the node's gRPC layer can read them
+ * without a message through the shard region and the tablet's mailbox: a tablet's reads
+ * never needed its actor (they run on engine snapshots, off the actor's thread), only its
+ * writes do. A tablet's actor adds its tablet when it starts serving and takes it out when
+ * the tablet splits or the actor stops; a read that meets a tablet closed in between fails
+ * as moved, like one sent to the actor. Tablets not listed here are read through their
+ * actors. Thread-safe.
+ */
+public final class LocalTablets {
+  private static final int COMPILED_FILTERS_KEPT = 256;
+
+  private final ConcurrentHashMap<String, TabletReads> serving = new ConcurrentHashMap<>();
+  private final FilterCache filters = new FilterCache(COMPILED_FILTERS_KEPT);
+
+  /** The reads of tablet {@code tabletId}, or null when no actor of this node serves it now. */
+  public TabletReads reads(String tabletId) {
+    return serving.get(tabletId);
+  }
+
+  /** Whether an actor of this node serves tablet {@code tabletId} now. */
+  public boolean serves(String tabletId) {
+    return serving.containsKey(tabletId);
+  }
+
+  /** The reads of an open tablet, listed as served from now on. */
+  TabletReads serve(String tabletId, Tablet tablet) {
+    TabletReads reads = new TabletReads(tabletId, tablet, filters);
+    serving.put(tabletId, reads);
+    return reads;
+  }
+
+  /** Takes out {@code reads}, if they are still the ones listed for their tablet. */
+  void stop(String tabletId, TabletReads reads) {
+    serving.remove(tabletId, reads);
+  }
+}

@@ -1,0 +1,98 @@
+package io.tabula.actors.tablet;
+
+import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.persistence.read.ReadFilter;
+import io.tabula.persistence.tablet.Tablet;
+import io.tabula.persistence.tablet.TabletUnavailableException;
+import io.tabula.streams.filter.CompiledFilter;
+import io.tabula.streams.filter.FilteredRow;
+import io.tabula.streams.scan.TabletScans;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.stream.javadsl.Source;
+
+/**
+ * Point reads and scans of one open tablet through a Bigtable filter. The engine's reads
+ * are thread-safe (each works on a snapshot of the memtables and files), so these run on
+ * whichever thread calls them: the tablet's actor hands them to the blocking-I/O
+ * dispatcher, and the node's gRPC layer calls them directly for a tablet served on this
+ * node ({@link LocalTablets}). A tablet closed by a split or a shutdown fails them with
+ * {@link TabletUnavailableException}, which callers answer as moved.
+ */
+public final class TabletReads {
+  private final String tabletId;
+  private final Tablet tablet;
+  private final FilterCache filters;
+
+  TabletReads(String tabletId, Tablet tablet, FilterCache filters) {
+    this.tabletId = tabletId;
+    this.tablet = tablet;
+    this.filters = filters;
+  }
+
+  /** The compiled form of a serialized filter; InvalidFilterException if it is not one. */
+  CompiledFilter compile(byte[] filter) {
+    return filters.compile(filter);
+  }
+
+  /**
+   * The rows of {@code keys} (in the order given) that have cells passing {@code filter};
+   * TabletUnavailableException if a key is outside the tablet or the tablet is closed.
+   */
+  public List<FilteredRow> rows(List<byte[]> keys, byte[] filter) {
+    return rows(keys, compile(filter));
+  }
+
+  List<FilteredRow> rows(List<byte[]> keys, CompiledFilter filter) {
+    List<FilteredRow> out = new ArrayList<>(keys.size());
+    for (byte[] key : keys) {
+      FilteredRow row = row(key, filter);
+      if (row != null) {
+        out.add(row);
+      }
+    }
+    return out;
+  }
+
+  /** One row through a filter, or null when no cell passes. */
+  public FilteredRow row(byte[] key, byte[] filter) {
+    return row(key, compile(filter));
+  }
+
+  FilteredRow row(byte[] key, CompiledFilter filter) {
+    if (!tablet.containsRow(key)) {
+      throw new TabletUnavailableException("row " + ByteArrays.show(key) + " is not in tablet " + tabletId);
+    }
+    try {
+      return tablet.read(key, ReadFilter.all()).map(filter::apply).filter(x -> !x.cells().isEmpty()).orElse(null);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The rows of {@code [start, end)} that have cells passing {@code filter}, back-pressured;
+   * the snapshot is taken now, so TabletUnavailableException comes from this call, not
+   * from the stream.
+   */
+  public Source<FilteredRow, NotUsed> scan(byte[] start, byte[] end, byte[] filter, boolean reversed) {
+    return scan(start, end, compile(filter), reversed);
+  }
+
+  Source<FilteredRow, NotUsed> scan(byte[] start, byte[] end, CompiledFilter filter, boolean reversed) {
+    return (reversed ? TabletScans.rowsReversed(tablet, start, end, ReadFilter.all())
+        : TabletScans.rows(tablet, start, end, ReadFilter.all()))
+        .map(filter::apply).filter(x -> !x.cells().isEmpty());
+  }
+
+  /**
+   * What a failed read is answered with, as the tablet's actor would reply it: the
+   * {@code StatusReply} error an ask fails with (moved, invalid argument, unavailable, ...).
+   */
+  public static Throwable failure(Throwable readFailure) {
+    return TabletActor.refusal(readFailure).getError();
+  }
+}

@@ -1,0 +1,33 @@
+package io.tabula.bench.e2e;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+
+/**
+ * CPU time the node process and this (client) process used over a window. On a shared
+ * machine the wall-clock rate moves with other load; CPU per value moves much less, so the
+ * report gives both.
+ *
+ * @param nodeNanos CPU time of the node process in the window
+ * @param clientNanos CPU time of this process in the window
+ */
+record CpuUse(long nodeNanos, long clientNanos) {
+  static final CpuUse NONE = new CpuUse(0, 0);
+
+  /** A reading now, to subtract from a later one. */
+  static CpuUse now(long nodePid) {
+    long node = ProcessHandle.of(nodePid).flatMap(h -> h.info().totalCpuDuration()).map(Duration::toNanos)
+        .orElse(0L);
+    long client = ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
+        .getProcessCpuTime();
+    return new CpuUse(node, Math.max(0, client));
+  }
+
+  CpuUse minus(CpuUse earlier) {
+    return new CpuUse(nodeNanos - earlier.nodeNanos, clientNanos - earlier.clientNanos);
+  }
+
+  CpuUse plus(CpuUse other) {
+    return new CpuUse(nodeNanos + other.nodeNanos, clientNanos + other.clientNanos);
+  }
+}
