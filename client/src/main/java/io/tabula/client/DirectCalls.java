@@ -22,6 +22,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -55,10 +57,17 @@ final class DirectCalls {
 
   private final ManagedChannel channel;
   private final Duration attemptTimeout;
+  private final Executor callbacks;
 
-  DirectCalls(ManagedChannel channel, Duration attemptTimeout) {
+  /**
+   * @param channel a channel whose listeners may run on its I/O thread (direct executor)
+   * @param callbacks where a finished call completes its future, so the caller's
+   *     continuations never run on (or block) the channel's I/O thread
+   */
+  DirectCalls(ManagedChannel channel, Duration attemptTimeout, Executor callbacks) {
     this.channel = channel;
     this.attemptTimeout = attemptTimeout;
+    this.callbacks = callbacks;
   }
 
   /** The single answer of a unary call. */
@@ -92,10 +101,17 @@ final class DirectCalls {
 
         @Override
         public void onClose(Status status, Metadata trailers) {
-          if (status.isOk()) {
-            result.complete(answers);
-          } else {
-            result.completeExceptionally(status.asRuntimeException(trailers));
+          Runnable complete = () -> {
+            if (status.isOk()) {
+              result.complete(answers);
+            } else {
+              result.completeExceptionally(status.asRuntimeException(trailers));
+            }
+          };
+          try {
+            callbacks.execute(complete);
+          } catch (RejectedExecutionException e) {
+            complete.run(); // the actor system is shutting down: answer here rather than never
           }
         }
       }, headers);

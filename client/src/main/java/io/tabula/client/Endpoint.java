@@ -15,7 +15,8 @@ import org.apache.pekko.grpc.GrpcClientSettings;
 
 /**
  * The connections to one node, {@code host:port}, in plaintext: a grpc-java channel for the
- * data calls answered whole ({@link DirectCalls}), a Pekko gRPC channel whose calls carry
+ * data calls answered whole ({@link DirectCalls}; its listeners run on the channel's I/O
+ * thread, which hands each finished call to the actor system's dispatcher), a Pekko gRPC channel whose calls carry
  * the per-attempt deadline (locations, admin) and one without (scans, which last as long as
  * their reader wants). A channel reconnects by itself when
  * the node comes back. Owns both channels; {@link #close} closes them.
@@ -35,7 +36,7 @@ final class Endpoint {
       Duration attemptTimeout, ClassicActorSystemProvider system) {
     this.address = address;
     this.directChannel = directChannel;
-    this.direct = new DirectCalls(directChannel, attemptTimeout);
+    this.direct = new DirectCalls(directChannel, attemptTimeout, system.classicSystem().dispatcher());
     this.unaryChannel = unaryChannel;
     this.streamChannel = streamChannel;
     this.streaming = BigtableClient.create(streamChannel, system);
@@ -45,8 +46,10 @@ final class Endpoint {
 
   static Endpoint open(String address, Duration attemptTimeout, ClassicActorSystemProvider system) {
     HostPort hp = HostPort.parse(address);
+    // The channels' listeners run on their I/O threads: they only hand messages to a stream
+    // or a future, and a hand-over to an executor thread per message cost more than that.
     GrpcClientSettings base = GrpcClientSettings.connectToServiceAt(hp.host(), hp.port(), system).withTls(false)
-        .withConnectionAttempts(-1);
+        .withConnectionAttempts(-1).withChannelBuilderOverrides(NettyChannelBuilder::directExecutor);
     ManagedChannel direct = NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().directExecutor()
         .build();
     return new Endpoint(hp.toString(), GrpcChannel.apply(base.withDeadline(attemptTimeout), system),

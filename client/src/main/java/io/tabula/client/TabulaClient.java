@@ -280,6 +280,9 @@ public final class TabulaClient implements AutoCloseable {
         pekko.stdout-loglevel = WARNING
         pekko.log-dead-letters = off
         pekko.coordinated-shutdown.run-by-jvm-shutdown-hook = off
+        # One thread per core: the client's actors and streams only hand data on.
+        pekko.actor.default-dispatcher.fork-join-executor.parallelism-min = 2
+        pekko.actor.default-dispatcher.fork-join-executor.parallelism-factor = 1.0
         """).withFallback(ConfigFactory.load());
   }
 

@@ -89,6 +89,29 @@ public final class TabletReads {
   }
 
   /**
+   * The same rows as {@link #scan}, a few at a time (lists of up to 64 rows, never empty), so
+   * a consumer that packs rows into responses need not handle them one by one.
+   */
+  public Source<List<FilteredRow>, NotUsed> scanInFews(byte[] start, byte[] end, byte[] filter, boolean reversed) {
+    CompiledFilter f = compile(filter);
+    if (reversed) {
+      return scan(start, end, f, true).grouped(FEW);
+    }
+    return TabletScans.rowsInFews(tablet, start, end, ReadFilter.all()).map(rows -> {
+      List<FilteredRow> out = new ArrayList<>(rows.size());
+      for (var r : rows) {
+        FilteredRow x = f.apply(r);
+        if (!x.cells().isEmpty()) {
+          out.add(x);
+        }
+      }
+      return out;
+    }).filter(rows -> !rows.isEmpty());
+  }
+
+  private static final int FEW = 64;
+
+  /**
    * What a failed read is answered with, as the tablet's actor would reply it: the
    * {@code StatusReply} error an ask fails with (moved, invalid argument, unavailable, ...).
    */

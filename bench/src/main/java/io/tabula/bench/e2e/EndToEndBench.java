@@ -34,7 +34,7 @@ import picocli.CommandLine.Option;
 public final class EndToEndBench implements Callable<Integer> {
   private static final String TABLE_PREFIX = "fig6_";
 
-  @Option(names = "--quick", description = "Small size: 60,000 rows, one round, 4 s timed read windows, 1 s "
+  @Option(names = "--quick", description = "Small size: 60,000 rows, one round, 4 s timed read windows, 2 s "
       + "warm-ups (overrides those options).")
   private boolean quick;
 
@@ -135,7 +135,7 @@ public final class EndToEndBench implements Callable<Integer> {
       rows = 60_000;
       rounds = 1;
       readSeconds = 4;
-      warmupSeconds = 1;
+      warmupSeconds = 2;
       settleSeconds = 2;
     }
     List<E2eWorkload> workloads = workloadIds == null ? List.of(E2eWorkload.values())
@@ -220,17 +220,35 @@ public final class EndToEndBench implements Callable<Integer> {
     String table = TABLE_PREFIX + "warmup_" + k;
     c.createTable(table);
     int[] order = data.keyOrder();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(2, 2L * warmupSeconds));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(4, 2L * warmupSeconds));
     InFlight.Result w = InFlight.run(concurrency, (order.length + writeBatch - 1) / writeBatch, deadline, n -> {
       int from = (int) (n * writeBatch);
       return c.write(table, order, from, Math.min(order.length, from + writeBatch));
     });
     int written = (int) w.values();
     int batch = Math.min(readBatch, Math.max(1, written));
-    InFlight.run(concurrency, Math.max(1, written / batch), System.nanoTime() + TimeUnit.SECONDS.toNanos(
-        Math.max(1, warmupSeconds)), n -> c.read(table, order, (int) (n * batch), (int) (n * batch) + batch));
-    System.err.printf(Locale.ROOT, "%s warmed up the %s: %,d rows written and read back untimed%n", Instant.now(),
-        c.name(), written);
+    // Keys in the written prefix of `order`, in random order, so the reads are random reads.
+    int[] keys = Arrays.copyOf(order, written);
+    SplittableRandom random = new SplittableRandom(seed);
+    for (int i = keys.length - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int t = keys[i];
+      keys[i] = keys[j];
+      keys[j] = t;
+    }
+    InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(3,
+        2L * warmupSeconds)), n -> {
+          int from = (int) (n * batch % Math.max(1, keys.length - batch + 1));
+          return c.read(table, keys, from, from + batch);
+        });
+    // Scans of the rows written in key order, so the scan path is compiled too.
+    int chunk = Math.min(scanChunk, Math.max(1, written));
+    InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(2), n -> {
+      int from = (int) (n * chunk % Math.max(1, written - chunk + 1));
+      return c.scan(table, from, from + chunk);
+    });
+    System.err.printf(Locale.ROOT, "%s warmed up the %s: %,d rows written, read back and scanned untimed%n",
+        Instant.now(), c.name(), written);
   }
 
   /** Settings of the node process: the data set must outgrow its block cache; every write is fsynced. */

@@ -45,6 +45,8 @@ final class TabulaClientUnderTest implements ClientUnderTest {
         pekko.stdout-loglevel = WARNING
         pekko.log-dead-letters = off
         pekko.coordinated-shutdown.run-by-jvm-shutdown-hook = off
+        pekko.actor.default-dispatcher.fork-join-executor.parallelism-min = 2
+        pekko.actor.default-dispatcher.fork-join-executor.parallelism-factor = 1.0
         """).withFallback(ConfigFactory.load()));
     this.materializer = Materializer.matFromSystem(system);
     this.client = TabulaClient.builder().endpoint(endpoint).actorSystem(system).deadline(Duration.ofSeconds(60))

@@ -132,7 +132,7 @@ public final class AdminService implements BigtableTableAdmin {
         }
         splits.add(in.getInitialSplits(i).getKey().toByteArray());
       }
-      return this.<TableInfo>askMaster(r -> new Master.CreateTable(id, families, splits, r))
+      return seen(this.<TableInfo>askMaster(r -> new Master.CreateTable(id, families, splits, r)))
           .thenApply(t -> toProto(instance, t, true));
     });
   }
@@ -172,7 +172,7 @@ public final class AdminService implements BigtableTableAdmin {
   public CompletionStage<Empty> deleteTable(DeleteTableRequest in) {
     return GrpcErrors.unary(() -> {
       String table = Names.tableId("name", in.getName());
-      return this.<Done>askMaster(r -> new Master.DeleteTable(table, r)).thenApply(d -> {
+      return seen(this.<Done>askMaster(r -> new Master.DeleteTable(table, r))).thenApply(d -> {
         onTableDeleted.accept(table);
         return Empty.getDefaultInstance();
       });
@@ -201,9 +201,18 @@ public final class AdminService implements BigtableTableAdmin {
           default -> throw GrpcErrors.invalid(f, "none of create, update or drop is set");
         });
       }
-      return this.<TableInfo>askMaster(r -> new Master.ModifyFamilies(table, changes, r))
+      return seen(this.<TableInfo>askMaster(r -> new Master.ModifyFamilies(table, changes, r)))
           .thenApply(t -> toProto(instance, t, true));
     });
+  }
+
+  /**
+   * {@code change} (a table created, changed or deleted by the master), completing only
+   * once this node's copy of the directory holds it: the master publishes every change to
+   * the nodes, but a request that follows the answer on this node must not overtake it.
+   */
+  private <T> CompletionStage<T> seen(CompletionStage<T> change) {
+    return change.thenCompose(v -> router.refreshedDirectory().thenApply(d -> v));
   }
 
   @Override

@@ -13,6 +13,7 @@ import io.tabula.streams.filter.LabeledCell;
 import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Rows to the ReadRows wire form: one chunk per cell, the row key on the row's first chunk,
@@ -23,9 +24,24 @@ import java.util.List;
 final class Chunks {
   private Chunks() {}
 
-  /** A response that starts with {@code row}; more rows may be added with {@link #addRow}. */
-  static ReadRowsResponse.Builder builder(FilteredRow row) {
-    return addRow(ReadRowsResponse.newBuilder(), row);
+  /**
+   * Family names as messages, kept: a message remembers its encoded size, and a fresh one
+   * per row meant measuring the name's UTF-8 again for every row of a scan. Families are few
+   * (a table's schema names them); the map is emptied should it ever hold many.
+   */
+  private static final ConcurrentHashMap<String, StringValue> FAMILY_NAMES = new ConcurrentHashMap<>();
+  private static final int FAMILY_NAMES_KEPT = 4096;
+
+  private static StringValue familyName(String family) {
+    StringValue v = FAMILY_NAMES.get(family);
+    if (v == null) {
+      if (FAMILY_NAMES.size() >= FAMILY_NAMES_KEPT) {
+        FAMILY_NAMES.clear();
+      }
+      v = StringValue.of(family);
+      FAMILY_NAMES.put(family, v);
+    }
+    return v;
   }
 
   /** About the bytes {@code row} takes in a response: key, qualifiers and values. */
@@ -48,7 +64,7 @@ final class Chunks {
       }
       if (!c.family().equals(family)) {
         family = c.family();
-        ch.setFamilyName(StringValue.of(family));
+        ch.setFamilyName(familyName(family));
       }
       ch.setQualifier(BytesValue.of(UnsafeByteOperations.unsafeWrap(c.qualifier())));
       ch.setTimestampMicros(c.timestamp());
@@ -60,6 +76,27 @@ final class Chunks {
         ch.setCommitRow(true);
       }
       b.addChunks(ch);
+    }
+    return b;
+  }
+
+  /** About the bytes {@code rows} take in a response. */
+  static long weight(List<FilteredRow> rows) {
+    long n = 0;
+    for (FilteredRow r : rows) {
+      n += weight(r);
+    }
+    return n;
+  }
+
+  /** A response that starts with {@code rows}. */
+  static ReadRowsResponse.Builder builder(List<FilteredRow> rows) {
+    return addRows(ReadRowsResponse.newBuilder(), rows);
+  }
+
+  static ReadRowsResponse.Builder addRows(ReadRowsResponse.Builder b, List<FilteredRow> rows) {
+    for (FilteredRow r : rows) {
+      addRow(b, r);
     }
     return b;
   }

@@ -45,11 +45,13 @@ import io.tabula.streams.filter.RowFilters;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
+import org.apache.pekko.japi.Pair;
 import org.apache.pekko.grpc.javadsl.Metadata;
 import org.apache.pekko.stream.SourceRef;
 import org.apache.pekko.stream.javadsl.Source;
@@ -97,17 +99,20 @@ public final class DataService implements BigtablePowerApi {
       if (!ranges.isEmpty() && ranges.size() <= TabletBatches.GATHERED_KEYS && keysOnly(ranges)) {
         return gathered(in, metadata, table, ranges.stream().map(RowRanges.Range::start).toList(), filter);
       }
-      Source<FilteredRow, NotUsed> rows = Source.completionStage(router.table(table)
+      // Rows travel a few at a time (never empty lists), as the engine's scans read them.
+      Source<List<FilteredRow>, NotUsed> rows = Source.completionStage(router.table(table)
           .thenCompose(t -> checkSingleRow(metadata, table, in.getRows()).thenApply(ok -> t)))
           .flatMapConcat(t -> keysOnly(ranges) && ranges.size() > 1
               ? batches.read(table, ranges.stream().map(RowRanges.Range::start).toList(), filter)
               : Source.from(ranges).flatMapConcat(r -> range(table, r, filter, reversed)));
       if (in.getRowsLimit() > 0) {
-        rows = rows.take(in.getRowsLimit());
+        rows = limit(rows, in.getRowsLimit());
       }
       // Rows ready faster than the client takes them share a response, up to RESPONSE_BYTES.
-      return rows.batchWeighted(RESPONSE_BYTES, Chunks::weight, Chunks::builder, Chunks::addRow)
-          .map(ReadRowsResponse.Builder::build);
+      // The stages run apart from the HTTP/2 connection's (async), which serves every call
+      // on the connection on one thread.
+      return rows.batchWeighted(RESPONSE_BYTES, Chunks::weight, Chunks::builder, Chunks::addRows)
+          .map(ReadRowsResponse.Builder::build).async();
     });
   }
 
@@ -126,6 +131,16 @@ public final class DataService implements BigtablePowerApi {
         .thenApply(rows -> Chunks.responses(limit > 0 && rows.size() > limit ? rows.subList(0, (int) limit) : rows,
             RESPONSE_BYTES));
     return Source.completionStage(answer).mapConcat(responses -> responses);
+  }
+
+  /** The first {@code limit} rows of {@code rows}; the stream ends with the list that reaches it. */
+  private static Source<List<FilteredRow>, NotUsed> limit(Source<List<FilteredRow>, NotUsed> rows, long limit) {
+    return rows.statefulMap(() -> new long[] {0}, (seen, few) -> {
+      long left = limit - seen[0];
+      List<FilteredRow> kept = few.size() <= left ? few : few.subList(0, (int) left);
+      seen[0] += kept.size();
+      return Pair.create(seen, Pair.create(kept, seen[0] >= limit));
+    }, seen -> Optional.empty()).takeWhile(p -> !p.second(), true).map(Pair::first);
   }
 
   private static boolean keysOnly(List<RowRanges.Range> ranges) {
@@ -158,15 +173,16 @@ public final class DataService implements BigtablePowerApi {
     return f.toByteArray();
   }
 
-  private Source<FilteredRow, NotUsed> range(String table, RowRanges.Range r, byte[] filter, boolean reversed) {
+  private Source<List<FilteredRow>, NotUsed> range(String table, RowRanges.Range r, byte[] filter,
+      boolean reversed) {
     if (r.single()) {
-      return Source.completionStage(batches.readOne(table, r.start(), filter)).mapConcat(rows -> rows);
+      return Source.completionStage(batches.readOne(table, r.start(), filter)).filter(rows -> !rows.isEmpty());
     }
     return reversed ? piecesBefore(table, r.start(), r.end(), filter) : piecesFrom(table, r.start(), r.end(), filter);
   }
 
   /** The rows of [from, end) tablet by tablet: each tablet's part, then lazily the rest. */
-  private Source<FilteredRow, NotUsed> piecesFrom(String table, byte[] from, byte[] end, byte[] filter) {
+  private Source<List<FilteredRow>, NotUsed> piecesFrom(String table, byte[] from, byte[] end, byte[] filter) {
     return tabletPart(table, d -> d.locate(table, from), t -> from, t -> clipEnd(end, t.endRow()), filter, false,
         t -> {
           byte[] next = t.endRow();
@@ -177,7 +193,7 @@ public final class DataService implements BigtablePowerApi {
   }
 
   /** The rows of [start, end) backwards, tablet by tablet from the end. */
-  private Source<FilteredRow, NotUsed> piecesBefore(String table, byte[] start, byte[] end, byte[] filter) {
+  private Source<List<FilteredRow>, NotUsed> piecesBefore(String table, byte[] start, byte[] end, byte[] filter) {
     return tabletPart(table, d -> d.locateBefore(table, end),
         t -> ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(), t -> end, filter, true, t -> {
           byte[] prev = t.startRow();
@@ -193,14 +209,14 @@ public final class DataService implements BigtablePowerApi {
    * where the source is run at once); any other, or one that has just split, through its
    * actor, which hands out a stream reference.
    */
-  private Source<FilteredRow, NotUsed> tabletPart(String table, Function<Directory, TabletInfo> locate,
+  private Source<List<FilteredRow>, NotUsed> tabletPart(String table, Function<Directory, TabletInfo> locate,
       Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed,
-      Function<TabletInfo, Source<FilteredRow, NotUsed>> rest) {
+      Function<TabletInfo, Source<List<FilteredRow>, NotUsed>> rest) {
     TabletInfo t = locate.apply(router.directory());
     TabletReads reads = t == null ? null : router.localReads(t.id());
     if (reads != null) {
       try {
-        return reads.scan(startIn.apply(t), endIn.apply(t), filter, reversed).concat(rest.apply(t));
+        return reads.scanInFews(startIn.apply(t), endIn.apply(t), filter, reversed).concat(rest.apply(t));
       } catch (RuntimeException e) {
         Throwable refusal = TabletReads.failure(e);
         if (Replies.parse(refusal).code() != ErrorCode.MOVED) {
@@ -210,7 +226,7 @@ public final class DataService implements BigtablePowerApi {
     }
     return Source.completionStage(router.<SourceRef<FilteredRow>>ask(table, locate,
         (ti, replyTo) -> new TabletActor.OpenScan(startIn.apply(ti), endIn.apply(ti), filter, reversed, replyTo)))
-        .flatMapConcat(a -> a.value().getSource().concat(rest.apply(a.tablet())));
+        .flatMapConcat(a -> a.value().getSource().map(List::of).concat(rest.apply(a.tablet())));
   }
 
   private static byte[] clipEnd(byte[] end, byte[] tabletEnd) {

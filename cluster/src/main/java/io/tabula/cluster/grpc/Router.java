@@ -17,11 +17,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.pattern.StatusReply;
 
@@ -40,6 +42,7 @@ final class Router {
   private final DirectoryCache directory;
   private final ActorRef<Master.Command> master;
   private final LocalTablets local;
+  private final Executor blockingIo;
   private final Duration askTimeout;
   private final long retryForNanos;
 
@@ -50,6 +53,7 @@ final class Router {
     this.directory = directory;
     this.master = master;
     this.local = local;
+    this.blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
     this.askTimeout = askTimeout;
     this.retryForNanos = retryFor.toNanos();
   }
@@ -59,22 +63,26 @@ final class Router {
   }
 
   /**
-   * {@code read} run at once on this thread over the reads of tablet {@code tabletId}, when
-   * this node serves it; null when it does not (ask the tablet instead). A failed read
-   * completes the stage as the tablet's actor would have refused it (moved, invalid, ...).
-   * The engine reads from its caches and the files' pages; a read that misses both waits
-   * for the device on this thread.
+   * {@code read} over the reads of tablet {@code tabletId}, when this node serves it, run on
+   * the blocking-I/O dispatcher (a read may wait for the device, and the calling thread
+   * serves a whole HTTP/2 connection); null when the tablet is not served here (ask it
+   * instead). A failed read completes the stage as the tablet's actor would have refused
+   * it (moved, invalid, ...).
    */
   <T> CompletionStage<T> readLocal(String tabletId, Function<TabletReads, T> read) {
     TabletReads reads = local.reads(tabletId);
     if (reads == null) {
       return null;
     }
-    try {
-      return CompletableFuture.completedFuture(read.apply(reads));
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(TabletReads.failure(e));
-    }
+    CompletableFuture<T> result = new CompletableFuture<>();
+    blockingIo.execute(() -> {
+      try {
+        result.complete(read.apply(reads));
+      } catch (RuntimeException e) {
+        result.completeExceptionally(TabletReads.failure(e));
+      }
+    });
+    return result;
   }
 
   /** The reads of tablet {@code tabletId} when this node serves it, else null. */

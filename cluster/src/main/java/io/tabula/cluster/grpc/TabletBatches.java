@@ -96,11 +96,13 @@ final class TabletBatches {
   }
 
   /**
-   * The rows of {@code keys} (in the order given) that have cells passing {@code filter}:
-   * consecutive keys of one tablet go in one message, a few messages at a time.
+   * The rows of {@code keys} (in the order given) that have cells passing {@code filter},
+   * a group's rows per list (no empty lists): consecutive keys of one tablet go in one
+   * message, a few messages at a time.
    */
-  Source<FilteredRow, NotUsed> read(String table, List<byte[]> keys, byte[] filter) {
-    return Source.from(groups(table, keys)).mapAsync(4, g -> readGroup(table, g, filter)).mapConcat(rows -> rows);
+  Source<List<FilteredRow>, NotUsed> read(String table, List<byte[]> keys, byte[] filter) {
+    return Source.from(groups(table, keys)).mapAsync(4, g -> readGroup(table, g, filter))
+        .filter(rows -> !rows.isEmpty());
   }
 
   /**
