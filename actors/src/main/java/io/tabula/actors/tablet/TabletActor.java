@@ -131,7 +131,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   /** Deletes every row of this tablet starting with {@code prefix} (empty: every row). */
   public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Request {}
 
-  private record WriteFinished(byte[] row) implements Command {}
+  /** Writes to these rows (one entry per write) are durable or failed: no longer in flight. */
+  private record WriteFinished(List<byte[]> rows) implements Command {}
 
   private enum Tick implements Command { INSTANCE }
 
@@ -256,15 +257,20 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     if (n == 0) {
       reply.run();
     }
+    List<byte[]> rows = new ArrayList<>(n);
+    ActorRef<Command> self = getContext().getSelf();
     for (int i = 0; i < n; i++) {
       int at = i;
-      write(b.mutations().get(i), err -> {
+      rows.add(b.mutations().get(i).row());
+      // The batch's rows leave the in-flight count together, in one message once all are done.
+      write(b.mutations().get(i), false, err -> {
         if (err != null) {
           refusals[at] = refusal(err).getError().getMessage();
         }
         // The last decrement happens after every other write of refusals: it sees them all.
         if (left.decrementAndGet() == 0) {
           reply.run();
+          self.tell(new WriteFinished(rows));
         }
       });
     }
@@ -273,39 +279,44 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   /** Applies a row mutation and answers {@code result} once it is durable. */
   private <T> void write(RowMutation rm, ActorRef<StatusReply<T>> replyTo, T result) {
-    write(rm, err -> replyTo.tell(err == null ? StatusReply.success(result) : refusal(err)));
+    write(rm, true, err -> replyTo.tell(err == null ? StatusReply.success(result) : refusal(err)));
   }
 
   /**
    * Applies a row mutation and calls {@code done} (with null, or the failure) once it is
-   * durable, on whichever thread completes it; the row counts as written-to until then.
-   * While the tablet's flush backlog is full, writes are held back here, in order, and
-   * retried shortly, rather than blocking this actor in the engine: reads keep being
-   * served meanwhile.
+   * durable, on whichever thread completes it; the row counts as written-to until then:
+   * with {@code finish}, until this write's own {@link WriteFinished}; without, until the
+   * caller sends one for the row ({@code done} is called either way). While the tablet's
+   * flush backlog is full, writes are held back here, in order, and retried shortly,
+   * rather than blocking this actor in the engine: reads keep being served meanwhile.
    */
-  private void write(RowMutation rm, Consumer<Throwable> done) {
+  private void write(RowMutation rm, boolean finish, Consumer<Throwable> done) {
     writesInFlight.merge(ByteBuffer.wrap(rm.row()), 1, Integer::sum);
     if (!heldWrites.isEmpty() || tablet.flushBacklogFull()) {
-      heldWrites.add(() -> applyNow(rm, done));
+      heldWrites.add(() -> applyNow(rm, finish, done));
       timers.startSingleTimer(RetryHeldWrites.INSTANCE, HELD_WRITE_RETRY);
       return;
     }
-    applyNow(rm, done);
+    applyNow(rm, finish, done);
   }
 
-  private void applyNow(RowMutation rm, Consumer<Throwable> done) {
+  private void applyNow(RowMutation rm, boolean finish, Consumer<Throwable> done) {
     CompletableFuture<Void> f;
     try {
       f = tablet.apply(rm);
     } catch (RuntimeException e) {
       done.accept(e);
-      onWriteFinished(new WriteFinished(rm.row()));
+      if (finish) {
+        onWriteFinished(new WriteFinished(List.of(rm.row())));
+      }
       return;
     }
     ActorRef<Command> self = getContext().getSelf();
     f.whenComplete((ok, err) -> {
       done.accept(err);
-      self.tell(new WriteFinished(rm.row()));
+      if (finish) {
+        self.tell(new WriteFinished(List.of(rm.row())));
+      }
     });
   }
 
@@ -321,7 +332,15 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onWriteFinished(WriteFinished w) {
-    ByteBuffer row = ByteBuffer.wrap(w.row());
+    for (byte[] r : w.rows()) {
+      finished(r);
+    }
+    return this;
+  }
+
+  /** One write to {@code r} is over: requests waiting for the row may run once none is left. */
+  private void finished(byte[] r) {
+    ByteBuffer row = ByteBuffer.wrap(r);
     int left = writesInFlight.merge(row, -1, Integer::sum);
     if (left <= 0) {
       writesInFlight.remove(row);
@@ -338,7 +357,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         waiting.remove(row);
       }
     }
-    return this;
   }
 
   /** Whether a row-atomic request must wait for writes to its row; if so it is queued. */
