@@ -136,7 +136,7 @@ final class E2eReport {
         + "is acknowledged once the commit log has fsynced it; concurrent writes share an fsync (group commit).%n"
         + "* Block cache %d MiB against %.0f MB of values per table, so \"random read (data > block cache)\" misses "
         + "the block cache. The files still sit in the operating system's page cache (the machine has far more "
-        + "RAM than the data), so a miss costs a copy, a checksum and parsing a 64 KiB block, not a device read.%n"
+        + "RAM than the data), so a miss costs a copy, a checksum and parsing a 16 KiB block (the default block size), not a device read.%n"
         + "* Memtable %d MiB (tablets freeze and flush past it), so most rows are in SSTables when the reads start; "
         + "the last up to %d MiB written per tablet may still be in its memtable.%n"
         + "* Random read (mem): Tabula's engine has in-memory locality groups, but the Cloud Bigtable API offers no "

@@ -126,9 +126,10 @@ class ScanFlowTest {
     }
     long readAhead = settledCount(base);
     System.out.printf("ScanFlowTest: the node read %,d rows for a subscriber that took 20 and paused%n", readAhead);
-    // Measured: 3,296 rows (3.3 MB, 16% of the table) in every run on a 2-core machine: what
-    // the HTTP/2 flow-control windows and the stream buffers of the node and the client hold.
-    // A node reading without back-pressure reads all 20,000; half leaves 3x margin.
+    // Measured: 5,808 rows (5.8 MB, 29% of the table) in every run on a 2-core machine: what
+    // the client's 4 MiB HTTP/2 flow-control window for scans and the stream buffers of the
+    // node and the client hold (3,296 rows with grpc-java's default 1 MiB window). A node
+    // reading without back-pressure reads all 20,000; half leaves 1.7x margin.
     assertTrue(readAhead < READ_AHEAD_BOUND, "the node read " + readAhead + " rows ahead of a paused subscriber");
     assertEquals(1, NodeStreams.runningTabletScans(node.node.system()), "the paused scan is open on the node");
     s.cancel();

@@ -26,7 +26,7 @@ public record LocalityGroup(String name, int blockSize, Compression compression,
     new SSTableOptions(blockSize, compression, bloomBitsPerKey, SSTableOptions.defaults().restartInterval());
   }
 
-  /** The default group: 64 KiB blocks, no compression, 10-bit bloom, on disk. */
+  /** The default group: 16 KiB blocks, no compression, 10-bit bloom, on disk. */
   public static LocalityGroup defaults(String name) {
     SSTableOptions d = SSTableOptions.defaults();
     return new LocalityGroup(name, d.blockSize(), d.compression(), d.bloomBitsPerKey(), false);

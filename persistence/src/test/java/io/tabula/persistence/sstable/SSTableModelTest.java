@@ -161,7 +161,7 @@ class SSTableModelTest {
     assertThrows(IllegalArgumentException.class, () -> new SSTableOptions(4096, Compression.NONE, 10, 0));
     assertThrows(NullPointerException.class, () -> new SSTableOptions(4096, null, 10, 16));
     SSTableOptions d = SSTableOptions.defaults();
-    assertEquals(new SSTableOptions(64 * 1024, Compression.NONE, 10, 16), d);
+    assertEquals(new SSTableOptions(16 * 1024, Compression.NONE, 10, 16), d);
   }
 
   @Test
