@@ -6,9 +6,11 @@ import io.tabula.protocol.locations.LocationsClient;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
 import org.apache.pekko.grpc.GrpcChannel;
 import org.apache.pekko.grpc.GrpcClientSettings;
@@ -16,33 +18,50 @@ import org.apache.pekko.grpc.GrpcClientSettings;
 /**
  * The connections to one node, {@code host:port}, in plaintext: a grpc-java channel for the
  * data calls answered whole ({@link DirectCalls}; its listeners run on the channel's I/O
- * thread, which hands each finished call to the actor system's dispatcher), a Pekko gRPC channel whose calls carry
- * the per-attempt deadline (locations, admin) and one without (scans, which last as long as
- * their reader wants). A channel reconnects by itself when
- * the node comes back. Owns both channels; {@link #close} closes them.
+ * thread, which hands each finished call to the actor system's dispatcher), a Pekko gRPC
+ * channel whose calls carry the per-attempt deadline (locations, admin) and two without,
+ * which scans take turns over (a scan lasts as long as its reader wants). A channel
+ * reconnects by itself when the node comes back. Owns the channels; {@link #close} closes
+ * them.
  */
 final class Endpoint {
   final String address;
-  final BigtableClient streaming;
+  private final BigtableClient[] streaming;
+  private final AtomicInteger nextStream = new AtomicInteger();
   final LocationsClient locations;
   final BigtableTableAdminClient admin;
   /** Calls answered whole, on a grpc-java channel of their own. */
   final DirectCalls direct;
   private final ManagedChannel directChannel;
   private final GrpcChannel unaryChannel;
-  private final GrpcChannel streamChannel;
+  private final List<GrpcChannel> streamChannels;
 
-  private Endpoint(String address, GrpcChannel unaryChannel, GrpcChannel streamChannel, ManagedChannel directChannel,
-      Duration attemptTimeout, ClassicActorSystemProvider system) {
+  private Endpoint(String address, GrpcChannel unaryChannel, List<GrpcChannel> streamChannels,
+      ManagedChannel directChannel, Duration attemptTimeout, ClassicActorSystemProvider system) {
     this.address = address;
     this.directChannel = directChannel;
     this.direct = new DirectCalls(directChannel, attemptTimeout, system.classicSystem().dispatcher());
     this.unaryChannel = unaryChannel;
-    this.streamChannel = streamChannel;
-    this.streaming = BigtableClient.create(streamChannel, system);
+    this.streamChannels = streamChannels;
+    this.streaming = streamChannels.stream().map(c -> BigtableClient.create(c, system))
+        .toArray(BigtableClient[]::new);
     this.locations = LocationsClient.create(unaryChannel, system);
     this.admin = BigtableTableAdminClient.create(unaryChannel, system);
   }
+
+  /** The client for the next scan: scans take turns over {@link #CONNECTIONS} connections. */
+  BigtableClient streaming() {
+    return streaming[Math.floorMod(nextStream.getAndIncrement(), streaming.length)];
+  }
+
+  /**
+   * Connections to the node for scans: a node serves each HTTP/2 connection on one thread at
+   * a time, so over one connection scans used about one of the node's cores whatever it had
+   * (160,000 rows/s with one connection, about 250,000 with two, on 2 cores shared with the
+   * client; bench/run-e2e --workloads seq-write,random-read,random-read-mem,scan). Calls
+   * answered whole keep one connection: their batches of point reads ran slower over two.
+   */
+  private static final int CONNECTIONS = 2;
 
   /** The initial HTTP/2 flow-control window of the Pekko gRPC channels (scans). */
   private static final int SCAN_WINDOW_BYTES = 4 << 20;
@@ -60,14 +79,19 @@ final class Endpoint {
         .withChannelBuilderOverrides(b -> b.directExecutor().initialFlowControlWindow(SCAN_WINDOW_BYTES));
     ManagedChannel direct = NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().directExecutor()
         .build();
-    return new Endpoint(hp.toString(), GrpcChannel.apply(base.withDeadline(attemptTimeout), system),
-        GrpcChannel.apply(base, system), direct, attemptTimeout, system);
+    List<GrpcChannel> scans = new ArrayList<>();
+    for (int i = 0; i < CONNECTIONS; i++) {
+      scans.add(GrpcChannel.apply(base, system));
+    }
+    return new Endpoint(hp.toString(), GrpcChannel.apply(base.withDeadline(attemptTimeout), system), scans, direct,
+        attemptTimeout, system);
   }
 
   CompletionStage<Void> close() {
     directChannel.shutdown();
-    List<CompletableFuture<?>> closing = List.of(unaryChannel.closeCS().toCompletableFuture(),
-        streamChannel.closeCS().toCompletableFuture());
+    List<CompletableFuture<?>> closing = new ArrayList<>();
+    closing.add(unaryChannel.closeCS().toCompletableFuture());
+    streamChannels.forEach(c -> closing.add(c.closeCS().toCompletableFuture()));
     return CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new));
   }
 

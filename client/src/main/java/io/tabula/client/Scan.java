@@ -45,7 +45,7 @@ final class Scan {
     RowMerger merger = new RowMerger(req.getReversed());
     ByteString first = firstRow(req.getRows());
     Source<Row, NotUsed> stream = Source.completionStage(client.locations().locate(req.getTableName(), first))
-        .flatMapConcat(l -> client.endpoint(l.endpoint()).streaming.readRows(req))
+        .flatMapConcat(l -> client.endpoint(l.endpoint()).streaming().readRows(req))
         .mapConcat(merger::accept)
         // concatLazy: a plain concat pulls its second source at once, which ran the check before any chunk.
         .concatLazy(Source.lazySource(() -> {
