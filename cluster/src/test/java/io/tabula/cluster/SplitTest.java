@@ -1,6 +1,7 @@
 package io.tabula.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.api.gax.rpc.ServerStream;
@@ -92,6 +93,8 @@ class SplitTest {
       data.bulkMutateRows(bulk);
       if (batch % 5 == 4) {
         scans.add(scanKeys());
+        // Asks every tablet: one that has just split answers "moved", and the node asks again.
+        assertFalse(data.sampleRowKeys("t").isEmpty());
       }
     }
     // Scans taken while tablets split: each must be strictly increasing, no row twice.

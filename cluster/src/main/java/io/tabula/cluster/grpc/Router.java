@@ -21,6 +21,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
@@ -134,19 +135,46 @@ final class Router {
 
   /**
    * Asks every tablet of {@code table}, as the directory lists them now, and completes with
-   * their answers in row order; NOT_FOUND for an unknown table.
+   * their answers in row order; NOT_FOUND for an unknown table. When a tablet answers that
+   * it has split, every tablet is asked again over a refreshed directory, for up to
+   * {@code retryFor}: {@code message} must be safe to repeat.
    */
   <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
-    return table(table).thenCompose(t -> {
-      List<TabletInfo> tablets = directory.get().tabletsOf(table);
-      List<CompletableFuture<Answer<T>>> asks = new ArrayList<>();
-      for (TabletInfo ti : tablets) {
-        asks.add(askTablet(ti.id(), message).thenApply(v -> new Answer<>(ti, v)).toCompletableFuture());
-      }
-      return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
-          .thenApply(x -> asks.stream().map(CompletableFuture::join).toList());
-    });
+    return table(table).thenCompose(t -> askEveryTablet(table, message, System.nanoTime(), 0));
+  }
+
+  private <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
+      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, long startNanos, int n) {
+    List<TabletInfo> tablets = directory.get().tabletsOf(table);
+    List<CompletableFuture<Answer<T>>> asks = new ArrayList<>();
+    for (TabletInfo ti : tablets) {
+      asks.add(askTablet(ti.id(), message).thenApply(v -> new Answer<>(ti, v)).toCompletableFuture());
+    }
+    return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
+        .<CompletionStage<List<Answer<T>>>>handle((x, err) -> {
+          if (err == null) {
+            return CompletableFuture.completedFuture(asks.stream().map(CompletableFuture::join).toList());
+          }
+          return retryMoved(err, startNanos, n, () -> askEveryTablet(table, message, startNanos, n + 1));
+        }).thenCompose(x -> x);
+  }
+
+  /**
+   * After a failed attempt: {@code again} after a short growing pause and a directory
+   * refresh when the failure was a moved answer and time is left, else the failure as a
+   * gRPC error.
+   */
+  private <R> CompletionStage<R> retryMoved(Throwable err, long startNanos, int n,
+      Supplier<CompletionStage<R>> again) {
+    Replies.Refusal r = Replies.parse(err);
+    if (r.code() != ErrorCode.MOVED || System.nanoTime() - startNanos > retryForNanos) {
+      return CompletableFuture.failedFuture(GrpcErrors.from(err));
+    }
+    long pauseMs = Math.min(200, 5L << Math.min(n, 6));
+    CompletableFuture<Void> pause = new CompletableFuture<>();
+    CompletableFuture.delayedExecutor(pauseMs, TimeUnit.MILLISECONDS).execute(() -> pause.complete(null));
+    return pause.thenCompose(x -> directory.refresh(master, system, askTimeout)).thenCompose(d -> again.get());
   }
 
   private <T> CompletionStage<Answer<T>> attempt(String table, Function<Directory, TabletInfo> locate,
@@ -166,15 +194,7 @@ final class Router {
       if (err == null) {
         return CompletableFuture.completedFuture(new Answer<>(t, v));
       }
-      Replies.Refusal r = Replies.parse(err);
-      if (r.code() != ErrorCode.MOVED || System.nanoTime() - startNanos > retryForNanos) {
-        return CompletableFuture.<Answer<T>>failedFuture(GrpcErrors.from(err));
-      }
-      long pauseMs = Math.min(200, 5L << Math.min(n, 6));
-      CompletableFuture<Void> pause = new CompletableFuture<>();
-      CompletableFuture.delayedExecutor(pauseMs, TimeUnit.MILLISECONDS).execute(() -> pause.complete(null));
-      return pause.thenCompose(x -> directory.refresh(master, system, askTimeout))
-          .thenCompose(d -> attempt(table, locate, message, startNanos, n + 1));
+      return retryMoved(err, startNanos, n, () -> attempt(table, locate, message, startNanos, n + 1));
     }).thenCompose(x -> x);
   }
 }
