@@ -24,13 +24,7 @@ final class FilterCache {
 
   /** The compiled filter; an empty array passes every cell. InvalidFilterException if it is not a valid filter. */
   CompiledFilter compile(byte[] filter) {
-    ByteBuffer key = ByteBuffer.wrap(filter);
-    CompiledFilter f = compiled.getIfPresent(key);
-    if (f == null) {
-      f = compileNow(filter);
-      compiled.put(key, f);
-    }
-    return f;
+    return compiled.get(ByteBuffer.wrap(filter), k -> compileNow(filter));
   }
 
   private static CompiledFilter compileNow(byte[] filter) {

@@ -33,6 +33,7 @@ import picocli.CommandLine.Option;
     description = "Figure 6 workloads against a Tabula node process: Tabula client vs official Java client.")
 public final class EndToEndBench implements Callable<Integer> {
   private static final String TABLE_PREFIX = "fig6_";
+  private static final long WARM_UP_SALT = 0x3A7E;
 
   @Option(names = "--quick", description = "Small size: 60,000 rows, one round, 4 s timed read windows, 2 s "
       + "warm-ups (overrides those options).")
@@ -227,15 +228,8 @@ public final class EndToEndBench implements Callable<Integer> {
     });
     int written = (int) w.values();
     int batch = Math.min(readBatch, Math.max(1, written));
-    // Keys in the written prefix of `order`, in random order, so the reads are random reads.
-    int[] keys = Arrays.copyOf(order, written);
-    SplittableRandom random = new SplittableRandom(seed);
-    for (int i = keys.length - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int t = keys[i];
-      keys[i] = keys[j];
-      keys[j] = t;
-    }
+    // The rows written (the first `written` of `order`), in random order, so the reads are random reads.
+    int[] keys = Arrays.stream(data.permutation(WARM_UP_SALT)).filter(row -> row < written).toArray();
     InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(3,
         2L * warmupSeconds)), n -> {
           int from = (int) (n * batch % Math.max(1, keys.length - batch + 1));

@@ -1,5 +1,7 @@
 package io.tabula.cluster.grpc;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.bigtable.v2.ReadRowsResponse.CellChunk;
 import com.google.protobuf.ByteString;
@@ -13,7 +15,6 @@ import io.tabula.streams.filter.LabeledCell;
 import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Rows to the ReadRows wire form: one chunk per cell, the row key on the row's first chunk,
@@ -27,21 +28,12 @@ final class Chunks {
   /**
    * Family names as messages, kept: a message remembers its encoded size, and a fresh one
    * per row meant measuring the name's UTF-8 again for every row of a scan. Families are few
-   * (a table's schema names them); the map is emptied should it ever hold many.
+   * (a table's schema names them).
    */
-  private static final ConcurrentHashMap<String, StringValue> FAMILY_NAMES = new ConcurrentHashMap<>();
-  private static final int FAMILY_NAMES_KEPT = 4096;
+  private static final Cache<String, StringValue> FAMILY_NAMES = Caffeine.newBuilder().maximumSize(4096).build();
 
   private static StringValue familyName(String family) {
-    StringValue v = FAMILY_NAMES.get(family);
-    if (v == null) {
-      if (FAMILY_NAMES.size() >= FAMILY_NAMES_KEPT) {
-        FAMILY_NAMES.clear();
-      }
-      v = StringValue.of(family);
-      FAMILY_NAMES.put(family, v);
-    }
-    return v;
+    return FAMILY_NAMES.get(family, StringValue::of);
   }
 
   /** About the bytes {@code row} takes in a response: key, qualifiers and values. */

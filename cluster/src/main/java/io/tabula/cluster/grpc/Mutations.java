@@ -30,42 +30,41 @@ final class Mutations {
    * request itself) holds it; the field's name is built only for an error message.
    */
   static RowMutation rowMutation(Supplier<String> field, ByteString rowKey, List<Mutation> ms) {
-    Supplier<String> prefix = () -> field.get().isEmpty() ? "mutations" : field.get() + ".mutations";
-    if (rowKey.isEmpty() || rowKey.size() > RowMutation.MAX_ROW_KEY_BYTES) {
-      row(field.get().isEmpty() ? "row_key" : field.get() + ".row_key", rowKey);
-    }
+    byte[] row = row(() -> within(field.get(), "row_key"), rowKey);
+    Supplier<String> prefix = () -> within(field.get(), "mutations");
     if (ms.isEmpty()) {
       throw GrpcErrors.invalid(prefix.get(), "at least one mutation is required");
     }
-    List<io.tabula.persistence.model.Mutation> out = new ArrayList<>(ms.size());
-    for (int i = 0; i < ms.size(); i++) {
-      out.add(one(prefix, i, ms.get(i)));
-    }
-    try {
-      return new RowMutation(rowKey.toByteArray(), out);
-    } catch (InvalidMutationException e) {
-      throw GrpcErrors.invalid(e.field().startsWith("mutations") ? prefix.get() + e.field().substring(9)
-          : e.field(), e.getMessage());
-    }
+    return build(prefix, row, list(prefix, ms));
+  }
+
+  /** {@code name} inside {@code field}, or {@code name} alone for the request itself (empty field). */
+  private static String within(String field, String name) {
+    return field.isEmpty() ? name : field + "." + name;
   }
 
   static byte[] row(String field, ByteString rowKey) {
+    return row(() -> field, rowKey);
+  }
+
+  private static byte[] row(Supplier<String> field, ByteString rowKey) {
     if (rowKey.isEmpty()) {
-      throw GrpcErrors.invalid(field, "must not be empty");
+      throw GrpcErrors.invalid(field.get(), "must not be empty");
     }
     if (rowKey.size() > RowMutation.MAX_ROW_KEY_BYTES) {
-      throw GrpcErrors.invalid(field, "is " + rowKey.size() + " bytes, over the limit of "
+      throw GrpcErrors.invalid(field.get(), "is " + rowKey.size() + " bytes, over the limit of "
           + RowMutation.MAX_ROW_KEY_BYTES);
     }
     return rowKey.toByteArray();
   }
 
-  static RowMutation build(String prefix, byte[] row, List<io.tabula.persistence.model.Mutation> ms) {
+  private static RowMutation build(Supplier<String> prefix, byte[] row,
+      List<io.tabula.persistence.model.Mutation> ms) {
     try {
       return new RowMutation(row, ms);
     } catch (InvalidMutationException e) {
-      throw GrpcErrors.invalid(e.field().startsWith("mutations") ? prefix + e.field().substring(9) : e.field(),
-          e.getMessage());
+      throw GrpcErrors.invalid(e.field().startsWith("mutations") ? prefix.get() + e.field().substring(9)
+          : e.field(), e.getMessage());
     }
   }
 
@@ -74,18 +73,18 @@ final class Mutations {
    * row mutation of {@code row} when it is not.
    */
   static List<io.tabula.persistence.model.Mutation> branch(String field, byte[] row, List<Mutation> ms) {
-    List<io.tabula.persistence.model.Mutation> out = list(field, ms);
+    List<io.tabula.persistence.model.Mutation> out = list(() -> field, ms);
     if (!out.isEmpty()) {
-      build(field, row, out);
+      build(() -> field, row, out);
     }
     return out;
   }
 
-  /** Engine mutations for a list that may be empty. */
-  static List<io.tabula.persistence.model.Mutation> list(String prefix, List<Mutation> ms) {
+  /** Engine mutations for a list that may be empty; {@code prefix} names the list in errors. */
+  private static List<io.tabula.persistence.model.Mutation> list(Supplier<String> prefix, List<Mutation> ms) {
     List<io.tabula.persistence.model.Mutation> out = new ArrayList<>(ms.size());
     for (int i = 0; i < ms.size(); i++) {
-      out.add(one(() -> prefix, i, ms.get(i)));
+      out.add(one(prefix, i, ms.get(i)));
     }
     return out;
   }

@@ -61,14 +61,16 @@ public final class TabletScans {
   private static Optional<List<Row>> nextFew(RowScanner s) {
     List<Row> rows = new ArrayList<>();
     long bytes = 0;
-    while (rows.size() < FEW_ROWS && bytes < FEW_BYTES) {
-      Optional<Row> r = next(s);
-      if (r.isEmpty()) {
-        break;
+    try {
+      for (Row r; rows.size() < FEW_ROWS && bytes < FEW_BYTES && (r = s.next()) != null; ) {
+        rows.add(r);
+        bytes += bytesOf(r);
       }
-      rows.add(r.get());
-      bytes += bytesOf(r.get());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
+    ROWS_EMITTED.add(rows.size());
+    BYTES_EMITTED.add(bytes);
     return rows.isEmpty() ? Optional.empty() : Optional.of(rows);
   }
 
@@ -96,19 +98,6 @@ public final class TabletScans {
   private static RowScanner open(Tablet tablet, byte[] start, byte[] end, ReadFilter filter) {
     try {
       return tablet.scan(start, end, filter);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static Optional<Row> next(RowScanner s) {
-    try {
-      Row r = s.next();
-      if (r != null) {
-        ROWS_EMITTED.increment();
-        BYTES_EMITTED.add(bytesOf(r));
-      }
-      return Optional.ofNullable(r);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
