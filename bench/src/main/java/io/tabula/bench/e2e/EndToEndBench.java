@@ -59,6 +59,14 @@ public final class EndToEndBench implements Callable<Integer> {
           + "compresses every response); --no-official-accept-gzip turns it off")
   private boolean officialAcceptGzip;
 
+  @Option(names = "--official-window-kib", description = "The official client's HTTP/2 receive window in KiB, "
+      + "0 for the library's default of 1 MiB; default: ${DEFAULT-VALUE}, the Tabula client's", defaultValue = "4096")
+  private int officialWindowKib;
+
+  @Option(names = "--official-channels", description = "Connections in the official client's channel pool; "
+      + "default: ${DEFAULT-VALUE}", defaultValue = "2")
+  private int officialChannels;
+
   @Option(names = "--concurrency", description = "Requests in flight per client; default: ${DEFAULT-VALUE}",
       defaultValue = "8")
   private int concurrency;
@@ -162,7 +170,7 @@ public final class EndToEndBench implements Callable<Integer> {
         for (String c : clientNames) {
           clients.add(switch (c.trim().toLowerCase(Locale.ROOT)) {
             case "tabula" -> new TabulaClientUnderTest(node.endpoint(), data, writeBatch);
-            case "official" -> new OfficialClientUnderTest(node.port(), data, officialAcceptGzip);
+            case "official" -> new OfficialClientUnderTest(node.port(), data, officialAcceptGzip, officialWindowKib * 1024, officialChannels);
             default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client '" + c
                 + "'; known: tabula, official");
           });

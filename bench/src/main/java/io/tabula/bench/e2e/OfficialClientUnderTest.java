@@ -4,6 +4,7 @@ import com.google.api.core.ApiFunction;
 import com.google.api.core.ApiFuture;
 import com.google.api.core.ApiFutureCallback;
 import com.google.api.core.ApiFutures;
+import com.google.api.gax.grpc.ChannelPoolSettings;
 import com.google.api.gax.grpc.InstantiatingGrpcChannelProvider;
 import com.google.api.gax.rpc.ResponseObserver;
 import com.google.api.gax.rpc.StreamController;
@@ -26,6 +27,7 @@ import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.Codec;
 import io.grpc.DecompressorRegistry;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tabula.bench.Dataset;
 import java.io.IOException;
 import java.util.List;
@@ -54,22 +56,29 @@ final class OfficialClientUnderTest implements ClientUnderTest {
   /**
    * @param acceptGzip whether the client advertises gzip in {@code grpc-accept-encoding}, as
    *     the library does by default; without it the node answers uncompressed
+   * @param flowControlWindow the HTTP/2 receive window of the client's connection in bytes, or 0
+   *     for the library's default (1 MiB)
+   * @param channels connections in the client's channel pool
    */
-  OfficialClientUnderTest(int port, Dataset data, boolean acceptGzip) throws IOException {
+  OfficialClientUnderTest(int port, Dataset data, boolean acceptGzip, int flowControlWindow, int channels) throws IOException {
     BigtableDataSettings.Builder settings = BigtableDataSettings.newBuilderForEmulator("127.0.0.1", port)
         .setProjectId(PROJECT)
         .setInstanceId(INSTANCE)
         .setMetricsProvider(NoopMetricsProvider.INSTANCE)
         .disableInternalMetrics();
-    if (!acceptGzip) {
-      InstantiatingGrpcChannelProvider.Builder channel =
-          ((InstantiatingGrpcChannelProvider) settings.stubSettings().getTransportChannelProvider()).toBuilder();
-      ApiFunction<ManagedChannelBuilder, ManagedChannelBuilder> emulator = channel.getChannelConfigurator();
-      settings.stubSettings().setTransportChannelProvider(channel.setChannelConfigurator(b ->
-          (emulator == null ? b : emulator.apply(b))
-              .decompressorRegistry(DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false)))
-          .build());
-    }
+    InstantiatingGrpcChannelProvider.Builder channel =
+        ((InstantiatingGrpcChannelProvider) settings.stubSettings().getTransportChannelProvider()).toBuilder();
+    ApiFunction<ManagedChannelBuilder, ManagedChannelBuilder> emulator = channel.getChannelConfigurator();
+    settings.stubSettings().setTransportChannelProvider(channel.setChannelConfigurator(b -> {
+      ManagedChannelBuilder configured = emulator == null ? b : emulator.apply(b);
+      if (!acceptGzip) {
+        configured.decompressorRegistry(DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false));
+      }
+      if (flowControlWindow > 0 && configured instanceof NettyChannelBuilder netty) {
+        netty.flowControlWindow(flowControlWindow);
+      }
+      return configured;
+    }).setChannelPoolSettings(ChannelPoolSettings.staticallySized(channels)).build());
     this.client = BigtableDataClient.create(settings.build());
     this.acceptGzip = acceptGzip;
     this.admin = BigtableTableAdminClient.create(BigtableTableAdminSettings.newBuilderForEmulator("127.0.0.1", port)

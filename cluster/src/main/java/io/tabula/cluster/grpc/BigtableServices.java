@@ -8,6 +8,7 @@ import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.cluster.NodeSettings;
 import io.tabula.protocol.locations.Locations;
 import io.tabula.protocol.locations.LocationsHandlerFactory;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
@@ -49,8 +50,10 @@ public final class BigtableServices {
     // moment between the bind and this stage's completion.
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();
     Supplier<String> endpoint = () -> settings.host() + ":" + bound.join().localAddress().getPort();
+    DataService dataService = new DataService(router);
+    StrictCalls strict = new StrictCalls(dataService, system);
     Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtablePowerApiHandlerFactory.partial(
-        new DataService(router), com.google.bigtable.v2.Bigtable.name, system);
+        dataService, com.google.bigtable.v2.Bigtable.name, system);
     Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(
         new AdminService(system, master, router, settings.askTimeout(), onTableDeleted),
         com.google.bigtable.admin.v2.BigtableTableAdmin.name, system);
@@ -59,7 +62,11 @@ public final class BigtableServices {
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
         locations);
     CompletionStage<ServerBinding> binding = Http.get(system).newServerAt(settings.host(), settings.grpcPort())
-        .bind((Function<HttpRequest, CompletionStage<HttpResponse>>) request -> services.apply(uncompressed(request)));
+        .bind((Function<HttpRequest, CompletionStage<HttpResponse>>) request -> {
+          HttpRequest r = uncompressed(request);
+          Optional<CompletionStage<HttpResponse>> answered = strict.answer(r);
+          return answered.isPresent() ? answered.get() : services.apply(r);
+        });
     return binding.whenComplete((b, err) -> {
       if (err == null) {
         bound.complete(b);

@@ -49,6 +49,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.japi.Pair;
@@ -85,26 +86,19 @@ public final class DataService implements BigtablePowerApi {
   @Override
   public Source<ReadRowsResponse, NotUsed> readRows(ReadRowsRequest in, Metadata metadata) {
     return GrpcErrors.streaming(() -> {
-      rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
-      String table = Names.tableId("table_name", in.getTableName());
-      byte[] filter = filterBytes("filter", in.hasFilter() ? in.getFilter() : null);
-      if (in.getRowsLimit() < 0) {
-        throw GrpcErrors.invalid("rows_limit", "must not be negative, was " + in.getRowsLimit());
+      ReadPlan plan = ReadPlan.of(in);
+      if (plan.gathered()) {
+        return Source.completionStage(gathered(in, metadata, plan)).mapConcat(responses -> responses);
       }
-      boolean reversed = in.getReversed();
-      List<RowRanges.Range> ranges = new ArrayList<>(RowRanges.of(in.getRows()));
-      if (reversed) {
-        Collections.reverse(ranges);
-      }
-      if (!ranges.isEmpty() && ranges.size() <= TabletBatches.GATHERED_KEYS && keysOnly(ranges)) {
-        return gathered(in, metadata, table, ranges.stream().map(RowRanges.Range::start).toList(), filter);
-      }
+      String table = plan.table();
+      List<RowRanges.Range> ranges = plan.ranges();
+      byte[] filter = plan.filter();
       // Rows travel a few at a time (never empty lists), as the engine's scans read them.
       Source<List<FilteredRow>, NotUsed> rows = Source.completionStage(router.table(table)
           .thenCompose(t -> checkSingleRow(metadata, table, in.getRows()).thenApply(ok -> t)))
           .flatMapConcat(t -> keysOnly(ranges) && ranges.size() > 1
               ? batches.read(table, ranges.stream().map(RowRanges.Range::start).toList(), filter)
-              : Source.from(ranges).flatMapConcat(r -> range(table, r, filter, reversed)));
+              : Source.from(ranges).flatMapConcat(r -> range(table, r, filter, in.getReversed())));
       if (in.getRowsLimit() > 0) {
         rows = limit(rows, in.getRowsLimit());
       }
@@ -117,20 +111,56 @@ public final class DataService implements BigtablePowerApi {
   }
 
   /**
+   * The start of the whole answer to a ReadRows of a few row keys, or empty for a read that
+   * streams (row ranges, or more keys than one gathered read takes). A request that fails its
+   * checks answers with a failed stage.
+   */
+  Optional<Supplier<CompletionStage<List<ReadRowsResponse>>>> readRowsWhole(ReadRowsRequest in, Metadata metadata) {
+    ReadPlan plan;
+    try {
+      plan = ReadPlan.of(in);
+    } catch (RuntimeException e) {
+      return Optional.of(() -> CompletableFuture.failedFuture(GrpcErrors.from(e)));
+    }
+    return plan.gathered() ? Optional.of(() -> GrpcErrors.unary(() -> gathered(in, metadata, plan))) : Optional.empty();
+  }
+
+  /** A ReadRows request checked and taken apart: what to read, and whether it is answered whole. */
+  private record ReadPlan(String table, byte[] filter, List<RowRanges.Range> ranges) {
+    static ReadPlan of(ReadRowsRequest in) {
+      rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
+      String table = Names.tableId("table_name", in.getTableName());
+      byte[] filter = filterBytes("filter", in.hasFilter() ? in.getFilter() : null);
+      if (in.getRowsLimit() < 0) {
+        throw GrpcErrors.invalid("rows_limit", "must not be negative, was " + in.getRowsLimit());
+      }
+      List<RowRanges.Range> ranges = new ArrayList<>(RowRanges.of(in.getRows()));
+      if (in.getReversed()) {
+        Collections.reverse(ranges);
+      }
+      return new ReadPlan(table, filter, ranges);
+    }
+
+    boolean gathered() {
+      return !ranges.isEmpty() && ranges.size() <= TabletBatches.GATHERED_KEYS && keysOnly(ranges);
+    }
+  }
+
+  /**
    * A read of a few row keys, answered whole: the rows are read (directly, for tablets served
    * here) and cut into responses before the answer starts, one future and no stream stages
    * per request.
    */
-  private Source<ReadRowsResponse, NotUsed> gathered(ReadRowsRequest in, Metadata metadata, String table,
-      List<byte[]> keys, byte[] filter) {
+  private CompletionStage<List<ReadRowsResponse>> gathered(ReadRowsRequest in, Metadata metadata, ReadPlan plan) {
     long limit = in.getRowsLimit();
-    CompletionStage<List<ReadRowsResponse>> answer = router.table(table)
+    String table = plan.table();
+    List<byte[]> keys = plan.ranges().stream().map(RowRanges.Range::start).toList();
+    return router.table(table)
         .thenCompose(t -> checkSingleRow(metadata, table, in.getRows()))
-        .thenCompose(ok -> keys.size() == 1 ? batches.readOne(table, keys.get(0), filter)
-            : batches.readAll(table, keys, filter))
+        .thenCompose(ok -> keys.size() == 1 ? batches.readOne(table, keys.get(0), plan.filter())
+            : batches.readAll(table, keys, plan.filter()))
         .thenApply(rows -> Chunks.responses(limit > 0 && rows.size() > limit ? rows.subList(0, (int) limit) : rows,
             RESPONSE_BYTES));
-    return Source.completionStage(answer).mapConcat(responses -> responses);
   }
 
   /** The first {@code limit} rows of {@code rows}; the stream ends with the list that reaches it. */
@@ -281,7 +311,12 @@ public final class DataService implements BigtablePowerApi {
 
   @Override
   public Source<MutateRowsResponse, NotUsed> mutateRows(MutateRowsRequest in, Metadata metadata) {
-    return GrpcErrors.streaming(() -> {
+    return Source.completionStage(mutateRowsWhole(in)).mapConcat(responses -> responses);
+  }
+
+  /** The whole answer to MutateRows: one response with every entry's status, in entry order. */
+  CompletionStage<List<MutateRowsResponse>> mutateRowsWhole(MutateRowsRequest in) {
+    return GrpcErrors.unary(() -> {
       rejectViews(in.getAuthorizedViewName(), "");
       String table = Names.tableId("table_name", in.getTableName());
       if (in.getEntriesCount() == 0) {
@@ -290,14 +325,13 @@ public final class DataService implements BigtablePowerApi {
       if (in.getEntriesCount() > 100_000) {
         throw GrpcErrors.invalid("entries", "at most 100000 entries are allowed, got " + in.getEntriesCount());
       }
-      return Source.completionStage(router.table(table).thenCompose(t -> batches.mutate(table, in.getEntriesList())))
-          .map(statuses -> {
-            MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();
-            for (int i = 0; i < statuses.size(); i++) {
-              b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(statuses.get(i)));
-            }
-            return b.build();
-          });
+      return router.table(table).thenCompose(t -> batches.mutate(table, in.getEntriesList())).thenApply(statuses -> {
+        MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();
+        for (int i = 0; i < statuses.size(); i++) {
+          b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(statuses.get(i)));
+        }
+        return List.of(b.build());
+      });
     });
   }
 
