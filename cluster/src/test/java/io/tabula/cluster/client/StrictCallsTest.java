@@ -1,0 +1,168 @@
+package io.tabula.cluster.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.bigtable.v2.MutateRowRequest;
+import com.google.bigtable.v2.MutateRowResponse;
+import com.google.bigtable.v2.MutateRowsRequest;
+import com.google.bigtable.v2.MutateRowsResponse;
+import com.google.bigtable.v2.Mutation;
+import com.google.bigtable.v2.ReadRowsRequest;
+import com.google.bigtable.v2.ReadRowsResponse;
+import com.google.bigtable.v2.RowFilter;
+import com.google.bigtable.v2.RowSet;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ClientCalls;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The node answers small MutateRows, MutateRow and ReadRows requests that arrive whole on a
+ * path of its own (no per-call streams), and every other request through the generated
+ * handler. A gzip-compressed request message always takes the generated handler's path, so
+ * each request here is sent twice, plain and compressed, and both answers (messages, or status
+ * code and message) must be the same, over a real node and grpc-java on 127.0.0.1.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class StrictCallsTest {
+  private static final String TABLE = "projects/p/instances/i/tables/t";
+  private static final MethodDescriptor<ReadRowsRequest, ReadRowsResponse> READ_ROWS = method(
+      MethodDescriptor.MethodType.SERVER_STREAMING, "ReadRows", ReadRowsRequest.getDefaultInstance(),
+      ReadRowsResponse.getDefaultInstance());
+  private static final MethodDescriptor<MutateRowsRequest, MutateRowsResponse> MUTATE_ROWS = method(
+      MethodDescriptor.MethodType.SERVER_STREAMING, "MutateRows", MutateRowsRequest.getDefaultInstance(),
+      MutateRowsResponse.getDefaultInstance());
+  private static final MethodDescriptor<MutateRowRequest, MutateRowResponse> MUTATE_ROW = method(
+      MethodDescriptor.MethodType.UNARY, "MutateRow", MutateRowRequest.getDefaultInstance(),
+      MutateRowResponse.getDefaultInstance());
+
+  private InJvmNode node;
+  private ManagedChannel channel;
+
+  @BeforeAll
+  void start(@TempDir Path dir) {
+    node = InJvmNode.start(dir);
+    node.client.admin().createTable("t", "f").toCompletableFuture().join();
+    channel = NettyChannelBuilder.forTarget(InJvmNode.endpoint(node.node)).usePlaintext().build();
+  }
+
+  @AfterAll
+  void stop() throws InterruptedException {
+    channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+    node.close();
+  }
+
+  @Test
+  void writesAnswerTheSameEitherWay() {
+    assertSame("a batch of rows", () -> mutateRows(entry("a", "1"), entry("b", "2")));
+    assertSame("a batch with a bad family", () -> mutateRows(entry("c", "3"), MutateRowsRequest.Entry.newBuilder()
+        .setRowKey(ByteString.copyFromUtf8("d")).addMutations(set("nope", "4")).build()));
+    assertSame("an empty batch", () -> MutateRowsRequest.newBuilder().setTableName(TABLE).build(), MUTATE_ROWS);
+    assertSame("one row", () -> MutateRowRequest.newBuilder().setTableName(TABLE)
+        .setRowKey(ByteString.copyFromUtf8("e")).addMutations(set("f", "5")).build(), MUTATE_ROW);
+    assertSame("one row of an unknown table", () -> MutateRowRequest.newBuilder()
+        .setTableName("projects/p/instances/i/tables/missing").setRowKey(ByteString.copyFromUtf8("e"))
+        .addMutations(set("f", "5")).build(), MUTATE_ROW);
+  }
+
+  @Test
+  void readsAnswerTheSameEitherWay() {
+    ClientCalls.blockingServerStreamingCall(channel, MUTATE_ROWS, CallOptions.DEFAULT,
+        mutateRows(entry("r1", "one"), entry("r2", "two"), entry("r3", "three"))).forEachRemaining(r -> { });
+    List<Object> some = assertSame("present and absent keys", () -> read("r1", "r3", "zz"), READ_ROWS);
+    assertEquals(1, some.size(), "one response holding the two rows: " + some);
+    assertSame("only absent keys", () -> read("x", "y"), READ_ROWS);
+    assertSame("a limit", () -> read("r1", "r2", "r3").toBuilder().setRowsLimit(2).build(), READ_ROWS);
+    assertSame("a filter", () -> read("r1", "r2").toBuilder().setFilter(RowFilter.newBuilder()
+        .setValueRegexFilter(ByteString.copyFromUtf8("t.*"))).build(), READ_ROWS);
+    assertSame("a bad filter", () -> read("r1").toBuilder().setFilter(RowFilter.newBuilder()
+        .setValueRegexFilter(ByteString.copyFromUtf8("("))).build(), READ_ROWS);
+    assertSame("a negative limit", () -> read("r1").toBuilder().setRowsLimit(-1).build(), READ_ROWS);
+    assertSame("a bad table name", () -> read("r1").toBuilder().setTableName("t").build(), READ_ROWS);
+    assertSame("a range (streamed either way)", () -> ReadRowsRequest.newBuilder().setTableName(TABLE)
+        .setRows(RowSet.newBuilder().addRowRanges(com.google.bigtable.v2.RowRange.newBuilder()
+            .setStartKeyClosed(ByteString.copyFromUtf8("r")))).build(), READ_ROWS);
+  }
+
+  /**
+   * Sends the request plain and gzip-compressed and checks that both answers are the same;
+   * returns the answer (the response messages, or the failure's code and description).
+   */
+  private <Q extends Message, R extends Message> List<Object> assertSame(String what, Supplier<Q> request,
+      MethodDescriptor<Q, R> method) {
+    List<Object> plain = call(method, request.get(), CallOptions.DEFAULT);
+    List<Object> compressed = call(method, request.get(), CallOptions.DEFAULT.withCompression("gzip"));
+    assertEquals(compressed, plain, what);
+    assertTrue(!plain.isEmpty() || method != MUTATE_ROW, what + ": a unary call answers");
+    return plain;
+  }
+
+  private void assertSame(String what, Supplier<MutateRowsRequest> request) {
+    List<Object> answer = assertSame(what, request, MUTATE_ROWS);
+    assertEquals(1, answer.size(), what + ": " + answer);
+  }
+
+  private <Q, R> List<Object> call(MethodDescriptor<Q, R> method, Q request, CallOptions options) {
+    List<Object> out = new ArrayList<>();
+    CallOptions withDeadline = options.withDeadlineAfter(20, TimeUnit.SECONDS);
+    try {
+      if (method.getType() == MethodDescriptor.MethodType.UNARY) {
+        out.add(ClientCalls.blockingUnaryCall(channel, method, withDeadline, request));
+      } else {
+        ClientCalls.blockingServerStreamingCall(channel, method, withDeadline, request).forEachRemaining(out::add);
+      }
+    } catch (StatusRuntimeException e) {
+      out.add(e.getStatus().getCode() + ": " + e.getStatus().getDescription());
+    }
+    return out;
+  }
+
+  private static ReadRowsRequest read(String... keys) {
+    RowSet.Builder rows = RowSet.newBuilder();
+    for (String k : keys) {
+      rows.addRowKeys(ByteString.copyFromUtf8(k));
+    }
+    return ReadRowsRequest.newBuilder().setTableName(TABLE).setRows(rows).build();
+  }
+
+  private static MutateRowsRequest mutateRows(MutateRowsRequest.Entry... entries) {
+    return MutateRowsRequest.newBuilder().setTableName(TABLE).addAllEntries(List.of(entries)).build();
+  }
+
+  private static MutateRowsRequest.Entry entry(String row, String value) {
+    return MutateRowsRequest.Entry.newBuilder().setRowKey(ByteString.copyFromUtf8(row)).addMutations(set("f", value))
+        .build();
+  }
+
+  private static Mutation set(String family, String value) {
+    return Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder().setFamilyName(family)
+        .setColumnQualifier(ByteString.copyFromUtf8("q")).setTimestampMicros(1000)
+        .setValue(ByteString.copyFromUtf8(value))).build();
+  }
+
+  private static <Q extends Message, R extends Message> MethodDescriptor<Q, R> method(
+      MethodDescriptor.MethodType type, String name, Q request, R response) {
+    return MethodDescriptor.<Q, R>newBuilder().setType(type)
+        .setFullMethodName(MethodDescriptor.generateFullMethodName("google.bigtable.v2.Bigtable", name))
+        .setRequestMarshaller(ProtoUtils.marshaller(request)).setResponseMarshaller(ProtoUtils.marshaller(response))
+        .build();
+  }
+}
