@@ -13,7 +13,7 @@ import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.protobuf.Message;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
-import io.grpc.ManagedChannel;
+import io.grpc.Channel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -55,7 +55,7 @@ final class DirectCalls {
   private static final Metadata.Key<String> TABLET = Metadata.Key.of(TabulaClient.TABLET_HEADER,
       Metadata.ASCII_STRING_MARSHALLER);
 
-  private final ManagedChannel channel;
+  private final Channel channel;
   private final Duration attemptTimeout;
   private final Executor callbacks;
 
@@ -64,7 +64,7 @@ final class DirectCalls {
    * @param callbacks where a finished call completes its future, so the caller's
    *     continuations never run on (or block) the channel's I/O thread
    */
-  DirectCalls(ManagedChannel channel, Duration attemptTimeout, Executor callbacks) {
+  DirectCalls(Channel channel, Duration attemptTimeout, Executor callbacks) {
     this.channel = channel;
     this.attemptTimeout = attemptTimeout;
     this.callbacks = callbacks;

@@ -3,7 +3,11 @@ package io.tabula.client;
 import com.google.bigtable.admin.v2.BigtableTableAdminClient;
 import com.google.bigtable.v2.BigtableClient;
 import io.tabula.protocol.locations.LocationsClient;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,15 +36,16 @@ final class Endpoint {
   final BigtableTableAdminClient admin;
   /** Calls answered whole, on a grpc-java channel of their own. */
   final DirectCalls direct;
-  private final ManagedChannel directChannel;
+  private final List<ManagedChannel> directChannels;
   private final GrpcChannel unaryChannel;
   private final List<GrpcChannel> streamChannels;
 
   private Endpoint(String address, GrpcChannel unaryChannel, List<GrpcChannel> streamChannels,
-      ManagedChannel directChannel, Duration attemptTimeout, ClassicActorSystemProvider system) {
+      List<ManagedChannel> directChannels, Duration attemptTimeout, ClassicActorSystemProvider system) {
     this.address = address;
-    this.directChannel = directChannel;
-    this.direct = new DirectCalls(directChannel, attemptTimeout, system.classicSystem().dispatcher());
+    this.directChannels = directChannels;
+    this.direct = new DirectCalls(new TakingTurns(directChannels), attemptTimeout,
+        system.classicSystem().dispatcher());
     this.unaryChannel = unaryChannel;
     this.streamChannels = streamChannels;
     this.streaming = streamChannels.stream().map(c -> BigtableClient.create(c, system))
@@ -58,10 +63,39 @@ final class Endpoint {
    * Connections to the node for scans: a node serves each HTTP/2 connection on one thread at
    * a time, so over one connection scans used about one of the node's cores whatever it had
    * (160,000 rows/s with one connection, about 250,000 with two, on 2 cores shared with the
-   * client; bench/run-e2e --workloads seq-write,random-read,random-read-mem,scan). Calls
-   * answered whole keep one connection: their batches of point reads ran slower over two.
+   * client; bench/run-e2e --workloads seq-write,random-read,random-read-mem,scan).
    */
   private static final int CONNECTIONS = 2;
+
+  /**
+   * Connections for calls answered whole (writes, reads of a few rows), for the same reason:
+   * since the node answers small calls without per-call streams, one connection's thread was
+   * what held its point reads back (hot-set reads 105,000 values/s over one connection,
+   * 129,000 over two; bench/run-e2e --clients tabula --concurrency 16 --workloads
+   * seq-write,random-read,random-read-mem,seq-read). Their grpc-java retry buffer is off: the
+   * client retries by itself.
+   */
+  private static final int DIRECT_CONNECTIONS = 2;
+
+  /** A channel whose calls take turns over several connections. */
+  private static final class TakingTurns extends Channel {
+    private final List<ManagedChannel> channels;
+    private final AtomicInteger next = new AtomicInteger();
+
+    TakingTurns(List<ManagedChannel> channels) {
+      this.channels = List.copyOf(channels);
+    }
+
+    @Override
+    public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
+      return channels.get(Math.floorMod(next.getAndIncrement(), channels.size())).newCall(method, options);
+    }
+
+    @Override
+    public String authority() {
+      return channels.get(0).authority();
+    }
+  }
 
   /** The initial HTTP/2 flow-control window of the Pekko gRPC channels (scans). */
   private static final int SCAN_WINDOW_BYTES = 4 << 20;
@@ -77,8 +111,11 @@ final class Endpoint {
     GrpcClientSettings base = GrpcClientSettings.connectToServiceAt(hp.host(), hp.port(), system).withTls(false)
         .withConnectionAttempts(-1)
         .withChannelBuilderOverrides(b -> b.directExecutor().initialFlowControlWindow(SCAN_WINDOW_BYTES));
-    ManagedChannel direct = NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().directExecutor()
-        .build();
+    List<ManagedChannel> direct = new ArrayList<>();
+    for (int i = 0; i < DIRECT_CONNECTIONS; i++) {
+      direct.add(NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().directExecutor().disableRetry()
+          .build());
+    }
     List<GrpcChannel> scans = new ArrayList<>();
     for (int i = 0; i < CONNECTIONS; i++) {
       scans.add(GrpcChannel.apply(base, system));
@@ -88,7 +125,7 @@ final class Endpoint {
   }
 
   CompletionStage<Void> close() {
-    directChannel.shutdown();
+    directChannels.forEach(ManagedChannel::shutdown);
     List<CompletableFuture<?>> closing = new ArrayList<>();
     closing.add(unaryChannel.closeCS().toCompletableFuture());
     streamChannels.forEach(c -> closing.add(c.closeCS().toCompletableFuture()));

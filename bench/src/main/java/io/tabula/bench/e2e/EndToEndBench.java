@@ -67,8 +67,8 @@ public final class EndToEndBench implements Callable<Integer> {
       + "default: ${DEFAULT-VALUE}", defaultValue = "2")
   private int officialChannels;
 
-  @Option(names = "--concurrency", description = "Requests in flight per client; default: ${DEFAULT-VALUE}",
-      defaultValue = "8")
+  @Option(names = "--concurrency", description = "Requests in flight per client, enough to keep the node busy "
+      + "(the paper ran enough clients to saturate its servers); default: ${DEFAULT-VALUE}", defaultValue = "16")
   private int concurrency;
 
   @Option(names = "--write-batch", description = "Rows per write request; default: ${DEFAULT-VALUE}",
