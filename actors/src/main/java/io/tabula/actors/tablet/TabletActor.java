@@ -21,10 +21,10 @@ import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.InvalidFilterException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -149,8 +149,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletNode node;
   private final Tablet tablet;
   private final TabletInfo info;
-  private final Map<ByteBuffer, Integer> writesInFlight = new HashMap<>();
-  private final Map<ByteBuffer, ArrayDeque<Command>> waiting = new HashMap<>();
+  /** Writes not yet durable, per row: row-atomic requests on such a row wait for them. */
+  private final Map<RowKey, int[]> writesInFlight = new HashMap<>();
+  private final Map<RowKey, ArrayDeque<Command>> waiting = new HashMap<>();
   private final Executor blockingIo;
   /** This tablet's reads, listed in the node's {@link LocalTablets} while this actor serves it. */
   private final TabletReads reads;
@@ -253,7 +254,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     int n = b.mutations().size();
     String[] refusals = new String[n];
     AtomicInteger left = new AtomicInteger(n);
-    Runnable reply = () -> b.replyTo().tell(StatusReply.success(new BatchOutcome(new ArrayList<>(java.util.Arrays.asList(refusals)))));
+    Runnable reply = () -> b.replyTo().tell(StatusReply.success(new BatchOutcome(new ArrayList<>(Arrays.asList(refusals)))));
     if (n == 0) {
       reply.run();
     }
@@ -291,7 +292,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * rather than blocking this actor in the engine: reads keep being served meanwhile.
    */
   private void write(RowMutation rm, boolean finish, Consumer<Throwable> done) {
-    writesInFlight.merge(ByteBuffer.wrap(rm.row()), 1, Integer::sum);
+    writesInFlight.computeIfAbsent(new RowKey(rm.row()), k -> new int[1])[0]++;
     if (!heldWrites.isEmpty() || tablet.flushBacklogFull()) {
       heldWrites.add(() -> applyNow(rm, finish, done));
       timers.startSingleTimer(RetryHeldWrites.INSTANCE, HELD_WRITE_RETRY);
@@ -340,9 +341,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   /** One write to {@code r} is over: requests waiting for the row may run once none is left. */
   private void finished(byte[] r) {
-    ByteBuffer row = ByteBuffer.wrap(r);
-    int left = writesInFlight.merge(row, -1, Integer::sum);
-    if (left <= 0) {
+    RowKey row = new RowKey(r);
+    int[] count = writesInFlight.get(row);
+    if (count == null || --count[0] <= 0) {
       writesInFlight.remove(row);
       ArrayDeque<Command> q = waiting.get(row);
       while (q != null && !q.isEmpty() && !writesInFlight.containsKey(row)) {
@@ -361,7 +362,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   /** Whether a row-atomic request must wait for writes to its row; if so it is queued. */
   private boolean mustWait(byte[] row, Command c) {
-    ByteBuffer key = ByteBuffer.wrap(row);
+    RowKey key = new RowKey(row);
     if (writesInFlight.containsKey(key)) {
       waiting.computeIfAbsent(key, k -> new ArrayDeque<>()).add(c);
       return true;
@@ -587,5 +588,26 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       return Replies.error(ErrorCode.UNAVAILABLE, "storage failed: " + e.getMessage());
     }
     return Replies.error(ErrorCode.INTERNAL, String.valueOf(e));
+  }
+
+  /** A row key as a map key: the bytes' hash computed once (a wrapping ByteBuffer hashes byte by byte). */
+  private static final class RowKey {
+    private final byte[] row;
+    private final int hash;
+
+    RowKey(byte[] row) {
+      this.row = row;
+      this.hash = Arrays.hashCode(row);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof RowKey k && k.hash == hash && Arrays.equals(k.row, row);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
   }
 }

@@ -8,6 +8,7 @@ import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.MessageLite;
+import io.grpc.Status;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -18,6 +19,7 @@ import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
 import org.apache.pekko.grpc.GrpcProtocol.GrpcProtocolWriter;
+import org.apache.pekko.grpc.GrpcServiceException;
 import org.apache.pekko.grpc.javadsl.GrpcExceptionHandler;
 import org.apache.pekko.grpc.javadsl.GrpcMarshalling;
 import org.apache.pekko.grpc.javadsl.Metadata;
@@ -52,6 +54,8 @@ final class StrictCalls {
   /** A request at least this large is parsed off the connection's thread. */
   private static final int PARSE_APART_BYTES = 16 * 1024;
   private static final int FRAME_HEADER = 5;
+  /** How long a streamed request may take to arrive whole. */
+  private static final long COLLECT_MILLIS = 60_000;
   private static final HttpHeader IDENTITY = RawHeader.create("grpc-encoding", "identity");
   private static final HttpHeader OK_STATUS = RawHeader.create("grpc-status", "0");
   private static final Trailer OK = Trailer.create().addHeader(OK_STATUS);
@@ -69,11 +73,29 @@ final class StrictCalls {
   /** The answer to {@code request}, or empty if the generated handler must take it. */
   Optional<CompletionStage<HttpResponse>> answer(HttpRequest request) {
     String path = request.getUri().path();
-    if (!path.startsWith(PREFIX) || !(request.entity() instanceof HttpEntity.Strict strict)
-        || !nativeGrpc(strict) || !identityMessage(request) || !oneMessage(strict.getData())) {
+    if (!path.startsWith(PREFIX) || !nativeGrpc(request.entity()) || !identityMessage(request)) {
       return Optional.empty();
     }
+    if (!(request.entity() instanceof HttpEntity.Strict strict)) {
+      // A large MutateRows arrives streamed; collecting it costs one small stream, against the
+      // generated handler's stages on the way in and out.
+      if (!path.equals(MUTATE_ROWS)) {
+        return Optional.empty();
+      }
+      return GrpcMarshalling.negotiated(request, (reader, writer) -> answered(writer,
+          request.entity().toStrict(COLLECT_MILLIS, system).thenCompose(whole -> {
+            ByteString body = whole.getData();
+            if (!oneMessage(body)) {
+              return CompletableFuture.failedFuture(new GrpcServiceException(Status.INVALID_ARGUMENT
+                  .withDescription("request: expected exactly one uncompressed gRPC message")));
+            }
+            return started(body, () -> data.mutateRowsWhole(MutateRowsRequest.parseFrom(message(body))));
+          })));
+    }
     ByteString body = strict.getData();
+    if (!oneMessage(body)) {
+      return Optional.empty();
+    }
     Call call;
     if (path.equals(READ_ROWS)) {
       ReadRowsRequest in;
@@ -95,8 +117,13 @@ final class StrictCalls {
     } else {
       return Optional.empty();
     }
-    return GrpcMarshalling.negotiated(request, (reader, writer) -> started(body, call).handle((messages, error) ->
-        error == null ? ok(messages, writer) : GrpcExceptionHandler.standard(error, writer, system)));
+    return GrpcMarshalling.negotiated(request, (reader, writer) -> answered(writer, started(body, call)));
+  }
+
+  private CompletionStage<HttpResponse> answered(GrpcProtocolWriter writer,
+      CompletionStage<? extends List<? extends MessageLite>> answer) {
+    return answer.handle((messages, error) ->
+        error == null ? ok(messages, writer) : GrpcExceptionHandler.standard(error, writer, system));
   }
 
   /** A call's start: it parses its request, checks it and asks the tablets. */
@@ -124,7 +151,7 @@ final class StrictCalls {
   }
 
   /** Whether the body is plain gRPC (not gRPC-Web, whose framing differs). */
-  private static boolean nativeGrpc(HttpEntity.Strict entity) {
+  private static boolean nativeGrpc(HttpEntity entity) {
     String subType = entity.getContentType().mediaType().subType();
     return subType.equals("grpc") || subType.equals("grpc+proto");
   }
