@@ -349,8 +349,14 @@ public final class Tablet implements Closeable {
       filter.families().forEach(f -> groups.add(s.groupOf(f)));
     }
     List<CellIterator> its = new ArrayList<>();
-    its.add(v.active.iterator());
-    v.frozen.forEach(f -> its.add(f.memtable().iterator()));
+    if (pointRow == null || v.active.mayContainRow(pointRow)) {
+      its.add(v.active.iterator());
+    }
+    for (TabletVersion.Frozen f : v.frozen) {
+      if (pointRow == null || f.memtable().mayContainRow(pointRow)) {
+        its.add(f.memtable().iterator());
+      }
+    }
     for (String g : groups) {
       for (SSTableHandle h : v.files(g)) {
         if (pointRow == null || h.reader().mayContainRow(pointRow)) {
