@@ -45,9 +45,20 @@ public final class CellKeyCodec {
    * @throws IllegalArgumentException if they are not one well-formed key
    */
   public static CellKey decode(byte[] b, int off, int len) {
+    return decode(b, off, len, null);
+  }
+
+  /**
+   * Decodes exactly {@code len} bytes at {@code off}, sharing the row, family and qualifier
+   * arrays of {@code previous} (may be null) where they hold the same bytes: consecutive keys
+   * of a block mostly repeat them, and a key's arrays are never modified.
+   *
+   * @throws IllegalArgumentException if they are not one well-formed key
+   */
+  public static CellKey decode(byte[] b, int off, int len, CellKey previous) {
     int end = off + len;
     int[] pos = {off};
-    byte[] row = getBytes(b, pos, end, "row");
+    byte[] row = getBytes(b, pos, end, "row", previous == null ? null : previous.row());
     if (pos[0] >= end) {
       throw new IllegalArgumentException("key ends before its kind");
     }
@@ -56,8 +67,8 @@ public final class CellKeyCodec {
     if (kind == null) {
       throw new IllegalArgumentException("unknown cell kind code " + code);
     }
-    byte[] family = getBytes(b, pos, end, "family");
-    byte[] qualifier = getBytes(b, pos, end, "qualifier");
+    byte[] family = getBytes(b, pos, end, "family", previous == null ? null : previous.family());
+    byte[] qualifier = getBytes(b, pos, end, "qualifier", previous == null ? null : previous.qualifier());
     if (end - pos[0] != FIXED_TAIL) {
       throw new IllegalArgumentException("key has " + (end - pos[0]) + " bytes after its qualifier, expected "
           + FIXED_TAIL);
@@ -134,11 +145,18 @@ public final class CellKeyCodec {
     return v;
   }
 
-  private static byte[] getBytes(byte[] b, int[] pos, int end, String field) {
+  /** The field's bytes: {@code same} if it holds exactly them, else a copy. */
+  private static byte[] getBytes(byte[] b, int[] pos, int end, String field, byte[] same) {
     int n = getLength(b, pos, end, field);
     int p = pos[0];
     pos[0] = p + n;
-    return n == 0 ? ByteArrays.EMPTY : Arrays.copyOfRange(b, p, p + n);
+    if (n == 0) {
+      return ByteArrays.EMPTY;
+    }
+    if (same != null && same.length == n && Arrays.equals(b, p, p + n, same, 0, n)) {
+      return same;
+    }
+    return Arrays.copyOfRange(b, p, p + n);
   }
 
   /** Reads a field's length varint, leaving {@code pos[0]} on the field; checks it fits before {@code end}. */

@@ -135,7 +135,8 @@ public final class CellKey {
    */
   public static int compare(byte[] row, int rowOff, int rowLen, CellKind kind, byte[] fam, int famOff, int famLen,
       byte[] qual, int qualOff, int qualLen, long timestamp, long sequence, CellKey b) {
-    int c = Arrays.compareUnsigned(row, rowOff, rowOff + rowLen, b.row, 0, b.row.length);
+    int c = same(row, rowOff, rowLen, b.row) ? 0 : Arrays.compareUnsigned(row, rowOff, rowOff + rowLen, b.row, 0,
+        b.row.length);
     if (c != 0) {
       return c;
     }
@@ -143,7 +144,8 @@ public final class CellKey {
     if (c != 0) {
       return c;
     }
-    c = Arrays.compareUnsigned(fam, famOff, famOff + famLen, b.family, 0, b.family.length);
+    c = same(fam, famOff, famLen, b.family) ? 0
+        : Arrays.compareUnsigned(fam, famOff, famOff + famLen, b.family, 0, b.family.length);
     if (c != 0) {
       return c;
     }
@@ -151,7 +153,8 @@ public final class CellKey {
     if (c != 0) {
       return c;
     }
-    c = Arrays.compareUnsigned(qual, qualOff, qualOff + qualLen, b.qualifier, 0, b.qualifier.length);
+    c = same(qual, qualOff, qualLen, b.qualifier) ? 0
+        : Arrays.compareUnsigned(qual, qualOff, qualOff + qualLen, b.qualifier, 0, b.qualifier.length);
     if (c != 0) {
       return c;
     }
@@ -164,6 +167,11 @@ public final class CellKey {
       return c;
     }
     return Long.compare(b.sequence, sequence);
+  }
+
+  /** Whether the slice is the whole of {@code whole} (decoded keys often share their arrays). */
+  private static boolean same(byte[] slice, int off, int len, byte[] whole) {
+    return slice == whole && off == 0 && len == whole.length;
   }
 
   @Override

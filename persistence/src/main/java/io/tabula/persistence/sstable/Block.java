@@ -77,6 +77,8 @@ final class Block implements BlockCache.Weighed {
     private byte[] keyBuf = new byte[64];
     private int keyLen;
     private CellKey key;
+    /** The last key decoded (kept across seeks): the next decode shares its arrays where equal. */
+    private CellKey lastDecoded;
     private int valueOff;
     private int valueLen;
     private byte[] valueCopy;
@@ -172,7 +174,8 @@ final class Block implements BlockCache.Weighed {
 
     private void decodeKey() throws CorruptionException {
       try {
-        key = CellKeyCodec.decode(keyBuf, 0, keyLen);
+        key = CellKeyCodec.decode(keyBuf, 0, keyLen, lastDecoded);
+        lastDecoded = key;
       } catch (IllegalArgumentException e) {
         throw corrupt("bad key in entry: " + e.getMessage());
       }
