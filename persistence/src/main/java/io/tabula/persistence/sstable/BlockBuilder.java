@@ -12,16 +12,25 @@ import java.util.Arrays;
  * entry   := varint shared | varint unshared | varint valueLen | key[shared..] | value
  * </pre>
  *
- * Every {@code restartInterval} entries the key is stored whole ({@code shared = 0}) and its
- * offset recorded as a restart point, so a reader can binary-search the restarts. The
+ * Every {@code restartInterval} entries, and after {@value #RESTART_BYTES} bytes of entries,
+ * the key is stored whole ({@code shared = 0}) and its offset recorded as a restart point, so
+ * a reader can binary-search the restarts. The
  * caller adds keys in increasing order; this class only sees encoded bytes. Not thread-safe.
  */
 final class BlockBuilder {
+  /**
+   * Entry bytes after which the next entry is a restart point even before {@code
+   * restartInterval} entries: with large values a block holds few entries, and a seek's
+   * forward scan touched a new cache line for every entry it stepped over (a fifth of a
+   * point read's CPU with 1000-byte values and one restart per block).
+   */
+  static final int RESTART_BYTES = 2048;
   private final int restartInterval;
   private final ByteSink out;
   private int[] restarts = new int[16];
   private int restartCount;
   private int sinceRestart;
+  private int restartAt;
   private int entries;
   private byte[] lastKey = new byte[0];
 
@@ -36,6 +45,7 @@ final class BlockBuilder {
     restartCount = 0;
     addRestart(0);
     sinceRestart = 0;
+    restartAt = 0;
     entries = 0;
     lastKey = new byte[0];
   }
@@ -49,8 +59,9 @@ final class BlockBuilder {
 
   void add(byte[] key, byte[] value) {
     int shared = 0;
-    if (sinceRestart == restartInterval) {
-      addRestart(out.size());
+    if (sinceRestart == restartInterval || (sinceRestart > 0 && out.size() - restartAt >= RESTART_BYTES)) {
+      restartAt = out.size();
+      addRestart(restartAt);
       sinceRestart = 0;
     } else {
       int max = Math.min(lastKey.length, key.length);
