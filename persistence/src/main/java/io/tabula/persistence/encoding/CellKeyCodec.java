@@ -153,7 +153,8 @@ public final class CellKeyCodec {
     if (n == 0) {
       return ByteArrays.EMPTY;
     }
-    if (same != null && same.length == n && Arrays.equals(b, p, p + n, same, 0, n)) {
+    // Sorted neighbours mostly differ near the end: the last byte rules most of them out.
+    if (same != null && same.length == n && b[p + n - 1] == same[n - 1] && Arrays.equals(b, p, p + n, same, 0, n)) {
       return same;
     }
     return Arrays.copyOfRange(b, p, p + n);
