@@ -11,7 +11,7 @@ final class E2eReport {
   /** The run's sizes and settings, as the report states them. */
   record Settings(int rows, int valueBytes, long rowBytes, int concurrency, int writeBatch, int readBatch,
       int scanChunk, int readSeconds, int warmupSeconds, int settleSeconds, int rounds, int blockCacheMb,
-      int memtableMb, int hotRows, String nodeJavaOpts, long seed) {}
+      int memtableMb, int hotRows, String nodeJavaOpts, long seed, int officialWindowKib, int officialChannels) {}
 
   private final String command;
   private final Settings s;
@@ -149,10 +149,15 @@ final class E2eReport {
         + "of its own for several seconds, untimed, so neither JVM's JIT is cold when the timing starts.%n"
         + "* Timed windows: writes run until every row is acknowledged (then %d s pause for flushes, untimed); "
         + "read workloads run %d s after a %d s untimed warm-up of the same requests.%n"
+        + "* Connections: the Tabula client takes turns over two connections for calls answered whole and two "
+        + "for scans, with a 4 MiB HTTP/2 window for scans; the official client's channel pool has %d "
+        + "connection(s) and a %s HTTP/2 window (`--official-channels`, `--official-window-kib`).%n"
         + "* Node JVM: `%s`; client JVM: the bench's own (`JAVA_OPTS`). Seed %d. Values are checked: every "
         + "value's length, the bytes of every 16th row, and that each request returned exactly the rows asked "
         + "for.%n",
         s.blockCacheMb(), s.rows() * (double) s.valueBytes() / 1e6, s.memtableMb(), s.memtableMb(), s.hotRows(),
-        s.settleSeconds(), s.readSeconds(), s.warmupSeconds(), s.nodeJavaOpts(), s.seed()));
+        s.settleSeconds(), s.readSeconds(), s.warmupSeconds(), s.officialChannels(),
+        s.officialWindowKib() == 0 ? "1 MiB (the library's default)" : s.officialWindowKib() + " KiB",
+        s.nodeJavaOpts(), s.seed()));
   }
 }

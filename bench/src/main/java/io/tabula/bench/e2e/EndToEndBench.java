@@ -267,7 +267,8 @@ public final class EndToEndBench implements Callable<Integer> {
 
   private E2eReport.Settings settings(Dataset data) {
     return new E2eReport.Settings(rows, valueBytes, data.rowBytes(), concurrency, writeBatch, readBatch, scanChunk,
-        readSeconds, warmupSeconds, settleSeconds, rounds, blockCacheMb, memtableMb, hotRows(data), nodeJavaOpts, seed);
+        readSeconds, warmupSeconds, settleSeconds, rounds, blockCacheMb, memtableMb, hotRows(data), nodeJavaOpts, seed,
+        officialWindowKib, officialChannels);
   }
 
   /**
