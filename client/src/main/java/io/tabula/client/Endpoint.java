@@ -72,8 +72,7 @@ final class Endpoint {
    * since the node answers small calls without per-call streams, one connection's thread was
    * what held its point reads back (hot-set reads 105,000 values/s over one connection,
    * 129,000 over two; bench/run-e2e --clients tabula --concurrency 16 --workloads
-   * seq-write,random-read,random-read-mem,seq-read). Their grpc-java retry buffer is off: the
-   * client retries by itself.
+   * seq-write,random-read,random-read-mem,seq-read).
    */
   private static final int DIRECT_CONNECTIONS = 2;
 
@@ -113,8 +112,7 @@ final class Endpoint {
         .withChannelBuilderOverrides(b -> b.directExecutor().initialFlowControlWindow(SCAN_WINDOW_BYTES));
     List<ManagedChannel> direct = new ArrayList<>();
     for (int i = 0; i < DIRECT_CONNECTIONS; i++) {
-      direct.add(NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().directExecutor().disableRetry()
-          .build());
+      direct.add(NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().directExecutor().build());
     }
     List<GrpcChannel> scans = new ArrayList<>();
     for (int i = 0; i < CONNECTIONS; i++) {

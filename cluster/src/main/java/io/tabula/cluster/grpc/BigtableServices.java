@@ -8,7 +8,6 @@ import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.cluster.NodeSettings;
 import io.tabula.protocol.locations.Locations;
 import io.tabula.protocol.locations.LocationsHandlerFactory;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
@@ -51,7 +50,6 @@ public final class BigtableServices {
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();
     Supplier<String> endpoint = () -> settings.host() + ":" + bound.join().localAddress().getPort();
     DataService dataService = new DataService(router);
-    StrictCalls strict = new StrictCalls(dataService, system);
     Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtablePowerApiHandlerFactory.partial(
         dataService, com.google.bigtable.v2.Bigtable.name, system);
     Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(
@@ -61,12 +59,9 @@ public final class BigtableServices {
         new LocationsService(router, endpoint), Locations.name, system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
         locations);
+    StrictCalls strict = new StrictCalls(dataService, system, services);
     CompletionStage<ServerBinding> binding = Http.get(system).newServerAt(settings.host(), settings.grpcPort())
-        .bind((Function<HttpRequest, CompletionStage<HttpResponse>>) request -> {
-          HttpRequest r = uncompressed(request);
-          Optional<CompletionStage<HttpResponse>> answered = strict.answer(r);
-          return answered.isPresent() ? answered.get() : services.apply(r);
-        });
+        .bind((Function<HttpRequest, CompletionStage<HttpResponse>>) request -> strict.handle(uncompressed(request)));
     return binding.whenComplete((b, err) -> {
       if (err == null) {
         bound.complete(b);

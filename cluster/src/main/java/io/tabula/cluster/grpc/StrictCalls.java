@@ -7,6 +7,7 @@ import com.google.bigtable.v2.ReadRowsRequest;
 import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.grpc.Status;
 import java.io.IOException;
@@ -14,8 +15,10 @@ import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
 import org.apache.pekko.grpc.GrpcProtocol.GrpcProtocolWriter;
@@ -24,6 +27,8 @@ import org.apache.pekko.grpc.javadsl.GrpcExceptionHandler;
 import org.apache.pekko.grpc.javadsl.GrpcMarshalling;
 import org.apache.pekko.grpc.javadsl.Metadata;
 import org.apache.pekko.grpc.javadsl.MetadataBuilder;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
+import org.apache.pekko.japi.function.Function;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
@@ -43,8 +48,9 @@ import org.apache.pekko.util.ByteString;
  * generated handler's streamed answer; only the per-call stream materialization on the way
  * in and out is gone, which was a large share of a small call's CPU.
  *
- * <p>Any other request (streamed entity, compressed message, other methods, or a read that
- * streams its rows) is left to the generated handler: {@link #answer} returns empty.
+ * <p>A request of these methods that arrives streamed (larger than one collection) is
+ * collected whole first. Any other request (compressed message, gRPC-Web, other methods, or
+ * a read that streams its rows) goes to the generated handler, collected or not.
  */
 final class StrictCalls {
   private static final String PREFIX = "/" + Bigtable.name + "/";
@@ -56,6 +62,8 @@ final class StrictCalls {
   private static final int FRAME_HEADER = 5;
   /** How long a streamed request may take to arrive whole. */
   private static final long COLLECT_MILLIS = 60_000;
+  /** The largest request collected whole (Cloud Bigtable's limit for a MutateRows request). */
+  static final long MAX_REQUEST_BYTES = 256L << 20;
   private static final HttpHeader IDENTITY = RawHeader.create("grpc-encoding", "identity");
   private static final HttpHeader OK_STATUS = RawHeader.create("grpc-status", "0");
   private static final Trailer OK = Trailer.create().addHeader(OK_STATUS);
@@ -63,38 +71,58 @@ final class StrictCalls {
   private final DataService data;
   private final ClassicActorSystemProvider system;
   private final Executor parsing;
+  private final Function<HttpRequest, CompletionStage<HttpResponse>> generated;
 
-  StrictCalls(DataService data, ClassicActorSystemProvider system) {
+  /**
+   * @param generated the generated handlers, for every request this class does not answer
+   */
+  StrictCalls(DataService data, ClassicActorSystemProvider system,
+      Function<HttpRequest, CompletionStage<HttpResponse>> generated) {
     this.data = data;
     this.system = system;
     this.parsing = system.classicSystem().dispatcher();
+    this.generated = generated;
   }
 
-  /** The answer to {@code request}, or empty if the generated handler must take it. */
-  Optional<CompletionStage<HttpResponse>> answer(HttpRequest request) {
+  /** Answers {@code request}, here or through the generated handlers. */
+  CompletionStage<HttpResponse> handle(HttpRequest request) throws Exception {
     String path = request.getUri().path();
-    if (!path.startsWith(PREFIX) || !nativeGrpc(request.entity()) || !identityMessage(request)) {
-      return Optional.empty();
+    if (!(path.equals(READ_ROWS) || path.equals(MUTATE_ROWS) || path.equals(MUTATE_ROW))
+        || !nativeGrpc(request.entity()) || !identityMessage(request)) {
+      return generated.apply(request);
     }
-    if (!(request.entity() instanceof HttpEntity.Strict strict)) {
-      // A large MutateRows arrives streamed; collecting it costs one small stream, against the
-      // generated handler's stages on the way in and out.
-      if (!path.equals(MUTATE_ROWS)) {
-        return Optional.empty();
+    Optional<CompletionStage<GrpcProtocolWriter>> negotiated =
+        GrpcMarshalling.negotiated(request, (reader, writer) -> CompletableFuture.completedFuture(writer));
+    if (negotiated.isEmpty()) {
+      return generated.apply(request);
+    }
+    CompletableFuture<GrpcProtocolWriter> negotiatedWriter = negotiated.get().toCompletableFuture();
+    if (!negotiatedWriter.isDone() || negotiatedWriter.isCompletedExceptionally()) {
+      return generated.apply(request);
+    }
+    GrpcProtocolWriter writer = negotiatedWriter.join();
+    if (request.entity() instanceof HttpEntity.Strict strict) {
+      return answer(request, strict.getData(), writer);
+    }
+    return request.entity().toStrict(COLLECT_MILLIS, MAX_REQUEST_BYTES, system).handle((whole, error) -> {
+      if (error != null) {
+        return CompletableFuture.completedFuture(GrpcExceptionHandler.standard(collectionFailure(error), writer,
+            system));
       }
-      return GrpcMarshalling.negotiated(request, (reader, writer) -> answered(writer,
-          request.entity().toStrict(COLLECT_MILLIS, system).thenCompose(whole -> {
-            ByteString body = whole.getData();
-            if (!oneMessage(body)) {
-              return CompletableFuture.failedFuture(new GrpcServiceException(Status.INVALID_ARGUMENT
-                  .withDescription("request: expected exactly one uncompressed gRPC message")));
-            }
-            return started(body, () -> data.mutateRowsWhole(MutateRowsRequest.parseFrom(message(body))));
-          })));
-    }
-    ByteString body = strict.getData();
+      try {
+        return answer(request.withEntity(whole), whole.getData(), writer);
+      } catch (Exception e) {
+        return CompletableFuture.<HttpResponse>failedFuture(e);
+      }
+    }).thenCompose(answer -> answer);
+  }
+
+  /** Answers a request whose body is all here, or hands it (whole) to the generated handlers. */
+  private CompletionStage<HttpResponse> answer(HttpRequest request, ByteString body, GrpcProtocolWriter writer)
+      throws Exception {
+    String path = request.getUri().path();
     if (!oneMessage(body)) {
-      return Optional.empty();
+      return generated.apply(request);
     }
     Call call;
     if (path.equals(READ_ROWS)) {
@@ -102,28 +130,43 @@ final class StrictCalls {
       try {
         in = ReadRowsRequest.parseFrom(message(body));
       } catch (IOException e) {
-        return Optional.empty();
+        return generated.apply(request);
       }
       Optional<Supplier<CompletionStage<List<ReadRowsResponse>>>> whole = data.readRowsWhole(in, metadata(request));
       if (whole.isEmpty()) {
-        return Optional.empty();
+        return generated.apply(request);
       }
       call = () -> whole.get().get();
     } else if (path.equals(MUTATE_ROWS)) {
       call = () -> data.mutateRowsWhole(MutateRowsRequest.parseFrom(message(body)));
-    } else if (path.equals(MUTATE_ROW)) {
+    } else {
       Metadata metadata = metadata(request);
       call = () -> data.mutateRow(MutateRowRequest.parseFrom(message(body)), metadata).thenApply(List::of);
-    } else {
-      return Optional.empty();
     }
-    return GrpcMarshalling.negotiated(request, (reader, writer) -> answered(writer, started(body, call)));
+    return started(body, call).handle((messages, error) -> {
+      if (error == null) {
+        try {
+          return ok(messages, writer);
+        } catch (RuntimeException e) {
+          return GrpcExceptionHandler.standard(e, writer, system);
+        }
+      }
+      return GrpcExceptionHandler.standard(error, writer, system);
+    });
   }
 
-  private CompletionStage<HttpResponse> answered(GrpcProtocolWriter writer,
-      CompletionStage<? extends List<? extends MessageLite>> answer) {
-    return answer.handle((messages, error) ->
-        error == null ? ok(messages, writer) : GrpcExceptionHandler.standard(error, writer, system));
+  /** The gRPC error for a request that could not be collected whole. */
+  private static Throwable collectionFailure(Throwable error) {
+    Throwable e = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (e instanceof EntityStreamSizeException) {
+      return new GrpcServiceException(Status.RESOURCE_EXHAUSTED.withDescription(
+          "request: larger than " + MAX_REQUEST_BYTES + " bytes"));
+    }
+    if (e instanceof TimeoutException) {
+      return new GrpcServiceException(Status.DEADLINE_EXCEEDED.withDescription(
+          "request: did not arrive whole within " + COLLECT_MILLIS / 1000 + " s"));
+    }
+    return e;
   }
 
   /** A call's start: it parses its request, checks it and asks the tablets. */
@@ -145,6 +188,9 @@ final class StrictCalls {
   private static CompletionStage<? extends List<? extends MessageLite>> guarded(Call call) {
     try {
       return call.start();
+    } catch (InvalidProtocolBufferException e) {
+      return CompletableFuture.failedFuture(new GrpcServiceException(Status.INVALID_ARGUMENT.withDescription(
+          "request: not a valid message: " + e.getMessage())));
     } catch (IOException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -188,11 +234,15 @@ final class StrictCalls {
       return HttpResponse.create().addHeader(IDENTITY).addHeader(OK_STATUS)
           .withEntity(HttpEntities.create(writer.contentType(), ByteString.emptyByteString()));
     }
-    int total = 0;
+    long total = 0;
     for (MessageLite m : messages) {
       total += FRAME_HEADER + m.getSerializedSize();
     }
-    byte[] body = new byte[total];
+    if (total > Integer.MAX_VALUE - 8) {
+      throw new GrpcServiceException(Status.RESOURCE_EXHAUSTED.withDescription(
+          "answer: " + total + " bytes is more than one response body can hold"));
+    }
+    byte[] body = new byte[(int) total];
     int at = 0;
     for (MessageLite m : messages) {
       int size = m.getSerializedSize();

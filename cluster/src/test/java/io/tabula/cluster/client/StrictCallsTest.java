@@ -12,18 +12,27 @@ import com.google.bigtable.v2.ReadRowsRequest;
 import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.bigtable.v2.RowFilter;
 import com.google.bigtable.v2.RowSet;
+import com.google.bigtable.v2.SessionRequest;
+import com.google.bigtable.v2.SessionResponse;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
@@ -102,11 +111,83 @@ class StrictCallsTest {
             .setStartKeyClosed(ByteString.copyFromUtf8("r")))).build(), READ_ROWS);
   }
 
+  @Test
+  void aBatchTooLargeForOneFrameIsAnsweredTheSameEitherWay() {
+    MutateRowsRequest.Entry[] entries = new MutateRowsRequest.Entry[100];
+    for (int i = 0; i < entries.length; i++) {
+      entries[i] = entry("big" + i, "x".repeat(1000));
+    }
+    // About 100 KB: more than one HTTP/2 frame, so the node collects the request itself.
+    assertSame("a batch of 100 KB", () -> mutateRows(entries));
+    assertSame("the rows it wrote", () -> read("big0", "big50", "big99"), READ_ROWS);
+  }
+
+  @Test
+  void aMalformedMessageIsRefusedWithAClearError() {
+    MethodDescriptor<byte[], byte[]> raw = MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
+        .setFullMethodName(MethodDescriptor.generateFullMethodName("google.bigtable.v2.Bigtable", "MutateRows"))
+        .setRequestMarshaller(new Bytes()).setResponseMarshaller(new Bytes()).build();
+    // Field 2 (entries) says 100 bytes follow, and 2 do.
+    List<Object> answer = call(raw, new byte[] {0x12, 100, 1, 2}, CallOptions.DEFAULT);
+    assertEquals(1, answer.size(), answer.toString());
+    assertTrue(answer.get(0).toString().startsWith("INVALID_ARGUMENT: request: not a valid message"),
+        answer.toString());
+  }
+
+  @Test
+  void aStreamingCallIsNotHeldBackWaitingForItsRequestToEnd() throws InterruptedException {
+    // A bidirectional call whose client sends one message and waits: the node must answer
+    // (UNIMPLEMENTED) rather than wait for the request stream to end.
+    MethodDescriptor<SessionRequest, SessionResponse> openTable = method(
+        MethodDescriptor.MethodType.BIDI_STREAMING, "OpenTable", SessionRequest.getDefaultInstance(),
+        SessionResponse.getDefaultInstance());
+    CompletableFuture<Status> ended = new CompletableFuture<>();
+    var requests = ClientCalls.asyncBidiStreamingCall(
+        channel.newCall(openTable, CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS)),
+        new StreamObserver<SessionResponse>() {
+          @Override
+          public void onNext(SessionResponse value) { }
+
+          @Override
+          public void onError(Throwable t) {
+            ended.complete(Status.fromThrowable(t));
+          }
+
+          @Override
+          public void onCompleted() {
+            ended.complete(Status.OK);
+          }
+        });
+    requests.onNext(SessionRequest.getDefaultInstance());
+    Status status = ended.completeOnTimeout(Status.DEADLINE_EXCEEDED.withDescription("no answer in 10 s"), 10,
+        TimeUnit.SECONDS).join();
+    requests.onCompleted();
+    assertEquals(Status.Code.UNIMPLEMENTED, status.getCode(), status.toString());
+  }
+
+  /** Bytes as they are, for a request no protobuf class would write. */
+  private static final class Bytes implements MethodDescriptor.Marshaller<byte[]> {
+    @Override
+    public InputStream stream(byte[] value) {
+      return new ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
   /**
    * Sends the request plain and gzip-compressed and checks that both answers are the same;
    * returns the answer (the response messages, or the failure's code and description).
    */
-  private <Q extends Message, R extends Message> List<Object> assertSame(String what, Supplier<Q> request,
+  private <Q, R> List<Object> assertSame(String what, Supplier<Q> request,
       MethodDescriptor<Q, R> method) {
     List<Object> plain = call(method, request.get(), CallOptions.DEFAULT);
     List<Object> compressed = call(method, request.get(), CallOptions.DEFAULT.withCompression("gzip"));
