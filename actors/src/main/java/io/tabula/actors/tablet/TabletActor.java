@@ -589,25 +589,4 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     }
     return Replies.error(ErrorCode.INTERNAL, String.valueOf(e));
   }
-
-  /** A row key as a map key: the bytes' hash computed once (a wrapping ByteBuffer hashes byte by byte). */
-  private static final class RowKey {
-    private final byte[] row;
-    private final int hash;
-
-    RowKey(byte[] row) {
-      this.row = row;
-      this.hash = Arrays.hashCode(row);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof RowKey k && k.hash == hash && Arrays.equals(k.row, row);
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
-  }
 }
