@@ -20,9 +20,9 @@ import org.apache.pekko.grpc.GrpcChannel;
 import org.apache.pekko.grpc.GrpcClientSettings;
 
 /**
- * The connections to one node, {@code host:port}, in plaintext: a grpc-java channel for the
- * data calls answered whole ({@link DirectCalls}; its listeners run on the channel's I/O
- * thread, which hands each finished call to the actor system's dispatcher), a Pekko gRPC
+ * The connections to one node, {@code host:port}, in plaintext: two grpc-java channels that
+ * the data calls answered whole take turns over ({@link DirectCalls}; their listeners run on
+ * the channels' I/O threads, which hand each finished call to the actor system's dispatcher), a Pekko gRPC
  * channel whose calls carry the per-attempt deadline (locations, admin) and two without,
  * which scans take turns over (a scan lasts as long as its reader wants). A channel
  * reconnects by itself when the node comes back. Owns the channels; {@link #close} closes
@@ -30,11 +30,10 @@ import org.apache.pekko.grpc.GrpcClientSettings;
  */
 final class Endpoint {
   final String address;
-  private final BigtableClient[] streaming;
-  private final AtomicInteger nextStream = new AtomicInteger();
+  private final Turns<BigtableClient> streaming;
   final LocationsClient locations;
   final BigtableTableAdminClient admin;
-  /** Calls answered whole, on a grpc-java channel of their own. */
+  /** Calls answered whole, on grpc-java channels of their own ({@link #DIRECT_CONNECTIONS}). */
   final DirectCalls direct;
   private final List<ManagedChannel> directChannels;
   private final GrpcChannel unaryChannel;
@@ -48,15 +47,14 @@ final class Endpoint {
         system.classicSystem().dispatcher());
     this.unaryChannel = unaryChannel;
     this.streamChannels = streamChannels;
-    this.streaming = streamChannels.stream().map(c -> BigtableClient.create(c, system))
-        .toArray(BigtableClient[]::new);
+    this.streaming = new Turns<>(streamChannels.stream().map(c -> BigtableClient.create(c, system)).toList());
     this.locations = LocationsClient.create(unaryChannel, system);
     this.admin = BigtableTableAdminClient.create(unaryChannel, system);
   }
 
   /** The client for the next scan: scans take turns over {@link #CONNECTIONS} connections. */
   BigtableClient streaming() {
-    return streaming[Math.floorMod(nextStream.getAndIncrement(), streaming.length)];
+    return streaming.next();
   }
 
   /**
@@ -76,23 +74,40 @@ final class Endpoint {
    */
   private static final int DIRECT_CONNECTIONS = 2;
 
-  /** A channel whose calls take turns over several connections. */
-  private static final class TakingTurns extends Channel {
-    private final List<ManagedChannel> channels;
+  /** Items handed out in turn, from any thread. */
+  private static final class Turns<T> {
+    private final List<T> items;
     private final AtomicInteger next = new AtomicInteger();
 
+    Turns(List<T> items) {
+      this.items = List.copyOf(items);
+    }
+
+    T next() {
+      return items.get(Math.floorMod(next.getAndIncrement(), items.size()));
+    }
+
+    T first() {
+      return items.get(0);
+    }
+  }
+
+  /** A channel whose calls take turns over several connections. */
+  private static final class TakingTurns extends Channel {
+    private final Turns<ManagedChannel> channels;
+
     TakingTurns(List<ManagedChannel> channels) {
-      this.channels = List.copyOf(channels);
+      this.channels = new Turns<>(channels);
     }
 
     @Override
     public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
-      return channels.get(Math.floorMod(next.getAndIncrement(), channels.size())).newCall(method, options);
+      return channels.next().newCall(method, options);
     }
 
     @Override
     public String authority() {
-      return channels.get(0).authority();
+      return channels.first().authority();
     }
   }
 

@@ -1,6 +1,7 @@
 package io.tabula.actors.tablet;
 
 import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.persistence.model.Row;
 import io.tabula.persistence.read.ReadFilter;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletUnavailableException;
@@ -67,7 +68,7 @@ public final class TabletReads {
       throw new TabletUnavailableException("row " + ByteArrays.show(key) + " is not in tablet " + tabletId);
     }
     try {
-      return tablet.read(key, ReadFilter.all()).map(filter::apply).filter(x -> !x.cells().isEmpty()).orElse(null);
+      return tablet.read(key, ReadFilter.all()).map(r -> passing(filter, r)).orElse(null);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -88,6 +89,12 @@ public final class TabletReads {
         .map(filter::apply).filter(x -> !x.cells().isEmpty());
   }
 
+  /** The row through the filter, or null when no cell passes. */
+  private static FilteredRow passing(CompiledFilter filter, Row row) {
+    FilteredRow x = filter.apply(row);
+    return x.cells().isEmpty() ? null : x;
+  }
+
   /**
    * The same rows as {@link #scan}, a few at a time (lists of up to 64 rows, never empty), so
    * a consumer that packs rows into responses need not handle them one by one.
@@ -99,9 +106,9 @@ public final class TabletReads {
     }
     return TabletScans.rowsInFews(tablet, start, end, ReadFilter.all()).map(rows -> {
       List<FilteredRow> out = new ArrayList<>(rows.size());
-      for (var r : rows) {
-        FilteredRow x = f.apply(r);
-        if (!x.cells().isEmpty()) {
+      for (Row r : rows) {
+        FilteredRow x = passing(f, r);
+        if (x != null) {
           out.add(x);
         }
       }

@@ -10,6 +10,7 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.grpc.Status;
+import io.tabula.persistence.encoding.ByteSink;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -41,16 +42,15 @@ import org.apache.pekko.util.ByteString;
 
 /**
  * The busiest data calls (MutateRows, MutateRow, and ReadRows of a few row keys) answered
- * without stream stages when the request arrived whole: the HTTP/2 layer collects a small
- * request into a strict entity ({@code pekko.http.server.http2.min-collect-strict-entity-size}),
- * this class reads its one gRPC message in place, and the answer goes out as one strict body
+ * without stream stages: a request that came in one HTTP/2 frame arrives as a strict entity
+ * ({@code pekko.http.server.http2.min-collect-strict-entity-size}), a larger one is collected
+ * here, this class reads its one gRPC message in place, and the answer goes out as one strict body
  * of gRPC messages followed by the status trailer. The bytes on the wire are those of the
  * generated handler's streamed answer; only the per-call stream materialization on the way
  * in and out is gone, which was a large share of a small call's CPU.
  *
- * <p>A request of these methods that arrives streamed (larger than one collection) is
- * collected whole first. Any other request (compressed message, gRPC-Web, other methods, or
- * a read that streams its rows) goes to the generated handler, collected or not.
+ * <p>Any other request (compressed message, gRPC-Web, other methods, or a read that streams
+ * its rows) goes to the generated handler, collected or not.
  */
 final class StrictCalls {
   private static final String PREFIX = "/" + Bigtable.name + "/";
@@ -91,16 +91,11 @@ final class StrictCalls {
         || !nativeGrpc(request.entity()) || !identityMessage(request)) {
       return generated.apply(request);
     }
-    Optional<CompletionStage<GrpcProtocolWriter>> negotiated =
-        GrpcMarshalling.negotiated(request, (reader, writer) -> CompletableFuture.completedFuture(writer));
+    Optional<GrpcProtocolWriter> negotiated = writerFor(request);
     if (negotiated.isEmpty()) {
       return generated.apply(request);
     }
-    CompletableFuture<GrpcProtocolWriter> negotiatedWriter = negotiated.get().toCompletableFuture();
-    if (!negotiatedWriter.isDone() || negotiatedWriter.isCompletedExceptionally()) {
-      return generated.apply(request);
-    }
-    GrpcProtocolWriter writer = negotiatedWriter.join();
+    GrpcProtocolWriter writer = negotiated.get();
     if (request.entity() instanceof HttpEntity.Strict strict) {
       return answer(request, strict.getData(), writer);
     }
@@ -117,10 +112,22 @@ final class StrictCalls {
     }).thenCompose(answer -> answer);
   }
 
+  /**
+   * The writer of the answer as Pekko gRPC negotiates it (content type, message encoding), or
+   * empty when negotiation fails: the generated handlers then answer that failure.
+   */
+  private static Optional<GrpcProtocolWriter> writerFor(HttpRequest request) {
+    return GrpcMarshalling.negotiated(request, (reader, writer) -> CompletableFuture.completedFuture(writer))
+        .map(CompletionStage::toCompletableFuture)
+        .filter(w -> w.isDone() && !w.isCompletedExceptionally())
+        .map(CompletableFuture::join);
+  }
+
   /** Answers a request whose body is all here, or hands it (whole) to the generated handlers. */
-  private CompletionStage<HttpResponse> answer(HttpRequest request, ByteString body, GrpcProtocolWriter writer)
+  private CompletionStage<HttpResponse> answer(HttpRequest request, ByteString received, GrpcProtocolWriter writer)
       throws Exception {
     String path = request.getUri().path();
+    byte[] body = received.toArrayUnsafe();
     if (!oneMessage(body)) {
       return generated.apply(request);
     }
@@ -178,8 +185,8 @@ final class StrictCalls {
    * Starts {@code call}, here for a small request and on the dispatcher for a large one, so
    * one connection's big writes do not hold its thread while their messages are parsed.
    */
-  private CompletionStage<? extends List<? extends MessageLite>> started(ByteString body, Call call) {
-    if (body.size() < PARSE_APART_BYTES) {
+  private CompletionStage<? extends List<? extends MessageLite>> started(byte[] body, Call call) {
+    if (body.length < PARSE_APART_BYTES) {
       return guarded(call);
     }
     return CompletableFuture.supplyAsync(() -> guarded(call), parsing).thenCompose(answer -> answer);
@@ -208,19 +215,14 @@ final class StrictCalls {
   }
 
   /** Whether {@code body} is exactly one uncompressed length-prefixed gRPC message. */
-  private static boolean oneMessage(ByteString body) {
-    if (body.size() < FRAME_HEADER || body.apply(0) != 0) {
-      return false;
-    }
-    long length = ((body.apply(1) & 0xFFL) << 24) | ((body.apply(2) & 0xFF) << 16) | ((body.apply(3) & 0xFF) << 8)
-        | (body.apply(4) & 0xFF);
-    return length == body.size() - FRAME_HEADER;
+  private static boolean oneMessage(byte[] body) {
+    return body.length >= FRAME_HEADER && body[0] == 0
+        && (ByteSink.getIntAt(body, 1) & 0xFFFFFFFFL) == body.length - FRAME_HEADER;
   }
 
-  /** The message of a one-message body, read in place when the body is one array. */
-  private static CodedInputStream message(ByteString body) {
-    byte[] bytes = body.toArrayUnsafe();
-    return CodedInputStream.newInstance(bytes, FRAME_HEADER, bytes.length - FRAME_HEADER);
+  /** The message of a one-message body, read in place. */
+  private static CodedInputStream message(byte[] body) {
+    return CodedInputStream.newInstance(body, FRAME_HEADER, body.length - FRAME_HEADER);
   }
 
   private static Metadata metadata(HttpRequest request) {
@@ -247,10 +249,7 @@ final class StrictCalls {
     for (MessageLite m : messages) {
       int size = m.getSerializedSize();
       body[at] = 0;
-      body[at + 1] = (byte) (size >>> 24);
-      body[at + 2] = (byte) (size >>> 16);
-      body[at + 3] = (byte) (size >>> 8);
-      body[at + 4] = (byte) size;
+      ByteSink.putIntAt(body, at + 1, size);
       CodedOutputStream out = CodedOutputStream.newInstance(body, at + FRAME_HEADER, size);
       try {
         m.writeTo(out);
