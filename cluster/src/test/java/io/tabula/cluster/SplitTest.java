@@ -62,8 +62,7 @@ class SplitTest {
     return String.format("row%05d", i);
   }
 
-  @Test
-  void aGrowingTableSplitsAndScansDuringSplitsSeeEveryRowOnce() throws Exception {
+  private void startSplittingNode() throws Exception {
     node = TabulaNode.start(ConfigFactory.parseMap(Map.of(
         "tabula.node.data-dir", dir.toString(),
         "tabula.node.grpc-port", 0,
@@ -74,6 +73,11 @@ class SplitTest {
     data = BigtableDataClient.create(ConformancePeer.dataSettings(node.grpcPort()));
     admin = BigtableTableAdminClient.create(ConformancePeer.adminSettings(node.grpcPort()));
     admin.createTable(CreateTableRequest.of("t").addFamily("f"));
+  }
+
+  @Test
+  void aGrowingTableSplitsAndScansDuringSplitsSeeEveryRowOnce() throws Exception {
+    startSplittingNode();
 
     Random random = new Random(7);
     byte[] value = new byte[300];
@@ -124,6 +128,58 @@ class SplitTest {
       Row r = data.readRow(TableId.of("t"), key(i));
       assertEquals("split", r.getCells("f", "after").get(0).getValue().toStringUtf8());
     }
+  }
+
+  /**
+   * Batches from several threads while tablets split under them: entries a splitting tablet
+   * refuses go again to the children, and every entry lands exactly as written.
+   */
+  @Test
+  void batchesInFlightDuringSplitsAllLand() throws Exception {
+    startSplittingNode();
+    int threads = 4;
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    try {
+      List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int first = t;
+        done.add(pool.submit(() -> {
+          for (int batch = first; batch < ROWS / 50; batch += threads) {
+            BulkMutation bulk = BulkMutation.create(TableId.of("t"));
+            for (int j = 0; j < 50; j++) {
+              int i = batch * 50 + j;
+              bulk.add(RowMutationEntry.create(key(i)).setCell("f", ByteString.copyFromUtf8("q"), 1000,
+                  ByteString.copyFrom(valueOf(i))));
+            }
+            data.bulkMutateRows(bulk);
+          }
+          return null;
+        }));
+      }
+      for (java.util.concurrent.Future<?> f : done) {
+        f.get(2, TimeUnit.MINUTES);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    List<KeyOffset> samples = data.sampleRowKeys("t");
+    assertTrue(samples.size() >= 3, "the table split into at least 3 tablets while written: " + samples);
+    int seen = 0;
+    for (Row r : data.readRows(Query.create(TableId.of("t")))) {
+      int i = Integer.parseInt(r.getKey().toStringUtf8().substring(3));
+      assertEquals(key(seen), r.getKey().toStringUtf8(), "rows in order, each once");
+      assertEquals(1, r.getCells().size());
+      assertEquals(ByteString.copyFrom(valueOf(i)), r.getCells().get(0).getValue());
+      seen++;
+    }
+    assertEquals(ROWS, seen);
+  }
+
+  /** 300 bytes that differ from row to row. */
+  private static byte[] valueOf(int i) {
+    byte[] v = new byte[300];
+    new Random(i).nextBytes(v);
+    return v;
   }
 
   private List<String> scanKeys() {

@@ -3,6 +3,7 @@ package io.tabula.actors.master;
 import io.tabula.actors.Stages;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
@@ -22,6 +23,7 @@ import org.apache.pekko.actor.typed.pubsub.Topic;
 public final class DirectoryCache {
   private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
   private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
+  private final AtomicReference<CompletableFuture<Directory>> refreshing = new AtomicReference<>();
 
   public Directory get() {
     return current.get();
@@ -39,15 +41,30 @@ public final class DirectoryCache {
     listeners.add(listener);
   }
 
-  /** Asks the master for its directory and keeps it if newer; completes with the copy held afterwards. */
+  /**
+   * Asks the master for its directory and keeps it if newer; completes with the copy held
+   * afterwards. Callers that ask while an ask is under way share it: when a tablet splits,
+   * every request that meets it refreshes, and one ask each kept the master's mailbox full
+   * of directory requests while the split waited there to be recorded.
+   */
   public CompletionStage<Directory> refresh(ActorRef<Master.Command> master, ActorSystem<?> system,
       Duration timeout) {
-    return Stages.direct(AskPattern.<Master.Command, Directory>ask(master, Master.GetDirectory::new, timeout,
-        system.scheduler()))
-        .thenApply(d -> {
-          offer(d);
-          return get();
+    CompletableFuture<Directory> mine = new CompletableFuture<>();
+    CompletableFuture<Directory> under = refreshing.compareAndExchange(null, mine);
+    if (under != null) {
+      return under;
+    }
+    Stages.direct(AskPattern.<Master.Command, Directory>ask(master, Master.GetDirectory::new, timeout,
+        system.scheduler())).whenComplete((d, err) -> {
+          refreshing.set(null);
+          if (err != null) {
+            mine.completeExceptionally(err);
+          } else {
+            offer(d);
+            mine.complete(get());
+          }
         });
+    return mine;
   }
 
   /** An actor that subscribes to the directory topic and feeds every copy published into {@code cache}. */

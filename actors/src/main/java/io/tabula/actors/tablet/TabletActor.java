@@ -512,16 +512,19 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     String rightId = newTabletId();
     ActorRef<Command> self = getContext().getSelf();
     CompletableFuture.runAsync(() -> {
+      tablet.holdMerges(true);
       try {
         tablet.freezeAndFlush().join();
         Optional<byte[]> row = tablet.midRow();
         if (row.isEmpty()) {
+          tablet.holdMerges(false);
           self.tell(new SplitDone(null, leftId, rightId, "no split point"));
           return;
         }
         node.server().split(info.id(), row.get(), leftId, rightId);
         self.tell(new SplitDone(row.get(), leftId, rightId, null));
       } catch (IOException | RuntimeException e) {
+        tablet.holdMerges(false);
         self.tell(new SplitDone(null, leftId, rightId, String.valueOf(e.getMessage())));
       }
     }, blockingIo);

@@ -11,7 +11,8 @@ final class E2eReport {
   /** The run's sizes and settings, as the report states them. */
   record Settings(int rows, int valueBytes, long rowBytes, int concurrency, int writeBatch, int readBatch,
       int scanChunk, int readSeconds, int warmupSeconds, int settleSeconds, int rounds, int blockCacheMb,
-      int memtableMb, int hotRows, String nodeJavaOpts, long seed, int officialWindowKib, int officialChannels) {}
+      int memtableMb, int hotRows, String nodeJavaOpts, long seed, int officialWindowKib, int officialChannels,
+      String warmUps) {}
 
   private final String command;
   private final Settings s;
@@ -146,7 +147,8 @@ final class E2eReport {
         + "versions' blocks), after two untimed passes over them: a hot set served from the block cache, not an "
         + "in-memory locality group.%n"
         + "* Before the first workload each client writes, reads back at random and scans a scratch table "
-        + "of its own for several seconds, untimed, so neither JVM's JIT is cold when the timing starts.%n"
+        + "of its own, untimed, in cycles of 8 s until the JIT compilers of both JVMs used under 5%% of a core "
+        + "in a cycle (`--warmup-max-seconds` at most), so the timed windows measure compiled code; it took %s.%n"
         + "* Timed windows: writes run until every row is acknowledged (then %d s pause for flushes, untimed); "
         + "read workloads run %d s after a %d s untimed warm-up of the same requests.%n"
         + "* Connections: the Tabula client takes turns over two connections for calls answered whole and two "
@@ -156,7 +158,7 @@ final class E2eReport {
         + "value's length, the bytes of every 16th row, and that each request returned exactly the rows asked "
         + "for.%n",
         s.blockCacheMb(), s.rows() * (double) s.valueBytes() / 1e6, s.memtableMb(), s.memtableMb(), s.hotRows(),
-        s.settleSeconds(), s.readSeconds(), s.warmupSeconds(), s.officialChannels(),
+        s.warmUps(), s.settleSeconds(), s.readSeconds(), s.warmupSeconds(), s.officialChannels(),
         s.officialWindowKib() == 0 ? "1 MiB (the library's default)" : s.officialWindowKib() + " KiB",
         s.nodeJavaOpts(), s.seed()));
   }

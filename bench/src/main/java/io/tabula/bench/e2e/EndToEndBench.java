@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.OptionalLong;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
@@ -34,6 +35,8 @@ import picocli.CommandLine.Option;
 public final class EndToEndBench implements Callable<Integer> {
   private static final String TABLE_PREFIX = "fig6_";
   private static final long WARM_UP_SALT = 0x3A7E;
+  /** The warm-up ends once the JIT compilers used less than this share of one core in a cycle. */
+  private static final double JIT_QUIET_SHARE = 0.05;
 
   @Option(names = "--quick", description = "Small size: 60,000 rows, one round, 4 s timed read windows, 2 s "
       + "warm-ups (overrides those options).")
@@ -92,6 +95,11 @@ public final class EndToEndBench implements Callable<Integer> {
       defaultValue = "2")
   private int warmupSeconds;
 
+  @Option(names = "--warmup-max-seconds", description = "Longest first warm-up of each client: cycles of untimed "
+      + "writes, reads and scans until the JIT compilers of both JVMs are nearly idle; default: ${DEFAULT-VALUE}",
+      defaultValue = "120")
+  private int warmupMaxSeconds;
+
   @Option(names = "--rounds", description = "Runs of each workload per client, taking turns; the report pools "
       + "them; default: ${DEFAULT-VALUE}", defaultValue = "2")
   private int rounds;
@@ -127,6 +135,9 @@ public final class EndToEndBench implements Callable<Integer> {
   @CommandLine.Spec
   private CommandLine.Model.CommandSpec spec;
 
+  /** How long each client's first warm-up took, for the report. */
+  private String warmUps = "";
+
   /** The node process, whose CPU time each timed window records. */
   private long nodePid;
 
@@ -150,7 +161,7 @@ public final class EndToEndBench implements Callable<Integer> {
     List<E2eWorkload> workloads = workloadIds == null ? List.of(E2eWorkload.values())
         : workloadIds.stream().map(E2eWorkload::byId).toList();
     if (rows < 1 || valueBytes < 1 || concurrency < 1 || writeBatch < 1 || readBatch < 1 || scanChunk < 1
-        || readSeconds < 1 || rounds < 1 || warmupSeconds < 0 || settleSeconds < 0 || blockCacheMb < 1
+        || readSeconds < 1 || rounds < 1 || warmupSeconds < 0 || warmupMaxSeconds < 0 || settleSeconds < 0 || blockCacheMb < 1
         || memtableMb < 1 || readBatch > rows) {
       throw new CommandLine.ParameterException(spec.commandLine(), "sizes, counts and times must be positive "
           + "(--warmup-seconds and --settle-seconds may be 0), and --read-batch at most --rows");
@@ -175,10 +186,12 @@ public final class EndToEndBench implements Callable<Integer> {
                 + "'; known: tabula, official");
           });
         }
+        List<String> warmUps = new ArrayList<>();
         for (int k = 0; k < clients.size(); k++) {
           clients.get(k).createTable(table(k));
-          warmUp(clients.get(k), k, data);
+          warmUps.add(String.format(Locale.ROOT, "%s %.0f s", clients.get(k).name(), warmUp(clients.get(k), k, data)));
         }
+        this.warmUps = String.join(", ", warmUps);
         List<Measured> results = new ArrayList<>();
         int turn = 0;
         for (E2eWorkload w : workloads) {
@@ -222,35 +235,61 @@ public final class EndToEndBench implements Callable<Integer> {
   }
 
   /**
-   * Untimed writes and reads into a scratch table of the client's own, so neither the node's
-   * nor the client's JIT is cold when the first timed workload starts.
+   * Untimed cycles of writes, random reads and scans on a scratch table of the client's own,
+   * until the JIT compilers of both JVMs (the node's and this one) used less than {@value
+   * #JIT_QUIET_SHARE} of a core during a cycle, or for at most {@code warmupMaxSeconds}: the
+   * timed windows then measure compiled code, not the compilers. Returns the seconds it took.
    */
-  private void warmUp(ClientUnderTest c, int k, Dataset data) throws Exception {
+  private double warmUp(ClientUnderTest c, int k, Dataset data) throws Exception {
     String table = TABLE_PREFIX + "warmup_" + k;
     c.createTable(table);
     int[] order = data.keyOrder();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(4, 2L * warmupSeconds));
-    InFlight.Result w = InFlight.run(concurrency, (order.length + writeBatch - 1) / writeBatch, deadline, n -> {
-      int from = (int) (n * writeBatch);
-      return c.write(table, order, from, Math.min(order.length, from + writeBatch));
-    });
-    int written = (int) w.values();
-    int batch = Math.min(readBatch, Math.max(1, written));
-    // The rows written (the first `written` of `order`), in random order, so the reads are random reads.
-    int[] keys = Arrays.stream(data.permutation(WARM_UP_SALT)).filter(row -> row < written).toArray();
-    InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(3,
-        2L * warmupSeconds)), n -> {
-          int from = (int) (n * batch % Math.max(1, keys.length - batch + 1));
-          return c.read(table, keys, from, from + batch);
-        });
-    // Scans of the rows written in key order, so the scan path is compiled too.
-    int chunk = Math.min(scanChunk, Math.max(1, written));
-    InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(2), n -> {
-      int from = (int) (n * chunk % Math.max(1, written - chunk + 1));
-      return c.scan(table, from, from + chunk);
-    });
-    System.err.printf(Locale.ROOT, "%s warmed up the %s: %,d rows written, read back and scanned untimed%n",
-        Instant.now(), c.name(), written);
+    long start = System.nanoTime();
+    long end = start + TimeUnit.SECONDS.toNanos(warmupMaxSeconds);
+    long pid = ProcessHandle.current().pid();
+    long[] next = {0};
+    int written = 0;
+    double jitShare;
+    do {
+      long cycleStart = System.nanoTime();
+      long jitBefore = jitNanos(pid);
+      long writeUntil = cycleStart + TimeUnit.SECONDS.toNanos(3);
+      InFlight.Result w = InFlight.run(concurrency, Long.MAX_VALUE, writeUntil, n -> {
+        int from = (int) (next[0]++ * writeBatch % order.length);
+        return c.write(table, order, from, Math.min(order.length, from + writeBatch));
+      });
+      written = (int) Math.min(order.length, Math.max(written, w.values()));
+      int known = written;
+      int batch = Math.min(readBatch, Math.max(1, known));
+      // Rows written (the first `known` of `order`), in random order, so the reads are random reads.
+      int[] keys = Arrays.stream(data.permutation(WARM_UP_SALT)).filter(row -> row < known).toArray();
+      InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(3), n -> {
+        int from = (int) (n * batch % Math.max(1, keys.length - batch + 1));
+        return c.read(table, keys, from, from + batch);
+      });
+      // Scans of the rows written in key order, so the scan path is compiled too.
+      int chunk = Math.min(scanChunk, Math.max(1, known));
+      InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(2), n -> {
+        int from = (int) (n * chunk % Math.max(1, known - chunk + 1));
+        return c.scan(table, from, from + chunk);
+      });
+      long cycle = System.nanoTime() - cycleStart;
+      long jit = jitNanos(pid);
+      jitShare = jitBefore < 0 || jit < 0 ? 0 : (double) (jit - jitBefore) / cycle;
+      System.err.printf(Locale.ROOT, "%s warming up the %s: JIT compilers used %.0f%% of a core in the last "
+          + "cycle%n", Instant.now(), c.name(), 100 * jitShare);
+    } while (jitShare >= JIT_QUIET_SHARE && System.nanoTime() < end);
+    double seconds = (System.nanoTime() - start) / 1e9;
+    System.err.printf(Locale.ROOT, "%s warmed up the %s in %.0f s: %,d rows written, read back and scanned "
+        + "untimed%n", Instant.now(), c.name(), seconds, written);
+    return seconds;
+  }
+
+  /** The JIT compilers' CPU time in the node and this process, or -1 where it cannot be read. */
+  private long jitNanos(long self) {
+    OptionalLong node = JitActivity.compilerNanos(nodePid);
+    OptionalLong client = JitActivity.compilerNanos(self);
+    return node.isPresent() && client.isPresent() ? node.getAsLong() + client.getAsLong() : -1;
   }
 
   /** Settings of the node process: the data set must outgrow its block cache; every write is fsynced. */
@@ -268,7 +307,7 @@ public final class EndToEndBench implements Callable<Integer> {
   private E2eReport.Settings settings(Dataset data) {
     return new E2eReport.Settings(rows, valueBytes, data.rowBytes(), concurrency, writeBatch, readBatch, scanChunk,
         readSeconds, warmupSeconds, settleSeconds, rounds, blockCacheMb, memtableMb, hotRows(data), nodeJavaOpts, seed,
-        officialWindowKib, officialChannels);
+        officialWindowKib, officialChannels, warmUps);
   }
 
   /**

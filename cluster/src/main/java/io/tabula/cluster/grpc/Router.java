@@ -168,13 +168,23 @@ final class Router {
   private <R> CompletionStage<R> retryMoved(Throwable err, long startNanos, int n,
       Supplier<CompletionStage<R>> again) {
     Replies.Refusal r = Replies.parse(err);
-    if (r.code() != ErrorCode.MOVED || System.nanoTime() - startNanos > retryForNanos) {
+    if (r.code() != ErrorCode.MOVED || !mayRetryMoved(startNanos)) {
       return CompletableFuture.failedFuture(GrpcErrors.from(err));
     }
+    return afterMove(n).thenCompose(d -> again.get());
+  }
+
+  /** Whether a request that started at {@code startNanos} may still be retried after a moved answer. */
+  boolean mayRetryMoved(long startNanos) {
+    return System.nanoTime() - startNanos <= retryForNanos;
+  }
+
+  /** The directory after the pause that follows moved answer {@code n} (from 0) and a refresh. */
+  CompletionStage<Directory> afterMove(int n) {
     long pauseMs = Math.min(200, 5L << Math.min(n, 6));
     CompletableFuture<Void> pause = new CompletableFuture<>();
     CompletableFuture.delayedExecutor(pauseMs, TimeUnit.MILLISECONDS).execute(() -> pause.complete(null));
-    return pause.thenCompose(x -> directory.refresh(master, system, askTimeout)).thenCompose(d -> again.get());
+    return pause.thenCompose(x -> directory.refresh(master, system, askTimeout));
   }
 
   private <T> CompletionStage<Answer<T>> attempt(String table, Function<Directory, TabletInfo> locate,

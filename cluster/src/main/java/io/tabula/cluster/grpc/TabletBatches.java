@@ -23,8 +23,9 @@ import org.apache.pekko.stream.javadsl.Source;
  * Many rows in one message per tablet: the entries of a MutateRows request, and the keys of
  * a ReadRows request that names only keys, are grouped by the tablet the node's directory
  * says holds them and sent as one {@link TabletActor.MutateBatch} or
- * {@link TabletActor.ReadRows} each, instead of one ask per row. A row the tablet refuses
- * as moved (a split the directory had not caught up with) goes again on its own, through
+ * {@link TabletActor.ReadRows} each, instead of one ask per row. Mutations a tablet refuses
+ * as moved (a split the directory had not caught up with) go again in groups under the
+ * refreshed directory; a read key refused so goes again on its own, through
  * {@link Router}'s rerouting path.
  */
 final class TabletBatches {
@@ -44,18 +45,31 @@ final class TabletBatches {
   CompletionStage<List<com.google.rpc.Status>> mutate(String table, List<MutateRowsRequest.Entry> entries) {
     com.google.rpc.Status[] out = new com.google.rpc.Status[entries.size()];
     RowMutation[] parsed = new RowMutation[entries.size()];
-    Map<String, List<Integer>> byTablet = new LinkedHashMap<>();
-    List<CompletableFuture<?>> work = new ArrayList<>();
-    Directory d = router.directory();
+    List<Integer> valid = new ArrayList<>(entries.size());
     for (int i = 0; i < entries.size(); i++) {
       MutateRowsRequest.Entry e = entries.get(i);
       int index = i;
       try {
         parsed[i] = Mutations.rowMutation(() -> "entries[" + index + "]", e.getRowKey(), e.getMutationsList());
+        valid.add(i);
       } catch (RuntimeException err) {
         out[i] = status(err);
-        continue;
       }
+    }
+    return mutate(table, valid, parsed, out, router.directory(), System.nanoTime(), 0).thenApply(x -> List.of(out));
+  }
+
+  /**
+   * Sends the entries {@code rows} grouped by tablet under directory {@code d}. Entries a
+   * tablet refuses as moved (a split the directory had not caught up with) go again as
+   * groups under the refreshed directory, after a short pause, while the request may still
+   * retry; one ask per row instead turned a split into a flood of asks.
+   */
+  private CompletableFuture<Void> mutate(String table, List<Integer> rows, RowMutation[] parsed,
+      com.google.rpc.Status[] out, Directory d, long startNanos, int attempt) {
+    Map<String, List<Integer>> byTablet = new LinkedHashMap<>();
+    List<CompletableFuture<?>> work = new ArrayList<>();
+    for (int i : rows) {
       TabletInfo t = d.locate(table, parsed[i].row());
       if (t == null) {
         work.add(alone(table, i, parsed[i], out));
@@ -63,27 +77,36 @@ final class TabletBatches {
         byTablet.computeIfAbsent(t.id(), k -> new ArrayList<>()).add(i);
       }
     }
-    byTablet.forEach((tabletId, rows) -> {
-      List<RowMutation> batch = rows.stream().map(i -> parsed[i]).toList();
-      work.add(router.<TabletActor.BatchOutcome>askTablet(tabletId,
-          r -> new TabletActor.MutateBatch(new ArrayList<>(batch), r))
+    byTablet.forEach((tabletId, group) -> {
+      List<RowMutation> batch = new ArrayList<>(group.size());
+      group.forEach(i -> batch.add(parsed[i]));
+      work.add(router.<TabletActor.BatchOutcome>askTablet(tabletId, r -> new TabletActor.MutateBatch(batch, r))
           .handle((outcome, err) -> {
-            List<CompletableFuture<?>> again = new ArrayList<>();
-            for (int k = 0; k < rows.size(); k++) {
-              int i = rows.get(k);
+            List<Integer> moved = new ArrayList<>();
+            for (int k = 0; k < group.size(); k++) {
+              int i = group.get(k);
               Throwable refused = err != null ? err : refusal(outcome.refusals().get(k));
               if (refused == null) {
                 out[i] = ok();
-              } else if (Replies.parse(refused).code() == ErrorCode.MOVED) {
-                again.add(alone(table, i, parsed[i], out));
+              } else if (Replies.parse(refused).code() == ErrorCode.MOVED && router.mayRetryMoved(startNanos)) {
+                moved.add(i);
               } else {
                 out[i] = status(refused);
               }
             }
-            return CompletableFuture.allOf(again.toArray(CompletableFuture[]::new));
+            if (moved.isEmpty()) {
+              return CompletableFuture.<Void>completedFuture(null);
+            }
+            return router.afterMove(attempt).toCompletableFuture().handle((next, refreshFailed) -> {
+              if (refreshFailed != null) {
+                moved.forEach(i -> out[i] = status(refreshFailed));
+                return CompletableFuture.<Void>completedFuture(null);
+              }
+              return mutate(table, moved, parsed, out, next, startNanos, attempt + 1);
+            }).thenCompose(x -> x);
           }).thenCompose(x -> x).toCompletableFuture());
     });
-    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new)).thenApply(x -> List.of(out));
+    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
   }
 
   /** One entry through the per-row path, which reroutes on moved; its outcome lands in {@code out[i]}. */

@@ -398,6 +398,15 @@ public final class Tablet implements Closeable {
     return maintenance.freezeAndFlush();
   }
 
+  /**
+   * Holds or resumes merging compactions, for a tablet about to split: a merge started now
+   * would only delay the split's last flush, during which writes are refused, and the
+   * children merge their own files afterwards.
+   */
+  public void holdMerges(boolean hold) {
+    maintenance.holdMerges(hold);
+  }
+
   /** Rewrites every SSTable of every group into one per group, dropping deletes and collectable data. */
   public CompletableFuture<Void> majorCompact() {
     return maintenance.majorCompact();

@@ -30,8 +30,8 @@ import java.util.function.Predicate;
 
 /**
  * A tablet's compactions (paper §5.4) and manifest: freezing a full memtable, flushing
- * frozen memtables to SSTables (minor), merging a group's newest SSTables when there are
- * too many (merging; major when the merge takes them all), and recording splits.
+ * frozen memtables to SSTables (minor), merging a run of a group's SSTables when there are
+ * too many (merging, see {@link CompactionPicker}; major when the merge takes them all), and recording splits.
  *
  * <p>Invariants: (1) every change of files or redo point happens under {@code lock}, on
  * the node's background executor or a caller waiting for it, one at a time per tablet;
@@ -49,6 +49,7 @@ final class TabletMaintenance {
   private volatile long redoPoint;
   private volatile IOException lastError;
   private volatile boolean shutdown;
+  private volatile boolean mergesHeld;
 
   TabletMaintenance(Tablet tablet, TabletManifest manifest) {
     this.tablet = tablet;
@@ -81,12 +82,12 @@ final class TabletMaintenance {
     }
   }
 
-  /** Blocks a writer while too many frozen memtables wait for their flush. */
   /** Whether a write now would wait in {@link #awaitFlushCapacity} for a flush to finish. */
   boolean flushBacklogFull() {
     return tablet.currentVersion().frozen.size() >= env.options().maxFrozenMemtables();
   }
 
+  /** Blocks a writer while too many frozen memtables wait for their flush. */
   void awaitFlushCapacity() {
     int max = env.options().maxFrozenMemtables();
     if (tablet.currentVersion().frozen.size() < max) {
@@ -156,7 +157,7 @@ final class TabletMaintenance {
       for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
         int n = tablet.currentVersion().files(g).size();
         if (n > 0) {
-          compactNewest(g, n);
+          compact(g, 0, n);
         }
       }
     });
@@ -282,25 +283,49 @@ final class TabletMaintenance {
     env.flushed().run();
   }
 
+  void holdMerges(boolean hold) {
+    mergesHeld = hold;
+  }
+
   private void mergeIfNeeded() throws IOException {
+    if (mergesHeld) {
+      return;
+    }
     int max = env.options().maxFilesPerGroup();
     for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
-      int n = tablet.currentVersion().files(g).size();
-      if (n > max) {
-        compactNewest(g, n - max / 2);
+      List<SSTableHandle> files = tablet.currentVersion().files(g);
+      long[] sizes = new long[files.size()];
+      for (int i = 0; i < sizes.length; i++) {
+        sizes[i] = bytesInRange(files.get(i));
+      }
+      CompactionPicker.Run run = CompactionPicker.pick(sizes, max);
+      if (run != null) {
+        compact(g, run.from(), run.to());
       }
     }
   }
 
+  /** A file's data bytes within this tablet's rows (a file shared with a split sibling counts its part). */
+  private long bytesInRange(SSTableHandle h) {
+    long[] bytes = {0};
+    h.reader().forEachBlockSample((row, blockBytes) -> {
+      if (tablet.containsRow(row)) {
+        bytes[0] += blockBytes;
+      }
+    });
+    return bytes[0];
+  }
+
   /**
-   * Merging compaction of the {@code k} newest SSTables of group {@code g} into one; a major
-   * compaction (tombstones dropped) when {@code k} is all of them.
+   * Merging compaction of the SSTables {@code [from, to)} (newest first) of group {@code g}
+   * into one, which takes their place; a major compaction (tombstones dropped) when that is
+   * all of them.
    */
-  private void compactNewest(String g, int k) throws IOException {
+  private void compact(String g, int from, int to) throws IOException {
     TabletVersion v = tablet.currentVersion();
     List<SSTableHandle> all = v.files(g);
-    List<SSTableHandle> inputs = all.subList(0, k);
-    boolean major = k == all.size();
+    List<SSTableHandle> inputs = all.subList(from, to);
+    boolean major = from == 0 && to == all.size();
     TableSchema schema = tablet.schema();
     List<CellIterator> its = new ArrayList<>();
     inputs.forEach(h -> its.add(h.reader().iterator()));
@@ -311,12 +336,8 @@ final class TabletMaintenance {
     }
     try {
       Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>(manifest.groups());
-      List<TabletManifest.FileRef> refs = new ArrayList<>();
-      if (out != null) {
-        refs.add(new TabletManifest.FileRef(out.path(), true));
-      }
-      refs.addAll(manifest.files(g).subList(k, manifest.files(g).size()));
-      groups.put(g, refs);
+      groups.put(g, replaced(manifest.files(g), from, to, out == null ? null : new TabletManifest.FileRef(out.path(),
+          true)));
       commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1, nextFileNumber));
     } catch (IOException | RuntimeException e) {
       if (out != null) {
@@ -328,17 +349,22 @@ final class TabletMaintenance {
     try {
       TabletVersion cur = tablet.currentVersion();
       Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
-      List<SSTableHandle> l = new ArrayList<>();
-      if (out != null) {
-        l.add(out);
-      }
-      l.addAll(cur.files(g).subList(k, cur.files(g).size()));
-      files.put(g, l);
+      files.put(g, replaced(cur.files(g), from, to, out));
       inputs.forEach(SSTableHandle::markObsolete);
       tablet.install(new TabletVersion(cur.active, cur.frozen, files));
     } finally {
       tablet.memLock.writeLock().unlock();
     }
+  }
+
+  /** {@code list} with {@code [from, to)} replaced by {@code merged} (left out if null: the merge kept nothing). */
+  private static <T> List<T> replaced(List<T> list, int from, int to, T merged) {
+    List<T> l = new ArrayList<>(list.subList(0, from));
+    if (merged != null) {
+      l.add(merged);
+    }
+    l.addAll(list.subList(to, list.size()));
+    return l;
   }
 
   /** Whether an entry belongs in a group's SSTable: row deletes go to every group. Remembers the last family. */
