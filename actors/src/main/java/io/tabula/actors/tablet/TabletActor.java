@@ -138,7 +138,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private enum RetryHeldWrites implements Command { INSTANCE }
 
-  private record SplitDone(byte[] row, String leftId, String rightId, String error) implements Command {}
+  /** @param flushedNanos when the split's first flush ended (writes were taken until then) */
+  private record SplitDone(byte[] row, String leftId, String rightId, String error, long flushedNanos)
+      implements Command {}
 
   private record SplitRecorded(boolean ok) implements Command {}
 
@@ -160,6 +162,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private long reportedRedo = -1;
   /** The size at which the last split attempt found no split point: retry only after real growth. */
   private long noSplitPointAt;
+  /** When the running split started, for its log lines. */
+  private long splitStartNanos;
 
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
       TabletInfo info) {
@@ -508,6 +512,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private void startSplit() {
     splitting = true;
+    splitStartNanos = System.nanoTime();
     String leftId = newTabletId();
     String rightId = newTabletId();
     ActorRef<Command> self = getContext().getSelf();
@@ -515,17 +520,18 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       tablet.holdMerges(true);
       try {
         tablet.freezeAndFlush().join();
+        long flushed = System.nanoTime();
         Optional<byte[]> row = tablet.midRow();
         if (row.isEmpty()) {
           tablet.holdMerges(false);
-          self.tell(new SplitDone(null, leftId, rightId, "no split point"));
+          self.tell(new SplitDone(null, leftId, rightId, "no split point", flushed));
           return;
         }
         node.server().split(info.id(), row.get(), leftId, rightId);
-        self.tell(new SplitDone(row.get(), leftId, rightId, null));
+        self.tell(new SplitDone(row.get(), leftId, rightId, null, flushed));
       } catch (IOException | RuntimeException e) {
         tablet.holdMerges(false);
-        self.tell(new SplitDone(null, leftId, rightId, String.valueOf(e.getMessage())));
+        self.tell(new SplitDone(null, leftId, rightId, String.valueOf(e.getMessage()), System.nanoTime()));
       }
     }, blockingIo);
   }
@@ -537,8 +543,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       splitting = false;
       return this;
     }
-    getContext().getLog().info("tablet {} split at {} into {} and {}", info.id(),
-        ByteArrays.show(d.row()), d.leftId(), d.rightId());
+    long now = System.nanoTime();
+    getContext().getLog().info("tablet {} split at {} into {} and {} in {} ms, the last {} ms without taking writes",
+        info.id(), ByteArrays.show(d.row()), d.leftId(), d.rightId(), (now - splitStartNanos) / 1_000_000,
+        (now - d.flushedNanos()) / 1_000_000);
     node.local().stop(info.id(), reads);
     // Held writes meet the closed tablet and are answered "moved", to be retried at the children.
     while (!heldWrites.isEmpty()) {
@@ -555,7 +563,14 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    */
   private Behavior<Command> awaitingRecord(SplitDone d, boolean askAtTick) {
     return Behaviors.receive(Command.class)
-        .onMessage(SplitRecorded.class, r -> r.ok() ? gone(info.id()) : awaitingRecord(d, true))
+        .onMessage(SplitRecorded.class, r -> {
+          if (!r.ok()) {
+            return awaitingRecord(d, true);
+          }
+          getContext().getLog().info("tablet {}: the master recorded its split {} ms after it started", info.id(),
+              (System.nanoTime() - splitStartNanos) / 1_000_000);
+          return gone(info.id());
+        })
         .onMessage(WriteFinished.class, w -> Behaviors.same())
         .onMessageEquals(Tick.INSTANCE, () -> {
           if (!askAtTick) {

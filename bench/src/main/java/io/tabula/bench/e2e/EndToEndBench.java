@@ -125,7 +125,7 @@ public final class EndToEndBench implements Callable<Integer> {
   private long seed;
 
   @Option(names = "--timeout-minutes", description = "Stop everything after this long; default: ${DEFAULT-VALUE}",
-      defaultValue = "15")
+      defaultValue = "30")
   private int timeoutMinutes;
 
   @Option(names = "--out", description = "Markdown result file; default: bench/results/figure6-e2e.md, "

@@ -546,6 +546,7 @@ public final class Tablet implements Closeable {
   }
 
   private void releaseVersion() {
+    maintenance.holdMerges(true);
     maintenance.shutdown();
     memLock.writeLock().lock();
     try {

@@ -7,9 +7,12 @@ import java.util.concurrent.Executor;
 
 /**
  * What a node's tablets share (paper §6): the storage, the one commit log, the block
- * cache, the executor that runs flushes and compactions, the clock, and the options.
+ * cache, the executor that runs flushes and the one that runs merging compactions (apart, so
+ * a long merge never keeps a flush waiting while writers wait for it), the clock, and the
+ * options.
  * {@code flushed} is told after each flush, so the node can delete log segments no tablet
  * needs any more. The node owns and closes all of it; a tablet closes none of it.
  */
-public record TabletEnv(Storage storage, CommitLog log, BlockCache cache, Executor background, MicrosClock clock,
+public record TabletEnv(Storage storage, CommitLog log, BlockCache cache, Executor background, Executor merges,
+    MicrosClock clock,
     TabletOptions options, Runnable flushed) {}

@@ -33,19 +33,29 @@ import java.util.function.Predicate;
  * frozen memtables to SSTables (minor), merging a run of a group's SSTables when there are
  * too many (merging, see {@link CompactionPicker}; major when the merge takes them all), and recording splits.
  *
- * <p>Invariants: (1) every change of files or redo point happens under {@code lock}, on
- * the node's background executor or a caller waiting for it, one at a time per tablet;
- * (2) a new manifest is durable before the version that shows its files is installed, and
- * files are deleted only after both; (3) the redo point only grows.
+ * <p>Invariants: (1) one flush and one merging compaction at a time per tablet, each
+ * under its own lock, on the node's background executor or a caller waiting for it; a
+ * flush does not wait for a merge (writers wait for flushes when memtables pile up, and a
+ * merge takes seconds); (2) every change of files or redo point is committed under {@code
+ * lock}, from the manifest and version current then: a flush puts its file first, a merge
+ * puts its output where its inputs were; (3) a new manifest is durable before the version
+ * that shows its files is installed, and files are deleted only after both; (4) the redo
+ * point only grows.
  */
 final class TabletMaintenance {
   private final Tablet tablet;
   private final TabletEnv env;
+  /** Held while a manifest is committed and its version installed (short). */
   private final ReentrantLock lock = new ReentrantLock();
+  /** Held by the one flush that runs at a time. */
+  private final ReentrantLock flushLock = new ReentrantLock();
+  /** Held by the one merging compaction that runs at a time. */
+  private final ReentrantLock mergeLock = new ReentrantLock();
   private final AtomicBoolean scheduled = new AtomicBoolean();
+  private final AtomicBoolean mergeScheduled = new AtomicBoolean();
   private final Object capacity = new Object();
   private TabletManifest manifest;
-  private long nextFileNumber;
+  private final java.util.concurrent.atomic.AtomicLong nextFileNumber;
   private volatile long redoPoint;
   private volatile IOException lastError;
   private volatile boolean shutdown;
@@ -55,7 +65,7 @@ final class TabletMaintenance {
     this.tablet = tablet;
     this.env = tablet.env;
     this.manifest = manifest;
-    this.nextFileNumber = manifest.nextFileNumber();
+    this.nextFileNumber = new java.util.concurrent.atomic.AtomicLong(manifest.nextFileNumber());
     this.redoPoint = manifest.redoPoint();
   }
 
@@ -132,35 +142,83 @@ final class TabletMaintenance {
     if (!shutdown && scheduled.compareAndSet(false, true)) {
       env.background().execute(() -> {
         scheduled.set(false);
+        runLogged(() -> locked(flushLock, this::flushAll));
+        scheduleMerge();
+      });
+    }
+  }
+
+  /**
+   * Starts a merging compaction on the merge executor if one may be needed and none is
+   * waiting to start. A merge that finds another running leaves it to that one, which looks
+   * again when it ends.
+   */
+  private void scheduleMerge() {
+    if (!shutdown && !mergesHeld && mergeScheduled.compareAndSet(false, true)) {
+      env.merges().execute(() -> {
+        mergeScheduled.set(false);
+        if (!mergeLock.tryLock()) {
+          return;
+        }
+        boolean merged = false;
         try {
-          underLock(() -> {
-            flushAll();
-            mergeIfNeeded();
-          });
+          merged = mergeIfNeeded();
         } catch (IOException e) {
           lastError = e;
         } catch (RuntimeException e) {
-          lastError = new IOException("background work of tablet " + tablet.id() + " failed", e);
+          lastError = new IOException("merging compaction of tablet " + tablet.id() + " failed", e);
+        } finally {
+          mergeLock.unlock();
+        }
+        if (merged) {
+          scheduleMerge();
         }
       });
     }
   }
 
+  /** Runs background work whose failure only a later writer hears of (through {@link #lastError}). */
+  private void runLogged(Work w) {
+    try {
+      w.run();
+    } catch (IOException e) {
+      lastError = e;
+    } catch (RuntimeException e) {
+      lastError = new IOException("background work of tablet " + tablet.id() + " failed", e);
+    }
+  }
+
   CompletableFuture<Void> freezeAndFlush() {
     freeze(true);
-    return background(this::flushAll);
+    return background(() -> locked(flushLock, this::flushAll));
   }
 
   CompletableFuture<Void> majorCompact() {
     return background(() -> {
-      flushAll();
-      for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
-        int n = tablet.currentVersion().files(g).size();
-        if (n > 0) {
-          compact(g, 0, n);
+      locked(flushLock, this::flushAll);
+      locked(mergeLock, () -> {
+        for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
+          int n = tablet.currentVersion().files(g).size();
+          if (n > 0) {
+            compact(g, 0, n);
+          }
         }
-      }
+      });
     });
+  }
+
+  /**
+   * Holds or resumes merging compactions, and when holding, waits for a running one to end:
+   * a tablet about to split or close must not have its files replaced under it.
+   */
+  void holdMerges(boolean hold) {
+    mergesHeld = hold;
+    if (hold) {
+      mergeLock.lock();
+      mergeLock.unlock();
+    } else {
+      scheduleMerge();
+    }
   }
 
   private interface Work {
@@ -171,7 +229,7 @@ final class TabletMaintenance {
     CompletableFuture<Void> f = new CompletableFuture<>();
     env.background().execute(() -> {
       try {
-        underLock(w);
+        w.run();
         f.complete(null);
       } catch (IOException | RuntimeException e) {
         f.completeExceptionally(e);
@@ -180,8 +238,9 @@ final class TabletMaintenance {
     return f;
   }
 
-  private void underLock(Work w) throws IOException {
-    lock.lock();
+  /** Runs {@code w} holding {@code l}; records its failure for writers and wakes those waiting for a flush. */
+  private void locked(ReentrantLock l, Work w) throws IOException {
+    l.lock();
     try {
       w.run();
       lastError = null;
@@ -189,7 +248,7 @@ final class TabletMaintenance {
       lastError = e;
       throw e;
     } finally {
-      lock.unlock();
+      l.unlock();
       synchronized (capacity) {
         capacity.notifyAll();
       }
@@ -219,7 +278,7 @@ final class TabletMaintenance {
   }
 
   private String newFilePath() {
-    return Storage.path(tablet.dir, String.format("%06d.sst", nextFileNumber++));
+    return Storage.path(tablet.dir, String.format("%06d.sst", nextFileNumber.getAndIncrement()));
   }
 
   private void flushAll() throws IOException {
@@ -235,6 +294,7 @@ final class TabletMaintenance {
     tablet.awaitFinished(f.maxAssigned());
     TableSchema schema = tablet.schema();
     Map<String, SSTableHandle> written = new HashMap<>();
+    boolean committed = false;
     try {
       boolean oneGroup = schema.groupNames().size() == 1;
       for (String g : schema.groupNames()) {
@@ -248,51 +308,57 @@ final class TabletMaintenance {
           written.put(g, h);
         }
       }
-      Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>();
-      for (String g : union(manifest.groups().keySet(), written.keySet())) {
-        List<TabletManifest.FileRef> refs = new ArrayList<>();
-        if (written.containsKey(g)) {
-          refs.add(new TabletManifest.FileRef(written.get(g).path(), true));
+      lock.lock();
+      try {
+        Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>();
+        for (String g : union(manifest.groups().keySet(), written.keySet())) {
+          List<TabletManifest.FileRef> refs = new ArrayList<>();
+          if (written.containsKey(g)) {
+            refs.add(new TabletManifest.FileRef(written.get(g).path(), true));
+          }
+          refs.addAll(manifest.files(g));
+          groups.put(g, refs);
         }
-        refs.addAll(manifest.files(g));
-        groups.put(g, refs);
+        commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()), tablet.nextSequenceSnapshot() - 1,
+            nextFileNumber.get()));
+        committed = true;
+        tablet.memLock.writeLock().lock();
+        try {
+          TabletVersion cur = tablet.currentVersion();
+          List<TabletVersion.Frozen> frozen = new ArrayList<>(cur.frozen);
+          frozen.remove(f);
+          Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
+          written.forEach((g, h) -> {
+            List<SSTableHandle> l = new ArrayList<>();
+            l.add(h);
+            l.addAll(cur.files(g));
+            files.put(g, l);
+          });
+          tablet.install(new TabletVersion(cur.active, frozen, files));
+        } finally {
+          tablet.memLock.writeLock().unlock();
+        }
+        redoPoint = Math.max(redoPoint, f.redoPoint());
+      } finally {
+        lock.unlock();
       }
-      commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()), tablet.nextSequenceSnapshot() - 1,
-          nextFileNumber));
     } catch (IOException | RuntimeException e) {
-      written.values().forEach(h -> h.discard(true));
+      if (!committed) {
+        written.values().forEach(h -> h.discard(true));
+      }
       throw e;
     }
-    tablet.memLock.writeLock().lock();
-    try {
-      TabletVersion cur = tablet.currentVersion();
-      List<TabletVersion.Frozen> frozen = new ArrayList<>(cur.frozen);
-      frozen.remove(f);
-      Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
-      written.forEach((g, h) -> {
-        List<SSTableHandle> l = new ArrayList<>();
-        l.add(h);
-        l.addAll(cur.files(g));
-        files.put(g, l);
-      });
-      tablet.install(new TabletVersion(cur.active, frozen, files));
-    } finally {
-      tablet.memLock.writeLock().unlock();
-    }
-    redoPoint = Math.max(redoPoint, f.redoPoint());
     env.flushed().run();
   }
 
-  void holdMerges(boolean hold) {
-    mergesHeld = hold;
-  }
-
-  private void mergeIfNeeded() throws IOException {
-    if (mergesHeld) {
-      return;
-    }
+  /** Merges one run of files of each group that has too many; whether it merged any. */
+  private boolean mergeIfNeeded() throws IOException {
+    boolean merged = false;
     int max = env.options().maxFilesPerGroup();
     for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
+      if (mergesHeld || shutdown) {
+        return merged;
+      }
       List<SSTableHandle> files = tablet.currentVersion().files(g);
       long[] sizes = new long[files.size()];
       for (int i = 0; i < sizes.length; i++) {
@@ -301,8 +367,10 @@ final class TabletMaintenance {
       CompactionPicker.Run run = CompactionPicker.pick(sizes, max);
       if (run != null) {
         compact(g, run.from(), run.to());
+        merged = true;
       }
     }
+    return merged;
   }
 
   /** A file's data bytes within this tablet's rows (a file shared with a split sibling counts its part). */
@@ -319,12 +387,13 @@ final class TabletMaintenance {
   /**
    * Merging compaction of the SSTables {@code [from, to)} (newest first) of group {@code g}
    * into one, which takes their place; a major compaction (tombstones dropped) when that is
-   * all of them.
+   * all of them. Flushes may add newer files meanwhile; the output still takes the inputs'
+   * place, which stays contiguous as flushes only add files in front.
    */
   private void compact(String g, int from, int to) throws IOException {
     TabletVersion v = tablet.currentVersion();
     List<SSTableHandle> all = v.files(g);
-    List<SSTableHandle> inputs = all.subList(from, to);
+    List<SSTableHandle> inputs = List.copyOf(all.subList(from, to));
     boolean major = from == 0 && to == all.size();
     TableSchema schema = tablet.schema();
     List<CellIterator> its = new ArrayList<>();
@@ -334,27 +403,48 @@ final class TabletMaintenance {
       it.seekToFirst();
       out = SSTableFiles.write(env, newFilePath(), groupOrDefault(schema, g), schema, it, major);
     }
+    lock.lock();
     try {
-      Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>(manifest.groups());
-      groups.put(g, replaced(manifest.files(g), from, to, out == null ? null : new TabletManifest.FileRef(out.path(),
-          true)));
-      commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1, nextFileNumber));
-    } catch (IOException | RuntimeException e) {
-      if (out != null) {
-        out.discard(true);
+      if (shutdown) {
+        throw new IOException("tablet " + tablet.id() + " closed during a merging compaction");
       }
-      throw e;
-    }
-    tablet.memLock.writeLock().lock();
-    try {
-      TabletVersion cur = tablet.currentVersion();
-      Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
-      files.put(g, replaced(cur.files(g), from, to, out));
-      inputs.forEach(SSTableHandle::markObsolete);
-      tablet.install(new TabletVersion(cur.active, cur.frozen, files));
+      try {
+        List<TabletManifest.FileRef> refs = manifest.files(g);
+        int at = indexOfPath(refs, inputs.get(0).path());
+        Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>(manifest.groups());
+        groups.put(g, replaced(refs, at, at + inputs.size(), out == null ? null
+            : new TabletManifest.FileRef(out.path(), true)));
+        commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1, nextFileNumber.get()));
+      } catch (IOException | RuntimeException e) {
+        if (out != null) {
+          out.discard(true);
+        }
+        throw e;
+      }
+      tablet.memLock.writeLock().lock();
+      try {
+        TabletVersion cur = tablet.currentVersion();
+        List<SSTableHandle> now = cur.files(g);
+        int at = now.indexOf(inputs.get(0));
+        Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
+        files.put(g, replaced(now, at, at + inputs.size(), out));
+        inputs.forEach(SSTableHandle::markObsolete);
+        tablet.install(new TabletVersion(cur.active, cur.frozen, files));
+      } finally {
+        tablet.memLock.writeLock().unlock();
+      }
     } finally {
-      tablet.memLock.writeLock().unlock();
+      lock.unlock();
     }
+  }
+
+  private static int indexOfPath(List<TabletManifest.FileRef> refs, String path) {
+    for (int i = 0; i < refs.size(); i++) {
+      if (refs.get(i).path().equals(path)) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("merge input " + path + " is no longer in the manifest");
   }
 
   /** {@code list} with {@code [from, to)} replaced by {@code merged} (left out if null: the merge kept nothing). */
@@ -412,7 +502,7 @@ final class TabletMaintenance {
   List<TabletManifest> recordSplit(TabletManifest.SplitInfo info, long lastSequence) throws IOException {
     lock.lock();
     try {
-      TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, nextFileNumber)
+      TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, nextFileNumber.get())
           .asSplit(info);
       commit(parent);
       List<TabletManifest> children = parent.children();

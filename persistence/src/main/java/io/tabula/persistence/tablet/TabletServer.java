@@ -45,6 +45,7 @@ public final class TabletServer implements Closeable {
   private final Function<String, TableSchema> schemas;
   private final CommitLog log;
   private final ExecutorService background;
+  private final ExecutorService merges;
   private final TabletEnv env;
   private final Map<String, Tablet> tablets = new ConcurrentHashMap<>();
   private ReplayResult recovery;
@@ -60,8 +61,14 @@ public final class TabletServer implements Closeable {
       t.setDaemon(true);
       return t;
     });
-    this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()), background, clock,
-        options.tablets(), this::deleteObsoleteLogSegments);
+    AtomicInteger m = new AtomicInteger();
+    this.merges = Executors.newFixedThreadPool(Math.max(1, options.backgroundThreads() / 2), r -> {
+      Thread t = new Thread(r, "tabula-merge-" + m.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()), background, merges,
+        clock, options.tablets(), this::deleteObsoleteLogSegments);
   }
 
   /**
@@ -224,6 +231,7 @@ public final class TabletServer implements Closeable {
       first = first == null ? e : first;
     }
     background.shutdown();
+    merges.shutdown();
     if (first != null) {
       throw first;
     }
@@ -240,8 +248,10 @@ public final class TabletServer implements Closeable {
     }
     tablets.clear();
     background.shutdownNow();
+    merges.shutdownNow();
     try {
       background.awaitTermination(5, TimeUnit.SECONDS);
+      merges.awaitTermination(5, TimeUnit.SECONDS);
       log.close();
     } catch (IOException e) {
       // The files are gone or dead by design: a crash does not get to close them cleanly.

@@ -94,6 +94,40 @@ class TabletTest {
     assertEquals(List.of("row010=v10", "row011=v11"), values(again.scan(b("row010"), b("row012"), ReadFilter.all())));
   }
 
+  /**
+   * Flushes go on while merges run on their own executor: the file count comes back within
+   * the bound once writes stop, and every row reads its last value throughout.
+   */
+  @Test
+  void mergesKeepUpWithFlushesAndLoseNothing() throws Exception {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    java.util.Random rnd = new java.util.Random(3);
+    java.util.Map<String, String> last = new java.util.HashMap<>();
+    for (int i = 0; i < 3000; i++) {
+      String row = String.format("row%03d", rnd.nextInt(400));
+      String value = "v" + i + "-".repeat(rnd.nextInt(40));
+      t.apply(set(row, value)).join();
+      last.put(row, value);
+      if (i % 500 == 499) {
+        String probe = last.keySet().iterator().next();
+        assertEquals(last.get(probe), new String(t.read(b(probe), ReadFilter.all()).orElseThrow().cells().get(0)
+            .value(), StandardCharsets.UTF_8));
+      }
+    }
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    while (t.files().get("default").size() > TabletOptions.defaults().maxFilesPerGroup()
+        && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertTrue(t.files().get("default").size() <= TabletOptions.defaults().maxFilesPerGroup(),
+        "files after the merges: " + t.files());
+    java.util.Map<String, String> read = new java.util.TreeMap<>();
+    for (String kv : values(t.scan(new byte[0], new byte[0], ReadFilter.all()))) {
+      read.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+    }
+    assertEquals(new java.util.TreeMap<>(last), read);
+  }
+
   @Test
   void aScanSeesTheSnapshotItStartedWith() throws IOException {
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
