@@ -12,7 +12,7 @@ final class E2eReport {
   record Settings(int rows, int valueBytes, long rowBytes, int concurrency, int writeBatch, int readBatch,
       int scanChunk, int readSeconds, int warmupSeconds, int settleSeconds, int rounds, int blockCacheMb,
       int memtableMb, int hotRows, String nodeJavaOpts, long seed, int officialWindowKib, int officialChannels,
-      String warmUps) {}
+      String warmUps, String settled) {}
 
   private final String command;
   private final Settings s;
@@ -149,8 +149,12 @@ final class E2eReport {
         + "* Before the first workload each client writes, reads back at random and scans a scratch table "
         + "of its own, untimed, in cycles of 8 s until the JIT compilers of both JVMs used under 5%% of a core "
         + "in a cycle (`--warmup-max-seconds` at most), so the timed windows measure compiled code; it took %s.%n"
-        + "* Timed windows: writes run until every row is acknowledged (then %d s pause for flushes, untimed); "
-        + "read workloads run %d s after a %d s untimed warm-up of the same requests.%n"
+        + "* Timed windows: writes run until every row is acknowledged; then, untimed, at least %d s and until the "
+        + "node idles (under 10%% of a core for a second: flushes and merging compactions done), so reads do not "
+        + "run against a compaction backlog. The work a write window left behind, as time to idle and node CPU "
+        + "per value written: %s.%n"
+        + "* "
+        + "Read workloads run %d s after a %d s untimed warm-up of the same requests.%n"
         + "* Connections: the Tabula client takes turns over two connections for calls answered whole and two "
         + "for scans, with a 4 MiB HTTP/2 window for scans; the official client's channel pool has %d "
         + "connection(s) and a %s HTTP/2 window (`--official-channels`, `--official-window-kib`).%n"
@@ -158,7 +162,7 @@ final class E2eReport {
         + "value's length, the bytes of every 16th row, and that each request returned exactly the rows asked "
         + "for.%n",
         s.blockCacheMb(), s.rows() * (double) s.valueBytes() / 1e6, s.memtableMb(), s.memtableMb(), s.hotRows(),
-        s.warmUps(), s.settleSeconds(), s.readSeconds(), s.warmupSeconds(), s.officialChannels(),
+        s.warmUps(), s.settleSeconds(), s.settled(), s.readSeconds(), s.warmupSeconds(), s.officialChannels(),
         s.officialWindowKib() == 0 ? "1 MiB (the library's default)" : s.officialWindowKib() + " KiB",
         s.nodeJavaOpts(), s.seed()));
   }

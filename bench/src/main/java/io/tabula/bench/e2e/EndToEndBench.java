@@ -37,6 +37,9 @@ public final class EndToEndBench implements Callable<Integer> {
   private static final long WARM_UP_SALT = 0x3A7E;
   /** The warm-up ends once the JIT compilers used less than this share of one core in a cycle. */
   private static final double JIT_QUIET_SHARE = 0.05;
+  /** The node counts as idle after a write run when it uses less than this share of a core. */
+  private static final double IDLE_SHARE = 0.10;
+  private static final int SETTLE_MAX_SECONDS = 180;
 
   @Option(names = "--quick", description = "Small size: 60,000 rows, one round, 4 s timed read windows, 2 s "
       + "warm-ups (overrides those options).")
@@ -134,6 +137,9 @@ public final class EndToEndBench implements Callable<Integer> {
 
   @CommandLine.Spec
   private CommandLine.Model.CommandSpec spec;
+
+  /** After each write run: how long the node took to idle and the CPU it spent, for the report. */
+  private final List<String> settled = new ArrayList<>();
 
   /** How long each client's first warm-up took, for the report. */
   private String warmUps = "";
@@ -307,7 +313,7 @@ public final class EndToEndBench implements Callable<Integer> {
   private E2eReport.Settings settings(Dataset data) {
     return new E2eReport.Settings(rows, valueBytes, data.rowBytes(), concurrency, writeBatch, readBatch, scanChunk,
         readSeconds, warmupSeconds, settleSeconds, rounds, blockCacheMb, memtableMb, hotRows(data), nodeJavaOpts, seed,
-        officialWindowKib, officialChannels, warmUps);
+        officialWindowKib, officialChannels, warmUps, String.join("; ", settled));
   }
 
   /**
@@ -350,9 +356,37 @@ public final class EndToEndBench implements Callable<Integer> {
     if (r.values() != order.length) {
       throw new IllegalStateException(c.name() + " wrote " + r.values() + " rows of " + order.length);
     }
-    CpuUse cpu = CpuUse.now(nodePid).minus(before);
+    CpuUse after = CpuUse.now(nodePid);
+    settle(c.name() + " " + w.id(), after, order.length);
+    return new Measured(w, c.name(), c.writeApi(), writeBatch, r, data.rowBytes(), after.minus(before));
+  }
+
+  /**
+   * After a write run: {@code settleSeconds}, then until the node is idle (under {@value
+   * #IDLE_SHARE} of a core for a second: its flushes and merging compactions done, at most
+   * {@value #SETTLE_MAX_SECONDS} s), so the next workload is not measured against a
+   * compaction backlog. How long that took, and the node CPU it took per value written
+   * (work the timed window left behind), go into the report.
+   */
+  private void settle(String what, CpuUse windowEnd, long values) throws InterruptedException {
+    long start = System.nanoTime();
     TimeUnit.SECONDS.sleep(settleSeconds);
-    return new Measured(w, c.name(), c.writeApi(), writeBatch, r, data.rowBytes(), cpu);
+    long deadline = start + TimeUnit.SECONDS.toNanos(SETTLE_MAX_SECONDS);
+    CpuUse last = CpuUse.now(nodePid);
+    while (System.nanoTime() < deadline) {
+      TimeUnit.SECONDS.sleep(1);
+      CpuUse now = CpuUse.now(nodePid);
+      boolean idle = now.minus(last).nodeNanos() < IDLE_SHARE * 1e9;
+      last = now;
+      if (idle) {
+        break;
+      }
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    double micros = last.minus(windowEnd).nodeNanos() / 1e3 / values;
+    settled.add(String.format(Locale.ROOT, "%s %.0f s, %.1f us/value", what, seconds, micros));
+    System.err.printf(Locale.ROOT, "%s after %s: the node idled after %.0f s, %.1f us of node CPU per value "
+        + "written%n", Instant.now(), what, seconds, micros);
   }
 
   /** Reads {@code readBatch} distinct, uniformly random rows of {@code [0, range)} per request. */
