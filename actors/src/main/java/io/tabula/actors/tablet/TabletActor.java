@@ -77,6 +77,8 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
  */
 public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   public static final EntityTypeKey<Command> KEY = EntityTypeKey.create(Command.class, "tablet");
+  /** Ticks without writes before a tablet compacts its files into one per group. */
+  private static final int QUIET_TICKS = 2;
 
   public sealed interface Command extends KryoSerializable {}
 
@@ -162,6 +164,13 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private long reportedRedo = -1;
   /** The size at which the last split attempt found no split point: retry only after real growth. */
   private long noSplitPointAt;
+  /** Whether a write came in since the last tick. */
+  private boolean wroteSinceTick;
+  /** Ticks in a row without writes. */
+  private int quietTicks;
+  /** Whether this quiet spell's major compaction has been started. */
+  private boolean compactedWhileQuiet;
+
   /** When the running split started, for its log lines. */
   private long splitStartNanos;
 
@@ -296,6 +305,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * rather than blocking this actor in the engine: reads keep being served meanwhile.
    */
   private void write(RowMutation rm, boolean finish, Consumer<Throwable> done) {
+    wroteSinceTick = true;
     writesInFlight.computeIfAbsent(new RowKey(rm.row()), k -> new int[1])[0]++;
     if (!heldWrites.isEmpty() || tablet.flushBacklogFull()) {
       heldWrites.add(() -> applyNow(rm, finish, done));
@@ -501,8 +511,31 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     long size = tablet.approximateRangeBytes();
     if (size > node.settings().splitBytes() && size > noSplitPointAt + noSplitPointAt / 4) {
       startSplit();
+    } else {
+      compactWhenQuiet(files);
     }
     return this;
+  }
+
+  /**
+   * A major compaction once the tablet has taken no writes for {@link #QUIET_TICKS} ticks,
+   * if a group has more than one SSTable. Merging compactions keep files of alike size
+   * apart to spare writes, so a row rewritten over time lies in several files and a point
+   * read loads a block of each; once writes pause, one pass puts every row in one file
+   * (and drops deleted and expired data). It runs on the merge thread, once per quiet spell.
+   */
+  private void compactWhenQuiet(Map<String, List<String>> files) {
+    if (wroteSinceTick) {
+      wroteSinceTick = false;
+      quietTicks = 0;
+      compactedWhileQuiet = false;
+      return;
+    }
+    if (++quietTicks >= QUIET_TICKS && !compactedWhileQuiet
+        && files.values().stream().anyMatch(l -> l.size() > 1)) {
+      compactedWhileQuiet = true;
+      tablet.majorCompact();
+    }
   }
 
   /** A fresh id for a split child: the table name and 48 random bits. */

@@ -107,8 +107,8 @@ public final class EndToEndBench implements Callable<Integer> {
       + "them; default: ${DEFAULT-VALUE}", defaultValue = "2")
   private int rounds;
 
-  @Option(names = "--settle-seconds", description = "Pause after each write run for flushes; default: ${DEFAULT-VALUE}",
-      defaultValue = "3")
+  @Option(names = "--settle-seconds", description = "Least pause after each write run, before waiting for the node "
+      + "to idle; default: ${DEFAULT-VALUE}", defaultValue = "6")
   private int settleSeconds;
 
   @Option(names = "--block-cache-mb", description = "The node's block cache (tabula.node.block-cache); "
@@ -162,7 +162,6 @@ public final class EndToEndBench implements Callable<Integer> {
       rounds = 1;
       readSeconds = 4;
       warmupSeconds = 2;
-      settleSeconds = 2;
     }
     List<E2eWorkload> workloads = workloadIds == null ? List.of(E2eWorkload.values())
         : workloadIds.stream().map(E2eWorkload::byId).toList();
@@ -362,8 +361,9 @@ public final class EndToEndBench implements Callable<Integer> {
   }
 
   /**
-   * After a write run: {@code settleSeconds}, then until the node is idle (under {@value
-   * #IDLE_SHARE} of a core for a second: its flushes and merging compactions done, at most
+   * After a write run: {@code settleSeconds} (a tablet compacts once it has had no writes
+   * for two of its 2-second ticks), then until the node is idle (under {@value #IDLE_SHARE}
+   * of a core for two seconds running: its flushes and compactions done, at most
    * {@value #SETTLE_MAX_SECONDS} s), so the next workload is not measured against a
    * compaction backlog. How long that took, and the node CPU it took per value written
    * (work the timed window left behind), go into the report.
@@ -373,14 +373,12 @@ public final class EndToEndBench implements Callable<Integer> {
     TimeUnit.SECONDS.sleep(settleSeconds);
     long deadline = start + TimeUnit.SECONDS.toNanos(SETTLE_MAX_SECONDS);
     CpuUse last = CpuUse.now(nodePid);
-    while (System.nanoTime() < deadline) {
+    int idleSeconds = 0;
+    while (idleSeconds < 2 && System.nanoTime() < deadline) {
       TimeUnit.SECONDS.sleep(1);
       CpuUse now = CpuUse.now(nodePid);
-      boolean idle = now.minus(last).nodeNanos() < IDLE_SHARE * 1e9;
+      idleSeconds = now.minus(last).nodeNanos() < IDLE_SHARE * 1e9 ? idleSeconds + 1 : 0;
       last = now;
-      if (idle) {
-        break;
-      }
     }
     double seconds = (System.nanoTime() - start) / 1e9;
     double micros = last.minus(windowEnd).nodeNanos() / 1e3 / values;

@@ -193,18 +193,17 @@ final class TabletMaintenance {
     return background(() -> locked(flushLock, this::flushAll));
   }
 
+  /** Flushes, then merges every group's files into one on the merge executor (skipped while merges are held). */
   CompletableFuture<Void> majorCompact() {
-    return background(() -> {
-      locked(flushLock, this::flushAll);
-      locked(mergeLock, () -> {
-        for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
-          int n = tablet.currentVersion().files(g).size();
-          if (n > 0) {
-            compact(g, 0, n);
+    return background(env.background(), () -> locked(flushLock, this::flushAll))
+        .thenCompose(x -> background(env.merges(), () -> locked(mergeLock, () -> {
+          for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
+            int n = tablet.currentVersion().files(g).size();
+            if (n > 0 && !mergesHeld && !shutdown) {
+              compact(g, 0, n);
+            }
           }
-        }
-      });
-    });
+        })));
   }
 
   /**
@@ -226,8 +225,12 @@ final class TabletMaintenance {
   }
 
   private CompletableFuture<Void> background(Work w) {
+    return background(env.background(), w);
+  }
+
+  private CompletableFuture<Void> background(java.util.concurrent.Executor on, Work w) {
     CompletableFuture<Void> f = new CompletableFuture<>();
-    env.background().execute(() -> {
+    on.execute(() -> {
       try {
         w.run();
         f.complete(null);
