@@ -9,7 +9,7 @@ import java.util.Map;
 /** The Markdown results of {@link EndToEndBench}: the table, what a request was, the targets, the setup. */
 final class E2eReport {
   /** The run's sizes and settings, as the report states them. */
-  record Settings(int rows, int valueBytes, long rowBytes, int concurrency, int writeBatch, int readBatch,
+  record Settings(int rows, int valueBytes, long rowBytes, int concurrency, int scanConcurrency, int writeBatch, int readBatch,
       int scanChunk, int readSeconds, int warmupSeconds, int settleSeconds, int rounds, int blockCacheMb,
       int memtableMb, int hotRows, String nodeJavaOpts, long seed, int officialWindowKib, int officialChannels,
       String warmUps, String settled) {}
@@ -46,9 +46,9 @@ final class E2eReport {
         + "after the commit log's fsync. Each client writes its own table of %,d rows (keys `row%%010d`, one "
         + "%,d-byte random value each, %.0f MB of values), then reads it back; clients take turns workload by "
         + "workload, alternating which goes first, %d round(s) of each workload per client (pooled below: values "
-        + "and time added, latencies merged). %d requests in flight per client. Client and node share the "
+        + "and time added, latencies merged). %d requests in flight per client (%d for scans). Client and node share the "
         + "machine's 2 cores.%n%n", s.rows(), s.valueBytes(), s.rows() * (double) s.valueBytes() / 1e6,
-        s.rounds(), s.concurrency()));
+        s.rounds(), s.concurrency(), s.scanConcurrency()));
     table(b);
     requests(b);
     targets(b);
