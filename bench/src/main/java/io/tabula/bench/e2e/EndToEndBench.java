@@ -74,7 +74,7 @@ public final class EndToEndBench implements Callable<Integer> {
   private int officialChannels;
 
   @Option(names = "--concurrency", description = "Requests in flight per client, enough to keep the node busy "
-      + "(the paper ran enough clients to saturate its servers; with 16 both cores were about 10% idle); "
+      + "(the paper ran enough clients to saturate its servers; with 16 both cores were about a tenth idle); "
       + "default: ${DEFAULT-VALUE}", defaultValue = "32")
   private int concurrency;
 
