@@ -107,13 +107,7 @@ class SplitTest {
         assertTrue(keys.get(i - 1).compareTo(keys.get(i)) < 0, "scan out of order or repeated at " + keys.get(i));
       }
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    List<KeyOffset> samples = data.sampleRowKeys("t");
-    while (samples.size() < 3 && System.nanoTime() < deadline) {
-      Thread.sleep(200);
-      samples = data.sampleRowKeys("t");
-    }
-    assertTrue(samples.size() >= 3, "the table split into at least 3 tablets: " + samples);
+    awaitTablets(3);
 
     List<String> all = scanKeys();
     assertEquals(ROWS, all.size(), "every row once after the splits");
@@ -162,13 +156,7 @@ class SplitTest {
     } finally {
       pool.shutdownNow();
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    List<KeyOffset> samples = data.sampleRowKeys("t");
-    while (samples.size() < 3 && System.nanoTime() < deadline) {
-      Thread.sleep(200);
-      samples = data.sampleRowKeys("t");
-    }
-    assertTrue(samples.size() >= 3, "the table split into at least 3 tablets: " + samples);
+    awaitTablets(3);
     int seen = 0;
     for (Row r : data.readRows(Query.create(TableId.of("t")))) {
       int i = Integer.parseInt(r.getKey().toStringUtf8().substring(3));
@@ -185,6 +173,17 @@ class SplitTest {
     byte[] v = new byte[300];
     new Random(i).nextBytes(v);
     return v;
+  }
+
+  /** Waits up to a minute for the table to have split into at least {@code n} tablets. */
+  private void awaitTablets(int n) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    List<KeyOffset> samples = data.sampleRowKeys("t");
+    while (samples.size() < n && System.nanoTime() < deadline) {
+      Thread.sleep(200);
+      samples = data.sampleRowKeys("t");
+    }
+    assertTrue(samples.size() >= n, "the table split into at least " + n + " tablets: " + samples);
   }
 
   private List<String> scanKeys() {
