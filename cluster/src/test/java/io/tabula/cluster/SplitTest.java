@@ -23,6 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -132,9 +135,9 @@ class SplitTest {
   void batchesInFlightDuringSplitsAllLand() throws Exception {
     startSplittingNode();
     int threads = 4;
-    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
-      List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+      List<Future<?>> done = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int first = t;
         done.add(pool.submit(() -> {
@@ -150,7 +153,7 @@ class SplitTest {
           return null;
         }));
       }
-      for (java.util.concurrent.Future<?> f : done) {
+      for (Future<?> f : done) {
         f.get(2, TimeUnit.MINUTES);
       }
     } finally {

@@ -24,7 +24,9 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
@@ -55,7 +57,7 @@ final class TabletMaintenance {
   private final AtomicBoolean mergeScheduled = new AtomicBoolean();
   private final Object capacity = new Object();
   private TabletManifest manifest;
-  private final java.util.concurrent.atomic.AtomicLong nextFileNumber;
+  private final AtomicLong nextFileNumber;
   private volatile long redoPoint;
   private volatile IOException lastError;
   private volatile boolean shutdown;
@@ -65,7 +67,7 @@ final class TabletMaintenance {
     this.tablet = tablet;
     this.env = tablet.env;
     this.manifest = manifest;
-    this.nextFileNumber = new java.util.concurrent.atomic.AtomicLong(manifest.nextFileNumber());
+    this.nextFileNumber = new AtomicLong(manifest.nextFileNumber());
     this.redoPoint = manifest.redoPoint();
   }
 
@@ -142,7 +144,7 @@ final class TabletMaintenance {
     if (!shutdown && scheduled.compareAndSet(false, true)) {
       env.background().execute(() -> {
         scheduled.set(false);
-        runLogged(() -> locked(flushLock, this::flushAll));
+        runLogged(() -> flushing(this::flushAll));
         scheduleMerge();
       });
     }
@@ -190,20 +192,25 @@ final class TabletMaintenance {
 
   CompletableFuture<Void> freezeAndFlush() {
     freeze(true);
-    return background(() -> locked(flushLock, this::flushAll));
+    return background(() -> flushing(this::flushAll));
   }
 
   /** Flushes, then merges every group's files into one on the merge executor (skipped while merges are held). */
   CompletableFuture<Void> majorCompact() {
-    return background(env.background(), () -> locked(flushLock, this::flushAll))
-        .thenCompose(x -> background(env.merges(), () -> locked(mergeLock, () -> {
-          for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
-            int n = tablet.currentVersion().files(g).size();
-            if (n > 0 && !mergesHeld && !shutdown) {
-              compact(g, 0, n);
+    return background(env.background(), () -> flushing(this::flushAll))
+        .thenCompose(x -> background(env.merges(), () -> {
+          mergeLock.lock();
+          try {
+            for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
+              int n = tablet.currentVersion().files(g).size();
+              if (n > 0 && !mergesHeld && !shutdown) {
+                compact(g, 0, n);
+              }
             }
+          } finally {
+            mergeLock.unlock();
           }
-        })));
+        }));
   }
 
   /**
@@ -228,7 +235,7 @@ final class TabletMaintenance {
     return background(env.background(), w);
   }
 
-  private CompletableFuture<Void> background(java.util.concurrent.Executor on, Work w) {
+  private CompletableFuture<Void> background(Executor on, Work w) {
     CompletableFuture<Void> f = new CompletableFuture<>();
     on.execute(() -> {
       try {
@@ -241,9 +248,9 @@ final class TabletMaintenance {
     return f;
   }
 
-  /** Runs {@code w} holding {@code l}; records its failure for writers and wakes those waiting for a flush. */
-  private void locked(ReentrantLock l, Work w) throws IOException {
-    l.lock();
+  /** Runs flush work {@code w} under the flush lock; records its outcome for writers and wakes those waiting for a flush. */
+  private void flushing(Work w) throws IOException {
+    flushLock.lock();
     try {
       w.run();
       lastError = null;
@@ -251,7 +258,7 @@ final class TabletMaintenance {
       lastError = e;
       throw e;
     } finally {
-      l.unlock();
+      flushLock.unlock();
       synchronized (capacity) {
         capacity.notifyAll();
       }

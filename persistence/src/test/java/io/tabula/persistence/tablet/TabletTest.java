@@ -24,10 +24,14 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Random;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -101,8 +105,8 @@ class TabletTest {
   @Test
   void mergesKeepUpWithFlushesAndLoseNothing() throws Exception {
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
-    java.util.Random rnd = new java.util.Random(3);
-    java.util.Map<String, String> last = new java.util.HashMap<>();
+    Random rnd = new Random(3);
+    Map<String, String> last = new HashMap<>();
     for (int i = 0; i < 3000; i++) {
       String row = String.format("row%03d", rnd.nextInt(400));
       String value = "v" + i + "-".repeat(rnd.nextInt(40));
@@ -114,18 +118,18 @@ class TabletTest {
             .value(), StandardCharsets.UTF_8));
       }
     }
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (t.files().get("default").size() > TabletOptions.defaults().maxFilesPerGroup()
         && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
     assertTrue(t.files().get("default").size() <= TabletOptions.defaults().maxFilesPerGroup(),
         "files after the merges: " + t.files());
-    java.util.Map<String, String> read = new java.util.TreeMap<>();
+    Map<String, String> read = new TreeMap<>();
     for (String kv : values(t.scan(new byte[0], new byte[0], ReadFilter.all()))) {
       read.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
     }
-    assertEquals(new java.util.TreeMap<>(last), read);
+    assertEquals(new TreeMap<>(last), read);
   }
 
   @Test
@@ -230,7 +234,7 @@ class TabletTest {
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
     assertTrue(t.midRow().isEmpty(), "an empty tablet has no split point");
     byte[] big = new byte[200];
-    Random random = new java.util.Random(42);
+    Random random = new Random(42);
     for (int i = 0; i < 400; i++) {
       random.nextBytes(big);
       t.apply(RowMutation.of(b(String.format("row%03d", i)), new Mutation.SetCell("f", b("q"), 1000, big))).join();
