@@ -79,8 +79,8 @@ public final class EndToEndBench implements Callable<Integer> {
   private int concurrency;
 
   @Option(names = "--scan-concurrency", description = "Scans in flight per client: each is a long back-pressured "
-      + "stream, and 16 keep both cores busy (with 32 the rows buffered in flight cost the node a third more CPU per "
-      + "row); default: ${DEFAULT-VALUE}", defaultValue = "16")
+      + "stream, and 16 keep both cores busy (with 32 the node spent a quarter to a third more "
+      + "CPU per row); default: ${DEFAULT-VALUE}", defaultValue = "16")
   private int scanConcurrency;
 
   @Option(names = "--write-batch", description = "Rows per write request; default: ${DEFAULT-VALUE}",
