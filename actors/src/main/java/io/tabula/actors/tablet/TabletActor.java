@@ -25,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -66,19 +65,19 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
  *   <li>Point reads and scans run on the blocking-I/O dispatcher over an engine snapshot; a
  *       scan is a back-pressured stream handed out as a {@link SourceRef}.
  *   <li>Check-and-mutate and read-modify-write read and write one row atomically: such a
- *       request waits while earlier writes to its row are still in flight, and runs its read
- *       on this actor, so no write to the row can come between its read and its write.
+ *       request waits while earlier writes to its row are still in flight ({@link RowGate}),
+ *       and runs its read on this actor, so no write to the row can come between its read
+ *       and its write.
  *   <li>Every {@code checkInterval} it reports its files to the master and splits when it
  *       has grown past {@code splitBytes}; the split runs off the mailbox, then the master
- *       records it and this actor only refuses from then on (the children are new entities).
+ *       records it and this actor only refuses from then on (the children are new entities);
+ *       once writes pause it compacts its files ({@link QuietCompaction}).
  *   <li>A request this tablet cannot serve (split, closed, unknown) is refused with
  *       {@link ErrorCode#MOVED}: the caller looks the row up again.
  * </ul>
  */
 public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   public static final EntityTypeKey<Command> KEY = EntityTypeKey.create(Command.class, "tablet");
-  /** Ticks without writes before a tablet compacts its files into one per group. */
-  private static final int QUIET_TICKS = 2;
 
   public sealed interface Command extends KryoSerializable {}
 
@@ -154,8 +153,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final Tablet tablet;
   private final TabletInfo info;
   /** Writes not yet durable, per row: row-atomic requests on such a row wait for them. */
-  private final Map<RowKey, int[]> writesInFlight = new HashMap<>();
-  private final Map<RowKey, ArrayDeque<Command>> waiting = new HashMap<>();
+  private final RowGate<Command> rows = new RowGate<>();
+  private final QuietCompaction quiet = new QuietCompaction();
   private final Executor blockingIo;
   /** This tablet's reads, listed in the node's {@link LocalTablets} while this actor serves it. */
   private final TabletReads reads;
@@ -164,13 +163,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private long reportedRedo = -1;
   /** The size at which the last split attempt found no split point: retry only after real growth. */
   private long noSplitPointAt;
-  /** Whether a write came in since the last tick. */
-  private boolean wroteSinceTick;
-  /** Ticks in a row without writes. */
-  private int quietTicks;
-  /** Whether this quiet spell's major compaction has been started. */
-  private boolean compactedWhileQuiet;
-
   /** When the running split started, for its log lines. */
   private long splitStartNanos;
 
@@ -305,8 +297,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * rather than blocking this actor in the engine: reads keep being served meanwhile.
    */
   private void write(RowMutation rm, boolean finish, Consumer<Throwable> done) {
-    wroteSinceTick = true;
-    writesInFlight.computeIfAbsent(new RowKey(rm.row()), k -> new int[1])[0]++;
+    quiet.wrote();
+    rows.writeStarted(rm.row());
     if (!heldWrites.isEmpty() || tablet.flushBacklogFull()) {
       heldWrites.add(() -> applyNow(rm, finish, done));
       timers.startSingleTimer(RetryHeldWrites.INSTANCE, HELD_WRITE_RETRY);
@@ -348,44 +340,22 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private Behavior<Command> onWriteFinished(WriteFinished w) {
     for (byte[] r : w.rows()) {
-      finished(r);
+      rows.writeFinished(r, this::runWaiting);
     }
     return this;
   }
 
-  /** One write to {@code r} is over: requests waiting for the row may run once none is left. */
-  private void finished(byte[] r) {
-    RowKey row = new RowKey(r);
-    int[] count = writesInFlight.get(row);
-    if (count == null || --count[0] <= 0) {
-      writesInFlight.remove(row);
-      ArrayDeque<Command> q = waiting.get(row);
-      while (q != null && !q.isEmpty() && !writesInFlight.containsKey(row)) {
-        Command c = q.poll();
-        if (c instanceof CheckAndMutate cm) {
-          runCheckAndMutate(cm);
-        } else if (c instanceof ReadModifyWrite rmw) {
-          runReadModifyWrite(rmw);
-        }
-      }
-      if (q != null && q.isEmpty()) {
-        waiting.remove(row);
-      }
+  /** Runs a row-atomic request that waited for writes to its row. */
+  private void runWaiting(Command c) {
+    if (c instanceof CheckAndMutate cm) {
+      runCheckAndMutate(cm);
+    } else if (c instanceof ReadModifyWrite rmw) {
+      runReadModifyWrite(rmw);
     }
-  }
-
-  /** Whether a row-atomic request must wait for writes to its row; if so it is queued. */
-  private boolean mustWait(byte[] row, Command c) {
-    RowKey key = new RowKey(row);
-    if (writesInFlight.containsKey(key)) {
-      waiting.computeIfAbsent(key, k -> new ArrayDeque<>()).add(c);
-      return true;
-    }
-    return false;
   }
 
   private Behavior<Command> onCheckAndMutate(CheckAndMutate c) {
-    if (!mustWait(c.row(), c)) {
+    if (!rows.mustWait(c.row(), c)) {
       runCheckAndMutate(c);
     }
     return this;
@@ -410,7 +380,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onReadModifyWrite(ReadModifyWrite c) {
-    if (!mustWait(c.row(), c)) {
+    if (!rows.mustWait(c.row(), c)) {
       runReadModifyWrite(c);
     }
     return this;
@@ -511,31 +481,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     long size = tablet.approximateRangeBytes();
     if (size > node.settings().splitBytes() && size > noSplitPointAt + noSplitPointAt / 4) {
       startSplit();
-    } else {
-      compactWhenQuiet(files);
-    }
-    return this;
-  }
-
-  /**
-   * A major compaction once the tablet has taken no writes for {@link #QUIET_TICKS} ticks,
-   * if a group has more than one SSTable. Merging compactions keep files of alike size
-   * apart to spare writes, so a row rewritten over time lies in several files and a point
-   * read loads a block of each; once writes pause, one pass puts every row in one file
-   * (and drops deleted and expired data). It runs on the merge thread, once per quiet spell.
-   */
-  private void compactWhenQuiet(Map<String, List<String>> files) {
-    if (wroteSinceTick) {
-      wroteSinceTick = false;
-      quietTicks = 0;
-      compactedWhileQuiet = false;
-      return;
-    }
-    if (++quietTicks >= QUIET_TICKS && !compactedWhileQuiet
-        && files.values().stream().anyMatch(l -> l.size() > 1)) {
-      compactedWhileQuiet = true;
+    } else if (quiet.dueAtTick(files)) {
       tablet.majorCompact();
     }
+    return this;
   }
 
   /** A fresh id for a split child: the table name and 48 random bits. */
