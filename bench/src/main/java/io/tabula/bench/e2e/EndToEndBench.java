@@ -126,7 +126,7 @@ public final class EndToEndBench implements Callable<Integer> {
   private int memtableMb;
 
   @Option(names = "--node-java-opts", description = "JVM options of the node process; default: ${DEFAULT-VALUE}",
-      defaultValue = "-Xms1g -Xmx1g -XX:+UseG1GC")
+      defaultValue = "-Xms4g -Xmx4g -XX:+UseG1GC")
   private String nodeJavaOpts;
 
   @Option(names = "--seed", description = "Seed of values and key orders; default: ${DEFAULT-VALUE}",

@@ -3,16 +3,12 @@ package io.tabula.persistence.memtable;
 import io.tabula.persistence.iterator.CellIterator;
 import io.tabula.persistence.model.CellKey;
 import java.util.Arrays;
-import java.util.Iterator;
-import java.util.Map;
-import java.util.concurrent.ConcurrentNavigableMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * The in-memory buffer of recent writes (paper §5.3): a concurrent sorted map from
- * {@link CellKey} to value.
+ * The in-memory buffer of recent writes (paper §5.3): a sorted map from {@link CellKey} to
+ * value, a {@link CellTree}.
  *
  * <p>Invariants:
  *
@@ -25,10 +21,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *       not see entries added after it was created, so callers filter by a snapshot sequence.
  * </ol>
  *
- * Thread-safe: any number of concurrent writers and iterators.
+ * Thread-safe: writers take turns, iterators never wait.
  */
 public final class Memtable {
-  private final ConcurrentSkipListMap<CellKey, byte[]> map = new ConcurrentSkipListMap<>(CellKey.ORDER);
+  private final CellTree tree = new CellTree();
   private final AtomicLong bytes = new AtomicLong();
   private final AtomicLong maxSequence = new AtomicLong(-1);
   /**
@@ -42,7 +38,7 @@ public final class Memtable {
 
   public void add(CellKey key, byte[] value) {
     markRow(key.row());
-    if (map.putIfAbsent(key, value) == null) {
+    if (tree.put(key, value)) {
       bytes.addAndGet(key.weight() + value.length);
       maxSequence.accumulateAndGet(key.sequence(), Math::max);
     }
@@ -53,7 +49,7 @@ public final class Memtable {
    * above every reader's snapshot, so no reader has seen it (see Tablet).
    */
   public void remove(CellKey key) {
-    byte[] v = map.remove(key);
+    byte[] v = tree.remove(key);
     if (v != null) {
       bytes.addAndGet(-(key.weight() + v.length));
     }
@@ -97,11 +93,11 @@ public final class Memtable {
   }
 
   public boolean isEmpty() {
-    return map.isEmpty();
+    return tree.size() == 0;
   }
 
   public int entryCount() {
-    return map.size();
+    return tree.size();
   }
 
   /** Highest sequence number added, or -1 if empty. */
@@ -109,54 +105,11 @@ public final class Memtable {
     return maxSequence.get();
   }
 
-  /** A cursor over the entries; weakly consistent with concurrent adds (see invariant 3). */
+  /**
+   * A cursor over the entries. Each seek reads the entries as they are then; whether it sees
+   * entries added later is left open (see invariant 3).
+   */
   public CellIterator iterator() {
-    return new MemtableIterator(map);
-  }
-
-  private static final class MemtableIterator implements CellIterator {
-    private final ConcurrentNavigableMap<CellKey, byte[]> map;
-    private Iterator<Map.Entry<CellKey, byte[]>> it;
-    private Map.Entry<CellKey, byte[]> current;
-
-    MemtableIterator(ConcurrentNavigableMap<CellKey, byte[]> map) {
-      this.map = map;
-    }
-
-    @Override
-    public void seek(CellKey target) {
-      it = map.tailMap(target, true).entrySet().iterator();
-      advance();
-    }
-
-    @Override
-    public void seekToFirst() {
-      it = map.entrySet().iterator();
-      advance();
-    }
-
-    private void advance() {
-      current = it.hasNext() ? it.next() : null;
-    }
-
-    @Override
-    public boolean valid() {
-      return current != null;
-    }
-
-    @Override
-    public void next() {
-      advance();
-    }
-
-    @Override
-    public CellKey key() {
-      return current.getKey();
-    }
-
-    @Override
-    public byte[] value() {
-      return current.getValue();
-    }
+    return tree.cursor();
   }
 }

@@ -37,9 +37,18 @@ public final class CellKey {
   private final long timestamp;
   private final long sequence;
   private final CellKind kind;
+  /**
+   * The row's first 16 bytes as two unsigned big-endian words, zero-padded. Two keys whose
+   * words differ are ordered by them without reading the row arrays: in a large memtable
+   * the skip list's comparisons otherwise miss the cache once more for each row array.
+   */
+  private final long rowWord0;
+  private final long rowWord1;
 
   private CellKey(byte[] row, byte[] family, byte[] qualifier, long timestamp, long sequence, CellKind kind) {
     this.row = row;
+    this.rowWord0 = ByteArrays.word(row, 0);
+    this.rowWord1 = ByteArrays.word(row, 8);
     this.family = family;
     this.qualifier = qualifier;
     this.timestamp = timestamp;
@@ -87,6 +96,16 @@ public final class CellKey {
     return qualifier;
   }
 
+  /** The row's bytes 0 to 8 as an unsigned big-endian word, zero-padded (see {@link ByteArrays#word}). */
+  public long rowWord0() {
+    return rowWord0;
+  }
+
+  /** The row's bytes 8 to 16 as an unsigned big-endian word, zero-padded. */
+  public long rowWord1() {
+    return rowWord1;
+  }
+
   public long timestamp() {
     return timestamp;
   }
@@ -125,6 +144,12 @@ public final class CellKey {
   }
 
   public static int compare(CellKey a, CellKey b) {
+    if (a.rowWord0 != b.rowWord0) {
+      return Long.compareUnsigned(a.rowWord0, b.rowWord0);
+    }
+    if (a.rowWord1 != b.rowWord1) {
+      return Long.compareUnsigned(a.rowWord1, b.rowWord1);
+    }
     return compare(a.row, 0, a.row.length, a.kind, a.family, 0, a.family.length, a.qualifier, 0, a.qualifier.length,
         a.timestamp, a.sequence, b);
   }

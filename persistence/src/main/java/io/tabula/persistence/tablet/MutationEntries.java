@@ -8,6 +8,7 @@ import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.read.Tombstones;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The memtable entries of a {@link RowMutation}: mutation {@code i} gets sequence {@code
@@ -42,14 +43,19 @@ final class MutationEntries {
     }
   }
 
-  /** The row mutation with every {@link Mutation#SERVER_TIME} replaced by {@code nowMicros}. */
-  static RowMutation withServerTime(RowMutation rm, long nowMicros) {
+  /**
+   * The row mutation with every {@link Mutation#SERVER_TIME} replaced by the time {@code
+   * clock} gives, read only if some mutation needs it.
+   */
+  static RowMutation withServerTime(RowMutation rm, LongSupplier clock) {
     List<Mutation> out = null;
+    long nowMicros = 0;
     List<Mutation> ms = rm.mutations();
     for (int i = 0; i < ms.size(); i++) {
       if (ms.get(i) instanceof Mutation.SetCell s && s.timestamp() == Mutation.SERVER_TIME) {
         if (out == null) {
           out = new ArrayList<>(ms);
+          nowMicros = clock.getAsLong();
         }
         out.set(i, new Mutation.SetCell(s.family(), s.qualifier(), nowMicros, s.value()));
       }

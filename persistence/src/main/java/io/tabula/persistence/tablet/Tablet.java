@@ -200,7 +200,7 @@ public final class Tablet implements Closeable {
       }
     }
     maintenance.awaitFlushCapacity();
-    RowMutation resolved = MutationEntries.withServerTime(rm, serverTime());
+    RowMutation resolved = MutationEntries.withServerTime(rm, this::serverTime);
     long base;
     synchronized (seqLock) {
       requireOpen();

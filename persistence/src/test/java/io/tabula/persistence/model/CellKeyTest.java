@@ -41,6 +41,42 @@ class CellKeyTest {
     assertTrue(CellKey.compare(low, high) < 0);
   }
 
+  /**
+   * Keys compare rows by their first 16 bytes as two words before looking at the arrays; the
+   * order must still be plain unsigned byte order, also for rows that are prefixes of each
+   * other, end in zero bytes, differ only past byte 16, or have high bytes.
+   */
+  @Test
+  void rowWordsKeepUnsignedByteOrder() {
+    java.util.Random r = new java.util.Random(11);
+    byte[] alphabet = {0, 1, 0x7F, (byte) 0x80, (byte) 0xFF};
+    for (int i = 0; i < 200_000; i++) {
+      byte[] x = randomRow(r, alphabet);
+      byte[] y = r.nextInt(4) == 0 ? x.clone() : randomRow(r, alphabet);
+      if (r.nextBoolean() && x.length > 0) {
+        y = java.util.Arrays.copyOf(x, x.length + r.nextInt(3)); // x and a (zero-padded) extension
+        if (y.length > x.length && r.nextBoolean()) {
+          y[y.length - 1] = alphabet[r.nextInt(alphabet.length)];
+        }
+      }
+      int expected = Integer.signum(java.util.Arrays.compareUnsigned(x, y));
+      CellKey a = CellKey.put(x, b("f"), b("q"), 1, 1);
+      CellKey c = CellKey.put(y, b("f"), b("q"), 1, 1);
+      assertEquals(expected, Integer.signum(CellKey.compare(a, c)), () -> java.util.Arrays.toString(x) + " vs "
+          + java.util.Arrays.toString(c.row()));
+      assertEquals(-expected, Integer.signum(CellKey.compare(c, a)));
+    }
+  }
+
+  private static byte[] randomRow(java.util.Random r, byte[] alphabet) {
+    byte[] row = new byte[r.nextInt(24)];
+    int shared = r.nextInt(row.length + 1); // a common prefix makes later bytes decide
+    for (int i = 0; i < row.length; i++) {
+      row[i] = i < shared ? (byte) 'k' : alphabet[r.nextInt(alphabet.length)];
+    }
+    return row;
+  }
+
   @Test
   void rowMutationRefusesOversizedRowNamingTheField() {
     byte[] big = new byte[RowMutation.MAX_ROW_KEY_BYTES + 1];
