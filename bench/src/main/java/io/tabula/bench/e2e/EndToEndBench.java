@@ -61,8 +61,8 @@ public final class EndToEndBench implements Callable<Integer> {
   private List<String> workloadIds;
 
   @Option(names = "--official-accept-gzip", negatable = true, defaultValue = "true", fallbackValue = "true",
-      description = "Whether the official client advertises gzip responses, as it does by default (the node then "
-          + "compresses every response); --no-official-accept-gzip turns it off")
+      description = "Whether the official client advertises gzip responses, as it does by default (the node "
+          + "answers uncompressed either way); --no-official-accept-gzip turns it off")
   private boolean officialAcceptGzip;
 
   @Option(names = "--official-window-kib", description = "The official client's HTTP/2 receive window in KiB, "
@@ -202,7 +202,15 @@ public final class EndToEndBench implements Callable<Integer> {
           clients.get(k).createTable(table(k));
           warmUps.add(String.format(Locale.ROOT, "%s %.0f s", clients.get(k).name(), warmUp(clients.get(k), k, data)));
         }
-        this.warmUps = String.join(", ", warmUps);
+        // The scratch tables fall quiet now and their tablets compact: not in the first timed window.
+        CpuUse warmedUp = CpuUse.now(nodePid);
+        double idleAfter = awaitIdle(System.nanoTime());
+        double cpuAfter = CpuUse.now(nodePid).minus(warmedUp).nodeNanos() / 1e9;
+        System.err.printf(Locale.ROOT, "%s after the warm-ups: the node idled after %.0f s, %.1f s of node CPU%n",
+            Instant.now(), idleAfter, cpuAfter);
+        this.warmUps = String.join(", ", warmUps) + String.format(Locale.ROOT, "; then the node took %.0f s "
+            + "(%.1f s of CPU) to idle, compacting the scratch tables, before the first timed window", idleAfter,
+            cpuAfter);
         List<Measured> results = new ArrayList<>();
         int turn = 0;
         for (E2eWorkload w : workloads) {
@@ -375,7 +383,19 @@ public final class EndToEndBench implements Callable<Integer> {
    * (work the timed window left behind), go into the report.
    */
   private void settle(String what, CpuUse windowEnd, long values) throws InterruptedException {
-    long start = System.nanoTime();
+    double seconds = awaitIdle(System.nanoTime());
+    double micros = CpuUse.now(nodePid).minus(windowEnd).nodeNanos() / 1e3 / values;
+    settled.add(String.format(Locale.ROOT, "%s %.0f s, %.1f us/value", what, seconds, micros));
+    System.err.printf(Locale.ROOT, "%s after %s: the node idled after %.0f s, %.1f us of node CPU per value "
+        + "written%n", Instant.now(), what, seconds, micros);
+  }
+
+  /**
+   * Waits {@code settleSeconds} from {@code start}, then until the node has used under
+   * {@value #IDLE_SHARE} of a core for two seconds running (at most {@value
+   * #SETTLE_MAX_SECONDS} s after {@code start}); returns the seconds since {@code start}.
+   */
+  private double awaitIdle(long start) throws InterruptedException {
     TimeUnit.SECONDS.sleep(settleSeconds);
     long deadline = start + TimeUnit.SECONDS.toNanos(SETTLE_MAX_SECONDS);
     CpuUse last = CpuUse.now(nodePid);
@@ -386,11 +406,7 @@ public final class EndToEndBench implements Callable<Integer> {
       idleSeconds = now.minus(last).nodeNanos() < IDLE_SHARE * 1e9 ? idleSeconds + 1 : 0;
       last = now;
     }
-    double seconds = (System.nanoTime() - start) / 1e9;
-    double micros = last.minus(windowEnd).nodeNanos() / 1e3 / values;
-    settled.add(String.format(Locale.ROOT, "%s %.0f s, %.1f us/value", what, seconds, micros));
-    System.err.printf(Locale.ROOT, "%s after %s: the node idled after %.0f s, %.1f us of node CPU per value "
-        + "written%n", Instant.now(), what, seconds, micros);
+    return (System.nanoTime() - start) / 1e9;
   }
 
   /** Reads {@code readBatch} distinct, uniformly random rows of {@code [0, range)} per request. */

@@ -24,6 +24,17 @@ public record SSTableInfo(long entries, long fileBytes, byte[] firstRow, byte[] 
         && minSequence == i.minSequence && tombstones == i.tombstones;
   }
 
+  /** Whether some row in {@code [from, to)} may be in the file ({@code to} empty: no end). */
+  public boolean mayHoldRows(byte[] from, byte[] to) {
+    return entries > 0 && ByteArrays.compare(lastRow, from) >= 0
+        && (to.length == 0 || ByteArrays.compare(firstRow, to) < 0);
+  }
+
+  /** Whether {@code row} lies within the file's rows. */
+  public boolean mayHoldRow(byte[] row) {
+    return entries > 0 && ByteArrays.compare(firstRow, row) <= 0 && ByteArrays.compare(row, lastRow) <= 0;
+  }
+
   @Override
   public int hashCode() {
     return Arrays.hashCode(new long[] {entries, fileBytes, maxSequence, minSequence, tombstones})

@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.iterator.CellIterator;
 import io.tabula.persistence.iterator.FilteringIterator;
 import io.tabula.persistence.iterator.MergingIterator;
@@ -9,6 +10,7 @@ import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.CellKind;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.sstable.SSTableInfo;
 import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -371,16 +373,33 @@ final class TabletMaintenance {
       }
       List<SSTableHandle> files = tablet.currentVersion().files(g);
       long[] sizes = new long[files.size()];
+      byte[][] firstRows = new byte[sizes.length][];
+      byte[][] lastRows = new byte[sizes.length][];
       for (int i = 0; i < sizes.length; i++) {
         sizes[i] = bytesInRange(files.get(i));
+        rowsInRange(files.get(i), i, firstRows, lastRows);
       }
-      CompactionPicker.Run run = CompactionPicker.pick(sizes, max);
+      CompactionPicker.Run run = CompactionPicker.pick(sizes, firstRows, lastRows, max);
       if (run != null) {
         compact(g, run.from(), run.to());
         merged = true;
       }
     }
     return merged;
+  }
+
+  /**
+   * A file's first and last row clipped to this tablet's rows (a file shared with a split
+   * sibling may reach past them). The tablet's end is exclusive, so a file reaching it is
+   * clipped to the end row itself, which sorts after every row the tablet holds: still
+   * correct for telling which files share a row.
+   */
+  private void rowsInRange(SSTableHandle h, int i, byte[][] firstRows, byte[][] lastRows) {
+    SSTableInfo info = h.reader().info();
+    byte[] start = tablet.startRow();
+    byte[] end = tablet.endRow();
+    firstRows[i] = ByteArrays.compare(info.firstRow(), start) >= 0 ? info.firstRow() : start;
+    lastRows[i] = end.length == 0 || ByteArrays.compare(info.lastRow(), end) < 0 ? info.lastRow() : end;
   }
 
   /** A file's data bytes within this tablet's rows (a file shared with a split sibling counts its part). */

@@ -16,6 +16,50 @@ class CompactionPickerTest {
     assertNull(CompactionPicker.pick(new long[] {MB, MB, MB}, 3));
   }
 
+  private static byte[] r(String row) {
+    return row.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void overlapDepthCountsTheFilesHoldingOneRow() {
+    // a..c, d..f, g..i side by side; then b..h over all three.
+    byte[][] first = {r("a"), r("d"), r("g"), r("b")};
+    byte[][] last = {r("c"), r("f"), r("i"), r("h")};
+    assertEquals(1, CompactionPicker.overlapDepth(java.util.Arrays.copyOf(first, 3), java.util.Arrays.copyOf(last,
+        3)));
+    assertEquals(2, CompactionPicker.overlapDepth(first, last));
+    // Ranges that only touch at a row both hold it.
+    assertEquals(2, CompactionPicker.overlapDepth(new byte[][] {r("a"), r("c")}, new byte[][] {r("c"), r("e")}));
+  }
+
+  @Test
+  void sideBySideFilesWaitUntilTooMany() {
+    int n = 12; // over the bound of 8, under four times it
+    long[] sizes = sizes(n, 16 * MB);
+    byte[][] first = new byte[n][];
+    byte[][] last = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      first[i] = r(String.format("row%02d0", n - i)); // newest first: the load went up in key order
+      last[i] = r(String.format("row%02d9", n - i));
+    }
+    assertNull(CompactionPicker.pick(sizes, first, last, 8));
+    // The same files all holding every row are merged.
+    byte[][] all = new byte[n][];
+    java.util.Arrays.fill(all, r("row000"));
+    byte[][] allLast = new byte[n][];
+    java.util.Arrays.fill(allLast, r("row999"));
+    assertEquals(new CompactionPicker.Run(0, n), CompactionPicker.pick(sizes, all, allLast, 8));
+    // And side-by-side files past four times the bound are merged too.
+    int many = 4 * 8 + 1;
+    byte[][] f = new byte[many][];
+    byte[][] l = new byte[many][];
+    for (int i = 0; i < many; i++) {
+      f[i] = r(String.format("row%03d0", many - i));
+      l[i] = r(String.format("row%03d9", many - i));
+    }
+    assertTrue(CompactionPicker.pick(sizes(many, 16 * MB), f, l, 8) != null);
+  }
+
   @Test
   void equalFlushesAreMergedTogether() {
     assertEquals(new CompactionPicker.Run(0, 9), CompactionPicker.pick(sizes(9, 16 * MB), 8));
