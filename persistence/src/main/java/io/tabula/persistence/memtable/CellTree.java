@@ -52,8 +52,8 @@ final class CellTree {
     }
 
     /** The first index whose key is at least {@code k} ({@link #size()} if none). */
-    final int lowerBound(CellKey k, long a, long b, int from) {
-      int lo = from;
+    final int lowerBound(CellKey k, long a, long b) {
+      int lo = 0;
       int hi = keys.length;
       while (lo < hi) {
         int mid = (lo + hi) >>> 1;
@@ -141,7 +141,7 @@ final class CellTree {
    */
   private static Node insert(Node n, CellKey k, long a, long b, byte[] value, Node[] split) {
     if (n instanceof Leaf leaf) {
-      int i = leaf.lowerBound(k, a, b, 0);
+      int i = leaf.lowerBound(k, a, b);
       if (i < leaf.size() && leaf.compareAt(i, k, a, b) == 0) {
         return null;
       }
@@ -211,7 +211,7 @@ final class CellTree {
 
   private static Node delete(Node n, CellKey k, long a, long b, byte[][] removed) {
     if (n instanceof Leaf leaf) {
-      int i = leaf.lowerBound(k, a, b, 0);
+      int i = leaf.lowerBound(k, a, b);
       if (i == leaf.size() || leaf.compareAt(i, k, a, b) != 0) {
         return null;
       }
@@ -260,7 +260,7 @@ final class CellTree {
         n = in.children[pos[depth]];
       }
       leaf = (Leaf) n;
-      at = target == null ? 0 : leaf.lowerBound(target, a, b, 0);
+      at = target == null ? 0 : leaf.lowerBound(target, a, b);
       settle();
     }
 
