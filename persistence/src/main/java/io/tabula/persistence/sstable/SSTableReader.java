@@ -1,7 +1,6 @@
 package io.tabula.persistence.sstable;
 
 import io.tabula.persistence.cache.BlockCache;
-import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.encoding.VarInts;
 import io.tabula.persistence.iterator.CellIterator;
 import io.tabula.persistence.model.CellKey;
@@ -208,8 +207,7 @@ public final class SSTableReader implements Closeable {
   }
 
   private boolean inRowRange(byte[] row) {
-    return properties.entries() > 0 && ByteArrays.compare(row, properties.firstRow()) >= 0
-        && ByteArrays.compare(row, properties.lastRow()) <= 0;
+    return info.mayHoldRow(row);
   }
 
   /** A new cursor, positioned nowhere until a seek. Holds at most one data block. */

@@ -359,10 +359,11 @@ public final class Tablet implements Closeable {
     }
     for (String g : groups) {
       for (SSTableHandle h : v.files(g)) {
-        // Files whose rows lie outside the read are left out: after a load in key order a
-        // tablet holds side-by-side files that no merge has joined (see CompactionPicker).
+        // Files whose rows lie outside the read are left out (mayContainRow checks the row
+        // range too): after a load in key order a tablet holds side-by-side files that no
+        // merge has joined (see CompactionPicker).
         boolean wanted = pointRow == null ? h.reader().info().mayHoldRows(from, to)
-            : h.reader().info().mayHoldRow(pointRow) && h.reader().mayContainRow(pointRow);
+            : h.reader().mayContainRow(pointRow);
         if (wanted) {
           its.add(h.reader().iterator());
         }

@@ -146,7 +146,7 @@ final class TabletMaintenance {
     if (!shutdown && scheduled.compareAndSet(false, true)) {
       env.background().execute(() -> {
         scheduled.set(false);
-        runLogged(() -> flushing(this::flushAll));
+        runLogged("background work", () -> flushing(this::flushAll));
         scheduleMerge();
       });
     }
@@ -164,31 +164,30 @@ final class TabletMaintenance {
         if (!mergeLock.tryLock()) {
           return;
         }
-        boolean merged = false;
+        boolean[] merged = {false};
         try {
-          merged = mergeIfNeeded();
-        } catch (IOException e) {
-          lastError = e;
-        } catch (RuntimeException e) {
-          lastError = new IOException("merging compaction of tablet " + tablet.id() + " failed", e);
+          runLogged("merging compaction", () -> merged[0] = mergeIfNeeded());
         } finally {
           mergeLock.unlock();
         }
-        if (merged) {
+        if (merged[0]) {
           scheduleMerge();
         }
       });
     }
   }
 
-  /** Runs background work whose failure only a later writer hears of (through {@link #lastError}). */
-  private void runLogged(Work w) {
+  /**
+   * Runs background work ({@code what}, for the message) whose failure only a later writer
+   * hears of (through {@link #lastError}).
+   */
+  private void runLogged(String what, Work w) {
     try {
       w.run();
     } catch (IOException e) {
       lastError = e;
     } catch (RuntimeException e) {
-      lastError = new IOException("background work of tablet " + tablet.id() + " failed", e);
+      lastError = new IOException(what + " of tablet " + tablet.id() + " failed", e);
     }
   }
 
@@ -376,8 +375,10 @@ final class TabletMaintenance {
       byte[][] firstRows = new byte[sizes.length][];
       byte[][] lastRows = new byte[sizes.length][];
       for (int i = 0; i < sizes.length; i++) {
+        SSTableInfo info = files.get(i).reader().info();
         sizes[i] = bytesInRange(files.get(i));
-        rowsInRange(files.get(i), i, firstRows, lastRows);
+        firstRows[i] = firstRowWithin(info);
+        lastRows[i] = lastRowWithin(info);
       }
       CompactionPicker.Run run = CompactionPicker.pick(sizes, firstRows, lastRows, max);
       if (run != null) {
@@ -388,18 +389,20 @@ final class TabletMaintenance {
     return merged;
   }
 
-  /**
-   * A file's first and last row clipped to this tablet's rows (a file shared with a split
-   * sibling may reach past them). The tablet's end is exclusive, so a file reaching it is
-   * clipped to the end row itself, which sorts after every row the tablet holds: still
-   * correct for telling which files share a row.
-   */
-  private void rowsInRange(SSTableHandle h, int i, byte[][] firstRows, byte[][] lastRows) {
-    SSTableInfo info = h.reader().info();
+  /** A file's first row, or this tablet's first if the file (shared with a split sibling) starts before it. */
+  private byte[] firstRowWithin(SSTableInfo info) {
     byte[] start = tablet.startRow();
+    return ByteArrays.compare(info.firstRow(), start) >= 0 ? info.firstRow() : start;
+  }
+
+  /**
+   * A file's last row, or this tablet's end row if the file reaches it. The end is
+   * exclusive, but it sorts after every row the tablet holds: still right for telling
+   * which files share a row.
+   */
+  private byte[] lastRowWithin(SSTableInfo info) {
     byte[] end = tablet.endRow();
-    firstRows[i] = ByteArrays.compare(info.firstRow(), start) >= 0 ? info.firstRow() : start;
-    lastRows[i] = end.length == 0 || ByteArrays.compare(info.lastRow(), end) < 0 ? info.lastRow() : end;
+    return end.length == 0 || ByteArrays.compare(info.lastRow(), end) < 0 ? info.lastRow() : end;
   }
 
   /** A file's data bytes within this tablet's rows (a file shared with a split sibling counts its part). */

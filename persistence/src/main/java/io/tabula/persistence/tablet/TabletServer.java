@@ -55,18 +55,8 @@ public final class TabletServer implements Closeable {
     this.storage = storage;
     this.schemas = schemas;
     this.log = log;
-    AtomicInteger n = new AtomicInteger();
-    this.background = Executors.newFixedThreadPool(options.backgroundThreads(), r -> {
-      Thread t = new Thread(r, "tabula-compaction-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
-    AtomicInteger m = new AtomicInteger();
-    this.merges = Executors.newFixedThreadPool(Math.max(1, options.backgroundThreads() / 2), r -> {
-      Thread t = new Thread(r, "tabula-merge-" + m.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    this.background = daemonPool(options.backgroundThreads(), "tabula-compaction-");
+    this.merges = daemonPool(Math.max(1, options.backgroundThreads() / 2), "tabula-merge-");
     this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()), background, merges,
         clock, options.tablets(), this::deleteObsoleteLogSegments);
   }
@@ -258,5 +248,15 @@ public final class TabletServer implements Closeable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** A fixed pool of daemon threads named {@code prefix} and a number from 1. */
+  private static ExecutorService daemonPool(int threads, String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return Executors.newFixedThreadPool(threads, r -> {
+      Thread t = new Thread(r, prefix + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
   }
 }

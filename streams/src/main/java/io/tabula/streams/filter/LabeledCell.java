@@ -14,7 +14,7 @@ import java.util.List;
  */
 public record LabeledCell(Cell cell, List<String> labels) {
   public LabeledCell {
-    labels = labels.isEmpty() ? List.of() : List.copyOf(labels);
+    labels = List.copyOf(labels);
   }
 
   /** The cell with no labels. */
