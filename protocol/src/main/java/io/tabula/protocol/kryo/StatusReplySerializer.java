@@ -5,6 +5,8 @@ import com.esotericsoftware.kryo.KryoException;
 import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
+import io.tabula.protocol.errors.Refusal;
+import io.tabula.protocol.errors.Refused;
 import org.apache.pekko.pattern.StatusReply;
 
 /**
@@ -15,18 +17,22 @@ import org.apache.pekko.pattern.StatusReply;
  * <ul>
  *   <li>{@value #SUCCESS}: the value, written with its class id ({@code writeClassAndObject},
  *       so the value's class must be registered too; {@code null} is allowed);
- *   <li>{@value #ERROR}: the error text as a Kryo string.
+ *   <li>{@value #ERROR}: the error text as a Kryo string;
+ *   <li>{@value #REFUSED}: a {@link Refusal} (what {@link Refusal#reply()} makes), as the
+ *       record: its code by name, then its message.
  * </ul>
  *
- * <p>Errors travel as text only: a {@link StatusReply.ErrorMessage} (what {@code
- * StatusReply.error(String)} makes) comes back unchanged; any other exception comes back as
- * an {@code ErrorMessage} reading {@code "<exception class>: <message>"}. Arbitrary
- * exception classes are never instantiated from the wire. Send failures meant for a program
- * to inspect as a registered reply record instead. Codes are never reused.
+ * <p>A refusal comes back as the same typed {@link Refused}, so the receiver matches its
+ * code, never its text. Any other error travels as text only: a
+ * {@link StatusReply.ErrorMessage} (what {@code StatusReply.error(String)} makes) comes back
+ * unchanged; any other exception comes back as an {@code ErrorMessage} reading
+ * {@code "<exception class>: <message>"}. Arbitrary exception classes are never
+ * instantiated from the wire. Codes are never reused.
  */
 final class StatusReplySerializer extends Serializer<StatusReply<?>> {
   static final byte SUCCESS = 1;
   static final byte ERROR = 2;
+  static final byte REFUSED = 3;
 
   StatusReplySerializer() {
     super(false, true);
@@ -37,6 +43,9 @@ final class StatusReplySerializer extends Serializer<StatusReply<?>> {
     if (reply.isSuccess()) {
       output.writeByte(SUCCESS);
       kryo.writeClassAndObject(output, reply.getValue());
+    } else if (reply.getError() instanceof Refused r) {
+      output.writeByte(REFUSED);
+      kryo.writeObject(output, r.refusal());
     } else {
       output.writeByte(ERROR);
       output.writeString(errorText(reply.getError()));
@@ -49,6 +58,7 @@ final class StatusReplySerializer extends Serializer<StatusReply<?>> {
     return switch (code) {
       case SUCCESS -> StatusReply.success(kryo.readClassAndObject(input));
       case ERROR -> StatusReply.error(input.readString());
+      case REFUSED -> kryo.readObject(input, Refusal.class).reply();
       default -> throw new KryoException("unknown StatusReply code " + code);
     };
   }

@@ -11,6 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.esotericsoftware.kryo.KryoException;
 import com.typesafe.config.ConfigFactory;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
+import io.tabula.protocol.errors.Refused;
 import io.tabula.protocol.kryo.TestMessages.Cell;
 import io.tabula.protocol.kryo.TestMessages.Color;
 import io.tabula.protocol.kryo.TestMessages.Holder;
@@ -204,6 +207,10 @@ class KryoSerializerTest {
 
     StatusReply<?> exception = roundTrip(StatusReply.error(new IllegalStateException("closed")));
     assertEquals("java.lang.IllegalStateException: closed", exception.getError().getMessage());
+
+    StatusReply<?> refused = roundTrip(Refusal.of(ErrorCode.MOVED, "tablet t-1 has split").reply());
+    Refused back = assertInstanceOf(Refused.class, refused.getError());
+    assertEquals(new Refusal(ErrorCode.MOVED, "tablet t-1 has split"), back.refusal());
   }
 
   @Test
