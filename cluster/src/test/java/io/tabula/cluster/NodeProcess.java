@@ -33,13 +33,27 @@ public final class NodeProcess implements AutoCloseable {
 
   /** Starts {@code tabula server} on the given ports over {@code data}; returns at once (see {@link #awaitListening}). */
   public static NodeProcess start(Path data, int grpcPort, int httpPort, Path log) throws IOException {
+    return start(data, grpcPort, httpPort, log, List.of("-Xmx512m"));
+  }
+
+  /**
+   * The same with the node JVM's own flags ({@code -Xmx192m}, {@code -XX:+ExitOnOutOfMemoryError}, ...),
+   * given before the class path; the JIT and GC flags that keep a test node light come first.
+   */
+  public static NodeProcess start(Path data, int grpcPort, int httpPort, Path log, List<String> jvmArgs)
+      throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    ProcessBuilder pb = new ProcessBuilder(java, "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-        "-cp", classPath(), Main.class.getName(), "server", "--data", data.toString(),
-        "--port", Integer.toString(grpcPort), "--http-port", Integer.toString(httpPort))
-        .redirectErrorStream(true)
-        .redirectOutput(log.toFile());
+    List<String> command = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+    command.addAll(jvmArgs);
+    command.addAll(List.of("-cp", classPath(), Main.class.getName(), "server", "--data", data.toString(),
+        "--port", Integer.toString(grpcPort), "--http-port", Integer.toString(httpPort)));
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     return new NodeProcess(pb.start(), grpcPort, log);
+  }
+
+  /** The process id, for reading its memory use from {@code /proc}. */
+  public long pid() {
+    return process.pid();
   }
 
   public Process process() {
