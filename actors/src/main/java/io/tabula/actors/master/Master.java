@@ -1,9 +1,9 @@
 package io.tabula.actors.master;
 
-import io.tabula.actors.ErrorCode;
-import io.tabula.actors.Replies;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.schema.GcPolicy;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -131,8 +131,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   private Effect<Event, Directory> onCreateTable(Directory d, CreateTable c) {
     if (d.table(c.name()) != null) {
-      return Effect().reply(c.replyTo(), Replies.error(ErrorCode.ALREADY_EXISTS, "table " + c.name()
-          + " already exists"));
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.ALREADY_EXISTS, "table " + c.name()
+          + " already exists").reply());
     }
     List<byte[]> splits = new ArrayList<>(c.splits());
     splits.sort(ByteArrays::compare);
@@ -158,7 +158,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   private Effect<Event, Directory> onDeleteTable(Directory d, DeleteTable c) {
     if (d.table(c.name()) == null) {
-      return Effect().reply(c.replyTo(), Replies.error(ErrorCode.NOT_FOUND, "table " + c.name() + " not found"));
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "table " + c.name() + " not found").reply());
     }
     return Effect().persist(new TableDeleted(c.name())).thenRun(this::publish)
         .thenReply(c.replyTo(), s -> StatusReply.ack());
@@ -167,7 +167,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private Effect<Event, Directory> onModifyFamilies(Directory d, ModifyFamilies c) {
     TableInfo t = d.table(c.table());
     if (t == null) {
-      return Effect().reply(c.replyTo(), Replies.error(ErrorCode.NOT_FOUND, "table " + c.table() + " not found"));
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "table " + c.table() + " not found").reply());
     }
     Map<String, GcPolicy> families = new TreeMap<>(t.families());
     for (int i = 0; i < c.changes().size(); i++) {
@@ -177,22 +177,22 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       switch (ch.kind()) {
         case CREATE -> {
           if (exists) {
-            return Effect().reply(c.replyTo(), Replies.error(ErrorCode.ALREADY_EXISTS, where + ".create: family "
-                + ch.family() + " already exists"));
+            return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.ALREADY_EXISTS, where + ".create: family "
+                + ch.family() + " already exists").reply());
           }
           families.put(ch.family(), ch.gcPolicy());
         }
         case UPDATE -> {
           if (!exists) {
-            return Effect().reply(c.replyTo(), Replies.error(ErrorCode.NOT_FOUND, where + ".update: family "
-                + ch.family() + " not found"));
+            return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, where + ".update: family "
+                + ch.family() + " not found").reply());
           }
           families.put(ch.family(), ch.gcPolicy());
         }
         case DROP -> {
           if (!exists) {
-            return Effect().reply(c.replyTo(), Replies.error(ErrorCode.NOT_FOUND, where + ".drop: family "
-                + ch.family() + " not found"));
+            return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, where + ".drop: family "
+                + ch.family() + " not found").reply());
           }
           families.remove(ch.family());
         }
@@ -205,8 +205,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private Effect<Event, Directory> onRecordSplit(Directory d, RecordSplit c) {
     if (d.tablet(c.table(), c.parentId()) == null) {
       return d.tablet(c.table(), c.leftId()) != null ? Effect().reply(c.replyTo(), StatusReply.ack())
-          : Effect().reply(c.replyTo(), Replies.error(ErrorCode.NOT_FOUND, "tablet " + c.parentId() + " of table "
-              + c.table() + " is not known"));
+          : Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.parentId() + " of table "
+              + c.table() + " is not known").reply());
     }
     return Effect().persist(new TabletSplit(c.table(), c.parentId(), c.splitRow(), c.leftId(), c.rightId()))
         .thenRun(this::publish).thenReply(c.replyTo(), s -> StatusReply.ack());

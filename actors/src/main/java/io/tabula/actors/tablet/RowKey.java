@@ -15,6 +15,11 @@ final class RowKey {
     this.hash = Arrays.hashCode(row);
   }
 
+  /** The row's bytes (not a copy: do not change them). */
+  byte[] bytes() {
+    return row;
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof RowKey k && k.hash == hash && Arrays.equals(k.row, row);

@@ -1,10 +1,11 @@
 package io.tabula.actors.tablet;
 
-import io.tabula.actors.ErrorCode;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.model.Cell;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,18 +23,12 @@ import java.util.Map;
 final class RowUpdates {
   private RowUpdates() {}
 
-  /** Thrown for a rule that cannot apply (an increment of a value that is not 8 bytes). */
-  static final class RuleException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    final ErrorCode code;
-
-    RuleException(ErrorCode code, String message) {
-      super(message);
-      this.code = code;
-    }
-  }
-
-  /** The new cells, one per column touched, in rule order of first touch. */
+  /**
+   * The new cells, one per column touched, in rule order of first touch.
+   *
+   * @throws io.tabula.protocol.errors.Refused FAILED_PRECONDITION for a rule that cannot apply
+   *     (an increment of a value that is not 8 bytes)
+   */
   static List<Cell> apply(Row current, List<ReadModifyWriteRule> rules, long nowMicros) {
     Map<String, Cell> latest = new LinkedHashMap<>();
     if (current != null) {
@@ -57,9 +52,9 @@ final class RowUpdates {
         long base = 0;
         if (old != null) {
           if (old.value().length != 8) {
-            throw new RuleException(ErrorCode.FAILED_PRECONDITION, "rules[" + i + "].increment_amount: the value of "
+            throw Refusal.of(ErrorCode.FAILED_PRECONDITION, "rules[" + i + "].increment_amount: the value of "
                 + r.family() + ":" + ByteArrays.show(r.qualifier()) + " is " + old.value().length
-                + " bytes, not a 64-bit big-endian integer");
+                + " bytes, not a 64-bit big-endian integer").exception();
           }
           base = ByteBuffer.wrap(old.value()).getLong();
         }

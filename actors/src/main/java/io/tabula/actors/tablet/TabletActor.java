@@ -1,42 +1,33 @@
 package io.tabula.actors.tablet;
 
-import io.tabula.actors.ErrorCode;
-import io.tabula.actors.Replies;
+import io.tabula.actors.Refusals;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.persistence.encoding.ByteArrays;
-import io.tabula.persistence.model.Cell;
-import io.tabula.persistence.model.InvalidMutationException;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
-import io.tabula.persistence.read.ReadFilter;
 import io.tabula.persistence.tablet.ManifestCodec;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletManifest;
-import io.tabula.persistence.tablet.TabletUnavailableException;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.FilteredRow;
-import io.tabula.streams.filter.InvalidFilterException;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.NoSerializationVerificationNeeded;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.DispatcherSelector;
@@ -55,25 +46,25 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
 
 /**
  * One tablet served from this node (paper §5.3): a mailbox around an engine {@link Tablet}.
- * It does not know it is sharded; {@code TabletSharding} in the node wires it.
+ * It does not know it is sharded; the node wires it as a Cluster Sharding entity
+ * ({@code TabulaNode} in the cluster module). It never blocks its dispatcher: engine reads,
+ * file work and anything that may wait run on the blocking-I/O dispatcher and come back as
+ * messages.
  *
  * <ul>
- *   <li>Writes go to the engine at once and are answered from the commit log's completion
- *       (group commit), never before they are durable; the mailbox does not wait for them,
- *       and while flushes lag behind (the engine would block the caller) writes are held
- *       back here, in order, instead.
+ *   <li>Writes, batches, check-and-mutate, read-modify-write and row-range drops go through
+ *       {@link TabletWrites}: answered only once durable, ordered per row so that every
+ *       read-then-write is atomic ({@link RowGate}), held back (not blocked on) while the
+ *       engine's flushes lag behind.
  *   <li>Point reads and scans run on the blocking-I/O dispatcher over an engine snapshot; a
  *       scan is a back-pressured stream handed out as a {@link SourceRef}.
- *   <li>Check-and-mutate and read-modify-write read and write one row atomically: such a
- *       request waits while earlier writes to its row are still in flight ({@link RowGate}),
- *       and runs its read on this actor, so no write to the row can come between its read
- *       and its write.
  *   <li>Every {@code checkInterval} it reports its files to the master and splits when it
  *       has grown past {@code splitBytes}; the split runs off the mailbox, then the master
  *       records it and this actor only refuses from then on (the children are new entities);
  *       once writes pause it compacts its files ({@link QuietCompaction}).
  *   <li>A request this tablet cannot serve (split, closed, unknown) is refused with
- *       {@link ErrorCode#MOVED}: the caller looks the row up again.
+ *       {@link ErrorCode#MOVED}: the caller looks the row up again. Every request is answered,
+ *       also one that was waiting when the tablet closed.
  * </ul>
  */
 public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
@@ -95,8 +86,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   public record MutateBatch(List<RowMutation> mutations, ActorRef<StatusReply<BatchOutcome>> replyTo)
       implements Request {}
 
-  /** Per row of a {@link MutateBatch}, in order: null if applied, else the refusal as "CODE: message". */
-  public record BatchOutcome(List<String> refusals) implements KryoSerializable {}
+  /** Per row of a {@link MutateBatch}, in order: null if applied, else its refusal. */
+  public record BatchOutcome(List<Refusal> refusals) implements KryoSerializable {}
 
   /**
    * Applies {@code onMatch} if the row has a cell that passes {@code predicate} (a serialized
@@ -133,11 +124,22 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Request {}
 
   /** Writes to these rows (one entry per write) are durable or failed: no longer in flight. */
-  private record WriteFinished(List<byte[]> rows) implements Command {}
+  record WriteFinished(List<byte[]> rows) implements Command {}
 
   private enum Tick implements Command { INSTANCE }
 
-  private enum RetryHeldWrites implements Command { INSTANCE }
+  enum RetryHeldWrites implements Command { INSTANCE }
+
+  /**
+   * A check-and-mutate or read-modify-write has read its row and decided (or failed to).
+   * Never leaves the node: it carries a failure and is not checked for serialization.
+   */
+  record RowDecided(Request request, TabletWrites.Decision decision, Throwable failure)
+      implements Command, NoSerializationVerificationNeeded {}
+
+  /** A row-range drop has deleted its rows (or failed to); never leaves the node. */
+  record DropDone(DropRows request, RowGate.RangeHold hold, Throwable failure)
+      implements Command, NoSerializationVerificationNeeded {}
 
   /** @param flushedNanos when the split's first flush ended (writes were taken until then) */
   private record SplitDone(byte[] row, String leftId, String rightId, String error, long flushedNanos)
@@ -145,19 +147,15 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private record SplitRecorded(boolean ok) implements Command {}
 
-  private static final Duration HELD_WRITE_RETRY = Duration.ofMillis(10);
-
-  private final TimerScheduler<Command> timers;
-  private final ArrayDeque<Runnable> heldWrites = new ArrayDeque<>();
   private final TabletNode node;
   private final Tablet tablet;
   private final TabletInfo info;
-  /** Writes not yet durable, per row: row-atomic requests on such a row wait for them. */
-  private final RowGate<Command> rows = new RowGate<>();
   private final QuietCompaction quiet = new QuietCompaction();
   private final Executor blockingIo;
   /** This tablet's reads, listed in the node's {@link LocalTablets} while this actor serves it. */
   private final TabletReads reads;
+  /** Writes and row-atomic requests, ordered per row. */
+  private final TabletWrites writes;
   private boolean splitting;
   private Map<String, List<String>> reportedFiles = Map.of();
   private long reportedRedo = -1;
@@ -169,12 +167,12 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
       TabletInfo info) {
     super(ctx);
-    this.timers = timers;
     this.node = node;
     this.tablet = tablet;
     this.info = info;
     this.blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
     this.reads = node.local().serve(info.id(), tablet);
+    this.writes = new TabletWrites(ctx, timers, tablet, reads, blockingIo, node.server().env().clock(), quiet);
   }
 
   /** The actor of tablet {@code tabletId} on {@code node}. */
@@ -221,9 +219,18 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     }).build();
   }
 
+  /**
+   * The answer of a tablet that no longer serves: a request is refused as moved, and so is a
+   * row-atomic request whose read finished meanwhile (it wrote nothing); a drop that finished
+   * meanwhile is answered with what it did.
+   */
   private static void refuseMoved(Command c, String why) {
     if (c instanceof Request r) {
-      r.replyTo().<Object>unsafeUpcast().tell(Replies.error(ErrorCode.MOVED, why));
+      r.replyTo().<Object>unsafeUpcast().tell(Refusal.of(ErrorCode.MOVED, why).reply());
+    } else if (c instanceof RowDecided d) {
+      d.request().replyTo().<Object>unsafeUpcast().tell(Refusal.of(ErrorCode.MOVED, why).reply());
+    } else if (c instanceof DropDone d) {
+      d.request().replyTo().tell(d.failure() == null ? StatusReply.ack() : refusal(d.failure()));
     }
   }
 
@@ -239,9 +246,23 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(OpenScan.class, this::onOpenScan)
         .onMessage(SampleRows.class, this::onSampleRows)
         .onMessage(DropRows.class, this::onDropRows)
-        .onMessage(WriteFinished.class, this::onWriteFinished)
+        .onMessage(WriteFinished.class, w -> {
+          writes.writeFinished(w);
+          return this;
+        })
+        .onMessage(RowDecided.class, d -> {
+          writes.decided(d);
+          return this;
+        })
+        .onMessage(DropDone.class, d -> {
+          writes.dropped(d);
+          return this;
+        })
         .onMessageEquals(Tick.INSTANCE, this::onTick)
-        .onMessageEquals(RetryHeldWrites.INSTANCE, this::onRetryHeldWrites)
+        .onMessageEquals(RetryHeldWrites.INSTANCE, () -> {
+          writes.retryHeld();
+          return this;
+        })
         .onMessage(SplitDone.class, this::onSplitDone)
         .onSignal(PostStop.class, stop -> {
           node.local().stop(info.id(), reads);
@@ -251,155 +272,28 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onMutate(Mutate m) {
-    write(m.mutation(), m.replyTo(), Done.getInstance());
+    writes.write(m.mutation(), m.replyTo(), Done.getInstance());
     return this;
   }
 
   private Behavior<Command> onMutateBatch(MutateBatch b) {
-    int n = b.mutations().size();
-    String[] refusals = new String[n];
-    AtomicInteger left = new AtomicInteger(n);
-    Runnable reply = () -> b.replyTo().tell(StatusReply.success(new BatchOutcome(new ArrayList<>(Arrays.asList(refusals)))));
-    if (n == 0) {
-      reply.run();
-    }
-    List<byte[]> rows = new ArrayList<>(n);
-    ActorRef<Command> self = getContext().getSelf();
-    for (int i = 0; i < n; i++) {
-      int at = i;
-      rows.add(b.mutations().get(i).row());
-      // The batch's rows leave the in-flight count together, in one message once all are done.
-      write(b.mutations().get(i), false, err -> {
-        if (err != null) {
-          refusals[at] = refusal(err).getError().getMessage();
-        }
-        // The last decrement happens after every other write of refusals: it sees them all.
-        if (left.decrementAndGet() == 0) {
-          reply.run();
-          self.tell(new WriteFinished(rows));
-        }
-      });
-    }
+    writes.writeBatch(b);
     return this;
-  }
-
-  /** Applies a row mutation and answers {@code result} once it is durable. */
-  private <T> void write(RowMutation rm, ActorRef<StatusReply<T>> replyTo, T result) {
-    write(rm, true, err -> replyTo.tell(err == null ? StatusReply.success(result) : refusal(err)));
-  }
-
-  /**
-   * Applies a row mutation and calls {@code done} (with null, or the failure) once it is
-   * durable, on whichever thread completes it; the row counts as written-to until then:
-   * with {@code finish}, until this write's own {@link WriteFinished}; without, until the
-   * caller sends one for the row ({@code done} is called either way). While the tablet's
-   * flush backlog is full, writes are held back here, in order, and retried shortly,
-   * rather than blocking this actor in the engine: reads keep being served meanwhile.
-   */
-  private void write(RowMutation rm, boolean finish, Consumer<Throwable> done) {
-    quiet.wrote();
-    rows.writeStarted(rm.row());
-    if (!heldWrites.isEmpty() || tablet.flushBacklogFull()) {
-      heldWrites.add(() -> applyNow(rm, finish, done));
-      timers.startSingleTimer(RetryHeldWrites.INSTANCE, HELD_WRITE_RETRY);
-      return;
-    }
-    applyNow(rm, finish, done);
-  }
-
-  private void applyNow(RowMutation rm, boolean finish, Consumer<Throwable> done) {
-    CompletableFuture<Void> f;
-    try {
-      f = tablet.apply(rm);
-    } catch (RuntimeException e) {
-      done.accept(e);
-      if (finish) {
-        onWriteFinished(new WriteFinished(List.of(rm.row())));
-      }
-      return;
-    }
-    ActorRef<Command> self = getContext().getSelf();
-    f.whenComplete((ok, err) -> {
-      done.accept(err);
-      if (finish) {
-        self.tell(new WriteFinished(List.of(rm.row())));
-      }
-    });
-  }
-
-  /** Applies held writes, oldest first, while the flush backlog has room. */
-  private Behavior<Command> onRetryHeldWrites() {
-    while (!heldWrites.isEmpty() && !tablet.flushBacklogFull()) {
-      heldWrites.poll().run();
-    }
-    if (!heldWrites.isEmpty()) {
-      timers.startSingleTimer(RetryHeldWrites.INSTANCE, HELD_WRITE_RETRY);
-    }
-    return this;
-  }
-
-  private Behavior<Command> onWriteFinished(WriteFinished w) {
-    for (byte[] r : w.rows()) {
-      rows.writeFinished(r, this::runWaiting);
-    }
-    return this;
-  }
-
-  /** Runs a row-atomic request that waited for writes to its row. */
-  private void runWaiting(Command c) {
-    if (c instanceof CheckAndMutate cm) {
-      runCheckAndMutate(cm);
-    } else if (c instanceof ReadModifyWrite rmw) {
-      runReadModifyWrite(rmw);
-    }
   }
 
   private Behavior<Command> onCheckAndMutate(CheckAndMutate c) {
-    if (!rows.mustWait(c.row(), c)) {
-      runCheckAndMutate(c);
-    }
+    writes.checkAndMutate(c);
     return this;
-  }
-
-  private void runCheckAndMutate(CheckAndMutate c) {
-    boolean matched;
-    try {
-      CompiledFilter predicate = reads.compile(c.predicate());
-      Optional<Row> row = tablet.read(c.row(), ReadFilter.all());
-      matched = row.isPresent() && !predicate.apply(row.get()).cells().isEmpty();
-    } catch (IOException | RuntimeException e) {
-      c.replyTo().tell(refusal(e));
-      return;
-    }
-    List<Mutation> ms = matched ? c.onMatch() : c.onNoMatch();
-    if (ms.isEmpty()) {
-      c.replyTo().tell(StatusReply.success(matched));
-    } else {
-      write(new RowMutation(c.row(), ms), c.replyTo(), matched);
-    }
   }
 
   private Behavior<Command> onReadModifyWrite(ReadModifyWrite c) {
-    if (!rows.mustWait(c.row(), c)) {
-      runReadModifyWrite(c);
-    }
+    writes.readModifyWrite(c);
     return this;
   }
 
-  private void runReadModifyWrite(ReadModifyWrite c) {
-    List<Cell> cells;
-    try {
-      Optional<Row> row = tablet.read(c.row(), ReadFilter.all());
-      long now = node.server().env().clock().nowMicros() / 1000 * 1000;
-      cells = RowUpdates.apply(row.orElse(null), c.rules(), now);
-    } catch (RowUpdates.RuleException e) {
-      c.replyTo().tell(Replies.error(e.code, e.getMessage()));
-      return;
-    } catch (IOException | RuntimeException e) {
-      c.replyTo().tell(refusal(e));
-      return;
-    }
-    write(new RowMutation(c.row(), RowUpdates.asMutations(cells)), c.replyTo(), new Row(c.row(), cells));
+  private Behavior<Command> onDropRows(DropRows d) {
+    writes.dropRows(d);
+    return this;
   }
 
   private Behavior<Command> onReadRow(ReadRow r) {
@@ -446,24 +340,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     } catch (RuntimeException e) {
       s.replyTo().tell(refusal(e));
     }
-    return this;
-  }
-
-  private Behavior<Command> onDropRows(DropRows d) {
-    CompletableFuture.runAsync(() -> {
-      List<CompletableFuture<Void>> writes = new ArrayList<>();
-      byte[] end = d.prefix().length == 0 ? new byte[0] : ByteArrays.prefixEnd(
-          d.prefix());
-      try (var scanner = tablet.scan(d.prefix(), end, ReadFilter.all())) {
-        for (Row r = scanner.next(); r != null; r = scanner.next()) {
-          writes.add(tablet.apply(RowMutation.of(r.key(), Mutation.DeleteFromRow.INSTANCE)));
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
-    }, blockingIo).whenComplete((ok, err) ->
-        d.replyTo().tell(err == null ? StatusReply.ack() : refusal(err)));
     return this;
   }
 
@@ -530,10 +406,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         info.id(), ByteArrays.show(d.row()), d.leftId(), d.rightId(), (now - splitStartNanos) / 1_000_000,
         (now - d.flushedNanos()) / 1_000_000);
     node.local().stop(info.id(), reads);
-    // Held writes meet the closed tablet and are answered "moved", to be retried at the children.
-    while (!heldWrites.isEmpty()) {
-      heldWrites.poll().run();
-    }
+    // Held and waiting writes and requests meet the closed tablet and are answered "moved", to be retried at the
+    // children.
+    writes.closed();
     recordSplit(d);
     return awaitingRecord(d, false);
   }
@@ -574,19 +449,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         new SplitRecorded(err == null && ok.isSuccess()));
   }
 
-  /** The error reply for an engine or filter failure. */
+  /** The error reply for an engine or filter failure (see {@link Refusals}). */
   static <T> StatusReply<T> refusal(Throwable t) {
-    Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
-    if (e instanceof TabletUnavailableException) {
-      return Replies.error(ErrorCode.MOVED, e.getMessage());
-    } else if (e instanceof InvalidMutationException m) {
-      return Replies.error(m.isUnknownFamily() ? ErrorCode.NOT_FOUND
-          : ErrorCode.INVALID_ARGUMENT, e.getMessage());
-    } else if (e instanceof InvalidFilterException) {
-      return Replies.error(ErrorCode.INVALID_ARGUMENT, e.getMessage());
-    } else if (e instanceof IOException || e instanceof UncheckedIOException) {
-      return Replies.error(ErrorCode.UNAVAILABLE, "storage failed: " + e.getMessage());
-    }
-    return Replies.error(ErrorCode.INTERNAL, String.valueOf(e));
+    return Refusals.of(t).reply();
   }
 }

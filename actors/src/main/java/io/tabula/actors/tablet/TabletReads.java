@@ -1,10 +1,12 @@
 package io.tabula.actors.tablet;
 
+import io.tabula.actors.Refusals;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.model.Row;
 import io.tabula.persistence.read.ReadFilter;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletUnavailableException;
+import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.scan.TabletScans;
@@ -119,10 +121,10 @@ public final class TabletReads {
   private static final int FEW = 64;
 
   /**
-   * What a failed read is answered with, as the tablet's actor would reply it: the
-   * {@code StatusReply} error an ask fails with (moved, invalid argument, unavailable, ...).
+   * What a failed read is answered with, as the tablet's actor would reply it: the refusal
+   * an ask fails with (moved, invalid argument, unavailable, ...).
    */
-  public static Throwable failure(Throwable readFailure) {
-    return TabletActor.refusal(readFailure).getError();
+  public static Refusal failure(Throwable readFailure) {
+    return Refusals.of(readFailure);
   }
 }

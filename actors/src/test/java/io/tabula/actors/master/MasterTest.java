@@ -9,11 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tabula.actors.ActorTestConfig;
-import io.tabula.actors.ErrorCode;
-import io.tabula.actors.Replies;
-import io.tabula.actors.master.Master.FamilyChange;
 import io.tabula.actors.master.Master.FamilyChange.Kind;
+import io.tabula.actors.master.Master.FamilyChange;
 import io.tabula.persistence.schema.GcPolicy;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -120,7 +120,7 @@ class MasterTest {
 
   private static ErrorCode codeOf(StatusReply<?> reply) {
     assertTrue(reply.isError(), "expected an error, got " + reply);
-    return Replies.parse(reply.getError()).code();
+    return Refusal.in(reply.getError()).orElseThrow(() -> new AssertionError("not a refusal: " + reply.getError())).code();
   }
 
   /** Every row falls in exactly one tablet: ranges are contiguous, start empty and end unbounded. */
@@ -202,7 +202,7 @@ class MasterTest {
     StatusReply<TableInfo> partly = modify("t", new FamilyChange("new", Kind.CREATE, GcPolicy.KEEP_ALL),
         new FamilyChange("nope", Kind.UPDATE, GcPolicy.KEEP_ALL));
     assertEquals(ErrorCode.NOT_FOUND, codeOf(partly));
-    assertTrue(Replies.parse(partly.getError()).message().startsWith("modifications[1].update"),
+    assertTrue(Refusal.in(partly.getError()).orElseThrow().message().startsWith("modifications[1].update"),
         partly.getError().getMessage());
 
     assertEquals(before, directory());

@@ -13,8 +13,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.bigtable.v2.RowFilter;
 import com.google.protobuf.ByteString;
 import io.tabula.actors.ActorTestConfig;
-import io.tabula.actors.ErrorCode;
-import io.tabula.actors.Replies;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TabletInfo;
@@ -23,16 +21,17 @@ import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.storage.FileStorage;
-import java.util.concurrent.CountDownLatch;
 import io.tabula.persistence.storage.ReadableFile;
-import io.tabula.persistence.storage.WritableFile;
 import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
 import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletOptions;
 import io.tabula.persistence.tablet.TabletServer;
 import io.tabula.persistence.wal.CommitLogOptions;
 import io.tabula.persistence.wal.Durability;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.FilteredRow;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -44,6 +43,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.function.Function;
 import java.util.stream.IntStream;
 import org.apache.pekko.Done;
@@ -141,7 +141,7 @@ class TabletActorTest {
 
   private static ErrorCode codeOf(StatusReply<?> reply) {
     assertTrue(reply.isError(), "expected an error, got " + reply);
-    return Replies.parse(reply.getError()).code();
+    return Refusal.in(reply.getError()).orElseThrow(() -> new AssertionError("not a refusal: " + reply.getError())).code();
   }
 
   private static Mutation set(String family, String qualifier, String value) {
@@ -200,7 +200,7 @@ class TabletActorTest {
         .runWith(Sink.seq(), kit.system()), WAIT);
     assertEquals(List.of("r1"), scanned.stream().map(r -> s(r.key())).toList());
     Throwable badFilter = assertThrows(RuntimeException.class, () -> reads.row(b("r1"), new byte[] {(byte) 0xff}));
-    assertEquals(ErrorCode.INVALID_ARGUMENT, Replies.parse(TabletReads.failure(badFilter)).code());
+    assertEquals(ErrorCode.INVALID_ARGUMENT, TabletReads.failure(badFilter).code());
 
     kit.stop(tablet);
     long until = System.nanoTime() + WAIT.toNanos();
@@ -231,10 +231,10 @@ class TabletActorTest {
         RowMutation.of(b("b"), set("nope", "q", "2")),
         RowMutation.of(b("c"), set("f", "q", "3")))), r));
 
-    List<String> refusals = ok(reply).refusals();
+    List<Refusal> refusals = ok(reply).refusals();
     assertEquals(3, refusals.size());
     assertNull(refusals.get(0));
-    assertTrue(refusals.get(1).startsWith("NOT_FOUND: "), refusals.get(1));
+    assertEquals(ErrorCode.NOT_FOUND, refusals.get(1).code(), refusals.get(1)::toString);
     assertNull(refusals.get(2));
     StatusReply<TabletActor.RowsResult> rows = call(tablet, r -> new TabletActor.ReadRows(
         new ArrayList<>(List.of(b("c"), b("b"), b("a"))), new byte[0], r));
@@ -337,7 +337,7 @@ class TabletActorTest {
   }
 
   @Test
-  void dropRowsDeletesThePrefixAndSampleRowsAnswers() {
+  void dropRowsDeletesThePrefix() {
     ActorRef<TabletActor.Command> tablet = spawnTablet();
     for (String k : List.of("a1", "a2", "b1", "b2")) {
       ok(mutate(tablet, k, set("f", "q", "v")));
@@ -346,8 +346,65 @@ class TabletActorTest {
     ok(call(tablet, (ActorRef<StatusReply<Done>> r) -> new TabletActor.DropRows(b("a"), r)));
 
     assertEquals(List.of("b1", "b2"), scan(tablet, "", "", false));
+  }
+
+  @Test
+  void sampleRowsCutTheTabletInRowOrderWithGrowingOffsets() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    List<String> keys = IntStream.range(0, 200).mapToObj(i -> String.format("row%03d", i)).toList();
+    for (String k : keys) {
+      ok(mutate(tablet, k, set("f", "q", "v".repeat(100))));
+    }
+    // 2 KiB memtables: most of the 20 KiB written is in SSTables now, which is what samples count.
     List<Tablet.RowSample> samples = ok(call(tablet, TabletActor.SampleRows::new));
-    assertNotNull(samples);
+    assertTrue(samples.size() >= 2, "samples: " + samples.size());
+    for (int i = 0; i < samples.size(); i++) {
+      Tablet.RowSample x = samples.get(i);
+      assertTrue(keys.contains(s(x.row())) || s(x.row()).startsWith("row"), "a sample outside the data: " + s(x.row()));
+      if (i > 0) {
+        Tablet.RowSample prev = samples.get(i - 1);
+        assertTrue(s(prev.row()).compareTo(s(x.row())) < 0, "samples in row order");
+        assertTrue(prev.offsetBytes() <= x.offsetBytes(), "offsets never shrink");
+      }
+    }
+    long last = samples.get(samples.size() - 1).offsetBytes();
+    assertTrue(last > 5_000 && last < 100_000, "the bytes up to the last sample are about the data written: " + last);
+  }
+
+  @Test
+  void aRowAtomicRequestArrivingAfterADropSeesTheRowDropped() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    for (int i = 0; i < 50; i++) {
+      ok(mutate(tablet, "r" + i, set("f", "y", "present")));
+    }
+    TestProbe<StatusReply<Done>> dropped = kit.createTestProbe();
+    TestProbe<StatusReply<Boolean>> checked = kit.createTestProbe();
+    tablet.tell(new TabletActor.DropRows(b("r"), dropped.getRef()));
+    // Sent right after the drop: it must not read the row before the drop and write after it.
+    tablet.tell(new TabletActor.CheckAndMutate(b("r49"), new byte[0], List.of(set("f", "x", "matched")),
+        List.of(set("f", "z", "not matched")), checked.getRef()));
+
+    ok(ActorTestConfig.roundTrip(kit, dropped.receiveMessage(WAIT)));
+    assertEquals(false, ok(ActorTestConfig.roundTrip(kit, checked.receiveMessage(WAIT))),
+        "the check ran after the drop: the row was empty");
+    assertEquals(List.of("f:z=not matched"), read(tablet, "r49", new byte[0]).cells().stream()
+        .map(c -> c.family() + ":" + s(c.qualifier()) + "=" + s(c.value())).toList());
+    assertEquals(List.of("r49"), scan(tablet, "", "", false));
+  }
+
+  @Test
+  void aReadModifyWriteOverTheCellLimitsIsRefusedNotLeftUnanswered() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    StatusReply<Row> longQualifier = call(tablet, r -> new TabletActor.ReadModifyWrite(b("r"), List.of(
+        new ReadModifyWriteRule.Append("f", new byte[16 * 1024 + 1], b("x"))), r));
+    assertEquals(ErrorCode.INVALID_ARGUMENT, codeOf(longQualifier));
+    StatusReply<Row> longFamily = call(tablet, r -> new TabletActor.ReadModifyWrite(b("r"), List.of(
+        new ReadModifyWriteRule.Increment("f".repeat(65), b("q"), 1)), r));
+    assertEquals(ErrorCode.INVALID_ARGUMENT, codeOf(longFamily));
+    StatusReply<Boolean> badBranch = call(tablet, r -> new TabletActor.CheckAndMutate(b("r"), new byte[0],
+        List.of(), List.of(new Mutation.SetCell("f", new byte[16 * 1024 + 1], 1000, b("v"))), r));
+    assertEquals(ErrorCode.INVALID_ARGUMENT, codeOf(badBranch));
+    ok(mutate(tablet, "r", set("f", "q", "the row is free again")));
   }
 
   @Test
@@ -418,7 +475,7 @@ class TabletActorTest {
     ActorRef<TabletActor.Command> rightActor = spawnTablet(split.rightId(), master, NEVER_SPLIT);
     Throwable outside = assertThrows(RuntimeException.class,
         () -> local.reads(split.leftId()).row(b(keys.get(keys.size() - 1)), new byte[0]));
-    assertEquals(ErrorCode.MOVED, Replies.parse(TabletReads.failure(outside)).code(),
+    assertEquals(ErrorCode.MOVED, TabletReads.failure(outside).code(),
         "a direct read of a row outside the tablet is refused as moved");
     List<String> leftRows = scan(leftActor, "", "", false);
     List<String> rightRows = scan(rightActor, "", "", false);

@@ -95,14 +95,7 @@ public final class AdminService implements BigtableTableAdmin {
   }
 
   private <T> CompletionStage<T> askMaster(Function<ActorRef<StatusReply<T>>, Master.Command> message) {
-    return Stages.direct(AskPattern.<Master.Command, StatusReply<T>>ask(master, message::apply, timeout,
-        system.scheduler()))
-        .thenApply(r -> {
-          if (r.isError()) {
-            throw GrpcErrors.from(r.getError());
-          }
-          return r.getValue();
-        });
+    return Stages.direct(AskPattern.askWithStatus(master, message::apply, timeout, system.scheduler()));
   }
 
   static Table toProto(String instance, TableInfo t, boolean withSchema) {

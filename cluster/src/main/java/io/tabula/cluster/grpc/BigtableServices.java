@@ -12,7 +12,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import org.apache.pekko.japi.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.grpc.javadsl.ServiceHandler;
@@ -20,6 +19,9 @@ import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.japi.function.Function;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.SystemMaterializer;
 
 /**
  * Binds the Cloud Bigtable data and table-admin services and Tabula's own Locations service
@@ -50,13 +52,15 @@ public final class BigtableServices {
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();
     Supplier<String> endpoint = () -> settings.host() + ":" + bound.join().localAddress().getPort();
     DataService dataService = new DataService(router);
+    // Every failure, also of a request that does not parse, is answered through GrpcErrors.
+    Materializer mat = SystemMaterializer.get(system).materializer();
     Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtablePowerApiHandlerFactory.partial(
-        dataService, com.google.bigtable.v2.Bigtable.name, system);
+        dataService, com.google.bigtable.v2.Bigtable.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(
         new AdminService(system, master, router, settings.askTimeout(), onTableDeleted),
-        com.google.bigtable.admin.v2.BigtableTableAdmin.name, system);
+        com.google.bigtable.admin.v2.BigtableTableAdmin.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> locations = LocationsHandlerFactory.partial(
-        new LocationsService(router, endpoint), Locations.name, system);
+        new LocationsService(router, endpoint), Locations.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
         locations);
     StrictCalls strict = new StrictCalls(dataService, system, services);

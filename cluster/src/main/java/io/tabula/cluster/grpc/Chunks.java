@@ -2,8 +2,8 @@ package io.tabula.cluster.grpc;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.bigtable.v2.ReadRowsResponse.CellChunk;
+import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.BytesValue;
 import com.google.protobuf.StringValue;
@@ -12,8 +12,8 @@ import io.tabula.persistence.model.Cell;
 import io.tabula.persistence.model.Row;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.LabeledCell;
-import java.util.Arrays;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**

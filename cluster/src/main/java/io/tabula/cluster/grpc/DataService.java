@@ -30,8 +30,6 @@ import com.google.bigtable.v2.SampleRowKeysResponse;
 import com.google.bigtable.v2.SessionRequest;
 import com.google.bigtable.v2.SessionResponse;
 import com.google.protobuf.ByteString;
-import io.tabula.actors.ErrorCode;
-import io.tabula.actors.Replies;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.TabletActor;
@@ -40,6 +38,8 @@ import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.tablet.Tablet;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.RowFilters;
 import java.util.ArrayList;
@@ -52,8 +52,8 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
-import org.apache.pekko.japi.Pair;
 import org.apache.pekko.grpc.javadsl.Metadata;
+import org.apache.pekko.japi.Pair;
 import org.apache.pekko.stream.SourceRef;
 import org.apache.pekko.stream.javadsl.Source;
 
@@ -248,9 +248,9 @@ public final class DataService implements BigtablePowerApi {
       try {
         return reads.scanInFews(startIn.apply(t), endIn.apply(t), filter, reversed).concat(rest.apply(t));
       } catch (RuntimeException e) {
-        Throwable refusal = TabletReads.failure(e);
-        if (Replies.parse(refusal).code() != ErrorCode.MOVED) {
-          return Source.failed(GrpcErrors.from(refusal));
+        Refusal refusal = TabletReads.failure(e);
+        if (refusal.code() != ErrorCode.MOVED) {
+          return Source.failed(GrpcErrors.of(refusal));
         }
       }
     }
@@ -322,8 +322,13 @@ public final class DataService implements BigtablePowerApi {
       if (in.getEntriesCount() == 0) {
         throw GrpcErrors.invalid("entries", "at least one entry is required");
       }
-      if (in.getEntriesCount() > 100_000) {
-        throw GrpcErrors.invalid("entries", "at most 100000 entries are allowed, got " + in.getEntriesCount());
+      long mutations = 0;
+      for (MutateRowsRequest.Entry e : in.getEntriesList()) {
+        mutations += e.getMutationsCount();
+      }
+      if (mutations > Mutations.MAX_MUTATIONS) {
+        throw GrpcErrors.invalid("entries", "hold " + mutations + " mutations in all; at most "
+            + Mutations.MAX_MUTATIONS + " are allowed");
       }
       return router.table(table).thenCompose(t -> batches.mutate(table, in.getEntriesList())).thenApply(statuses -> {
         MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();

@@ -1,7 +1,6 @@
 package io.tabula.cluster.grpc;
 
 import com.google.protobuf.ByteString;
-import io.grpc.Status;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.protocol.locations.LocateRequest;
@@ -55,7 +54,7 @@ final class LocationsService implements Locations {
       first++;
     }
     if (first == tablets.size()) {
-      throw GrpcErrors.of(Status.NOT_FOUND, "table " + table + " not found");
+      throw GrpcErrors.notFound("table " + table + " not found");
     }
     String here = endpoint.get();
     LocateResponse.Builder b = LocateResponse.newBuilder().setDirectoryVersion(d.version());

@@ -20,8 +20,19 @@ import java.util.function.Supplier;
 final class Mutations {
   private Mutations() {}
 
+  /**
+   * The most mutations one request may carry: in MutateRow, in each branch of
+   * CheckAndMutateRow, in all the entries of MutateRows together (Cloud Bigtable's limit),
+   * and rules of ReadModifyWriteRow.
+   */
+  static final int MAX_MUTATIONS = 100_000;
+
   /** The row mutation of a MutateRow request. */
   static RowMutation rowMutation(ByteString rowKey, List<Mutation> ms) {
+    if (ms.size() > MAX_MUTATIONS) {
+      throw GrpcErrors.invalid("mutations", "has " + ms.size() + " mutations; at most " + MAX_MUTATIONS
+          + " are allowed");
+    }
     return rowMutation(() -> "", rowKey, ms);
   }
 
@@ -73,6 +84,9 @@ final class Mutations {
    * row mutation of {@code row} when it is not.
    */
   static List<io.tabula.persistence.model.Mutation> branch(String field, byte[] row, List<Mutation> ms) {
+    if (ms.size() > MAX_MUTATIONS) {
+      throw GrpcErrors.invalid(field, "has " + ms.size() + " mutations; at most " + MAX_MUTATIONS + " are allowed");
+    }
     List<io.tabula.persistence.model.Mutation> out = list(() -> field, ms);
     if (!out.isEmpty()) {
       build(() -> field, row, out);
@@ -176,15 +190,37 @@ final class Mutations {
     return null;
   }
 
+  /**
+   * The rules of a ReadModifyWriteRow request, checked as the cells they write will be: a
+   * family name of at most {@value RowMutation#MAX_FAMILY_BYTES} bytes, a qualifier of at
+   * most {@value RowMutation#MAX_QUALIFIER_BYTES}, an appended value of at most
+   * {@value RowMutation#MAX_VALUE_BYTES}, and at most {@value #MAX_MUTATIONS} rules.
+   */
   static List<io.tabula.actors.tablet.ReadModifyWriteRule> rules(List<ReadModifyWriteRule> rules) {
     if (rules.isEmpty()) {
       throw GrpcErrors.invalid("rules", "at least one rule is required");
+    }
+    if (rules.size() > MAX_MUTATIONS) {
+      throw GrpcErrors.invalid("rules", "has " + rules.size() + " rules; at most " + MAX_MUTATIONS + " are allowed");
     }
     List<io.tabula.actors.tablet.ReadModifyWriteRule> out = new ArrayList<>();
     for (int i = 0; i < rules.size(); i++) {
       ReadModifyWriteRule r = rules.get(i);
       String f = "rules[" + i + "]";
       family(f + ".family_name", r.getFamilyName());
+      if (r.getFamilyName().length() > RowMutation.MAX_FAMILY_BYTES / 3
+          && r.getFamilyNameBytes().size() > RowMutation.MAX_FAMILY_BYTES) {
+        throw GrpcErrors.invalid(f + ".family_name", "is " + r.getFamilyNameBytes().size() + " bytes, over the limit of "
+            + RowMutation.MAX_FAMILY_BYTES);
+      }
+      if (r.getColumnQualifier().size() > RowMutation.MAX_QUALIFIER_BYTES) {
+        throw GrpcErrors.invalid(f + ".column_qualifier", "is " + r.getColumnQualifier().size()
+            + " bytes, over the limit of " + RowMutation.MAX_QUALIFIER_BYTES);
+      }
+      if (r.getAppendValue().size() > RowMutation.MAX_VALUE_BYTES) {
+        throw GrpcErrors.invalid(f + ".append_value", "is " + r.getAppendValue().size()
+            + " bytes, over the limit of " + RowMutation.MAX_VALUE_BYTES);
+      }
       byte[] q = r.getColumnQualifier().toByteArray();
       out.add(switch (r.getRuleCase()) {
         case APPEND_VALUE -> new Append(r.getFamilyName(), q, r.getAppendValue().toByteArray());

@@ -1,14 +1,14 @@
 package io.tabula.cluster.grpc;
 
-import io.grpc.Status;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.WireNames;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.grpc.GrpcServiceException;
 import org.apache.pekko.grpc.javadsl.Metadata;
-import org.apache.pekko.grpc.javadsl.MetadataBuilder;
 
 /**
  * Checks the tablet a client says a single-row request is for (paper §5.1: a client caches
@@ -17,8 +17,8 @@ import org.apache.pekko.grpc.javadsl.MetadataBuilder;
  * header {@value #TABLET_HEADER}; if this node's directory, refreshed once from the master,
  * has no tablet of the table with that id, or that tablet no longer holds the row (it was
  * split), the request fails before anything is applied with FAILED_PRECONDITION, a
- * description starting {@code "stale route: "}, and the trailer {@value #STALE_TRAILER}
- * {@code = 1}, so the client locates the row again.
+ * the {@link ErrorCode#STALE_ROUTE} reason in its details and the trailer
+ * {@value WireNames#STALE_ROUTE_TRAILER} {@code = 1}, so the client locates the row again.
  *
  * <p>A request without the header is not checked: the official Cloud Bigtable clients never
  * send it. An unknown table is NOT_FOUND, as it is without the header. The check is made
@@ -27,9 +27,7 @@ import org.apache.pekko.grpc.javadsl.MetadataBuilder;
  */
 final class RouteCheck {
   /** Request header: the id of the tablet the client believes holds the request's row. */
-  static final String TABLET_HEADER = "tabula-tablet";
-  /** Trailer of a stale-route answer. */
-  static final String STALE_TRAILER = "tabula-stale-route";
+  static final String TABLET_HEADER = WireNames.TABLET_HEADER;
 
   private static final CompletionStage<Void> PASS = CompletableFuture.completedStage(null);
 
@@ -54,7 +52,7 @@ final class RouteCheck {
     }
     return router.refreshedDirectory().thenApply(d -> {
       if (d.table(table) == null) {
-        throw GrpcErrors.of(Status.NOT_FOUND, "table " + table + " not found");
+        throw GrpcErrors.notFound("table " + table + " not found");
       }
       if (!holds(d, table, id, row)) {
         throw stale(table, id);
@@ -69,8 +67,7 @@ final class RouteCheck {
   }
 
   private static GrpcServiceException stale(String table, String id) {
-    return new GrpcServiceException(Status.FAILED_PRECONDITION.withDescription("stale route: tablet '" + id
-        + "' of table " + table + " does not hold the row (it was split, moved or never existed); locate the row"
-        + " again"), new MetadataBuilder().addText(STALE_TRAILER, "1").build());
+    return GrpcErrors.status(ErrorCode.STALE_ROUTE, "stale route: tablet '" + id + "' of table " + table
+        + " does not hold the row (it was split, moved or never existed); locate the row again", null);
   }
 }

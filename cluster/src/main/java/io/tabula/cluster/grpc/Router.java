@@ -1,8 +1,5 @@
 package io.tabula.cluster.grpc;
 
-import io.grpc.Status;
-import io.tabula.actors.ErrorCode;
-import io.tabula.actors.Replies;
 import io.tabula.actors.Stages;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
@@ -12,6 +9,8 @@ import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletReads;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,7 +79,7 @@ final class Router {
       try {
         result.complete(read.apply(reads));
       } catch (RuntimeException e) {
-        result.completeExceptionally(TabletReads.failure(e));
+        result.completeExceptionally(TabletReads.failure(e).exception());
       }
     });
     return result;
@@ -109,7 +108,7 @@ final class Router {
     return directory.refresh(master, system, askTimeout).thenApply(d -> {
       TableInfo again = d.table(table);
       if (again == null) {
-        throw GrpcErrors.of(Status.NOT_FOUND, "table " + table + " not found");
+        throw GrpcErrors.notFound("table " + table + " not found");
       }
       return again;
     });
@@ -167,8 +166,7 @@ final class Router {
    */
   private <R> CompletionStage<R> retryMoved(Throwable err, long startNanos, int n,
       Supplier<CompletionStage<R>> again) {
-    Replies.Refusal r = Replies.parse(err);
-    if (r.code() != ErrorCode.MOVED || !mayRetryMoved(startNanos)) {
+    if (!Refusal.is(err, ErrorCode.MOVED) || !mayRetryMoved(startNanos)) {
       return CompletableFuture.failedFuture(GrpcErrors.from(err));
     }
     return afterMove(n).thenCompose(d -> again.get());
@@ -193,7 +191,7 @@ final class Router {
     if (t == null) {
       return table(table).thenCompose(ok -> {
         if (locate.apply(directory.get()) == null) {
-          throw GrpcErrors.of(Status.UNAVAILABLE, "no tablet of table " + table + " is known to hold the row");
+          throw Refusal.of(ErrorCode.MOVED, "no tablet of table " + table + " is known to hold the row").exception();
         }
         return attempt(table, locate, message, startNanos, n + 1);
       });

@@ -17,9 +17,20 @@ final class RowRanges {
   /** One range; {@code single} when it holds exactly one row key. */
   record Range(byte[] start, byte[] end, boolean single) {}
 
+  /**
+   * The most row keys and ranges one row set may hold together: each is copied and sorted, so
+   * their number bounds what one request costs the node.
+   */
+  static final int MAX_ROW_SET = 100_000;
+
   private RowRanges() {}
 
   static List<Range> of(RowSet set) {
+    int n = set.getRowKeysCount() + set.getRowRangesCount();
+    if (n > MAX_ROW_SET) {
+      throw GrpcErrors.invalid("rows", "holds " + n + " row keys and ranges; at most " + MAX_ROW_SET
+          + " are allowed in one request");
+    }
     List<Range> rs = new ArrayList<>();
     if (set.getRowKeysCount() == 0 && set.getRowRangesCount() == 0) {
       rs.add(new Range(new byte[0], new byte[0], false));

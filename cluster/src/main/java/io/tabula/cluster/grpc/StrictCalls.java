@@ -28,8 +28,6 @@ import org.apache.pekko.grpc.javadsl.GrpcExceptionHandler;
 import org.apache.pekko.grpc.javadsl.GrpcMarshalling;
 import org.apache.pekko.grpc.javadsl.Metadata;
 import org.apache.pekko.grpc.javadsl.MetadataBuilder;
-import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
-import org.apache.pekko.japi.function.Function;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
@@ -38,6 +36,8 @@ import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.Trailer;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
+import org.apache.pekko.japi.function.Function;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -62,9 +62,10 @@ final class StrictCalls {
   private static final int FRAME_HEADER = 5;
   /** How long a streamed request may take to arrive whole. */
   private static final long COLLECT_MILLIS = 60_000;
-  /** The largest request collected whole (Cloud Bigtable's limit for a MutateRows request). */
-  static final long MAX_REQUEST_BYTES = 256L << 20;
-  private static final HttpHeader IDENTITY = RawHeader.create("grpc-encoding", "identity");
+  private static final String ENCODING = "grpc-encoding";
+  private static final String IDENTITY_ENCODING = "identity";
+  private static final String GZIP_ENCODING = "gzip";
+  private static final HttpHeader IDENTITY = RawHeader.create(ENCODING, IDENTITY_ENCODING);
   private static final HttpHeader OK_STATUS = RawHeader.create("grpc-status", "0");
   private static final Trailer OK = Trailer.create().addHeader(OK_STATUS);
 
@@ -84,11 +85,17 @@ final class StrictCalls {
     this.generated = generated;
   }
 
-  /** Answers {@code request}, here or through the generated handlers. */
+  /**
+   * Answers {@code request}, here or through the generated handlers. A request of a method
+   * that takes one message is collected whole and checked ({@link MessageCheck}) first, so a
+   * malformed one is refused naming its field; the busiest calls are answered here.
+   */
   CompletionStage<HttpResponse> handle(HttpRequest request) throws Exception {
     String path = request.getUri().path();
-    if (!(path.equals(READ_ROWS) || path.equals(MUTATE_ROWS) || path.equals(MUTATE_ROW))
-        || !nativeGrpc(request.entity()) || !identityMessage(request)) {
+    String encoding = request.getHeader(ENCODING).map(HttpHeader::value).orElse(IDENTITY_ENCODING);
+    boolean known = encoding.equals(IDENTITY_ENCODING) || encoding.equals(GZIP_ENCODING);
+    if (!UnaryInputs.has(path) || !nativeGrpc(request.entity()) || !known) {
+      // Other encodings: the generated handlers answer that they are not supported.
       return generated.apply(request);
     }
     Optional<GrpcProtocolWriter> negotiated = writerFor(request);
@@ -96,19 +103,17 @@ final class StrictCalls {
       return generated.apply(request);
     }
     GrpcProtocolWriter writer = negotiated.get();
+    long limit = UnaryInputs.maxBytes(path);
     if (request.entity() instanceof HttpEntity.Strict strict) {
-      return answer(request, strict.getData(), writer);
+      return answer(request, strict.getData(), limit, writer);
     }
-    return request.entity().toStrict(COLLECT_MILLIS, MAX_REQUEST_BYTES, system).handle((whole, error) -> {
+    // Collected within bounds: a client cannot make the node hold more than the method's limit of it, or for
+    // longer than COLLECT_MILLIS.
+    return request.entity().toStrict(COLLECT_MILLIS, limit, system).handle((whole, error) -> {
       if (error != null) {
-        return CompletableFuture.completedFuture(GrpcExceptionHandler.standard(collectionFailure(error), writer,
-            system));
+        return CompletableFuture.completedFuture(errorResponse(collectionFailure(error, limit), writer));
       }
-      try {
-        return answer(request.withEntity(whole), whole.getData(), writer);
-      } catch (Exception e) {
-        return CompletableFuture.<HttpResponse>failedFuture(e);
-      }
+      return answer(request.withEntity(whole), whole.getData(), limit, writer);
     }).thenCompose(answer -> answer);
   }
 
@@ -123,51 +128,81 @@ final class StrictCalls {
         .map(CompletableFuture::join);
   }
 
-  /** Answers a request whose body is all here, or hands it (whole) to the generated handlers. */
-  private CompletionStage<HttpResponse> answer(HttpRequest request, ByteString received, GrpcProtocolWriter writer)
-      throws Exception {
+  /**
+   * Answers a request whose body is all here, or hands it (whole) to the generated handlers;
+   * never throws: whatever goes wrong ends as a gRPC status.
+   */
+  private CompletionStage<HttpResponse> answer(HttpRequest request, ByteString received, long limit,
+      GrpcProtocolWriter writer) {
+    try {
+      if (request.getHeader(ENCODING).map(h -> h.value().equals(GZIP_ENCODING)).orElse(false)) {
+        ByteString plain = Gunzip.frame(received, limit);
+        request = request.removeHeader(ENCODING)
+            .withEntity(HttpEntities.create(request.entity().getContentType(), plain));
+        received = plain;
+      }
+      return answerOrThrow(request, received, writer);
+    } catch (Exception e) {
+      return CompletableFuture.completedFuture(errorResponse(e, writer));
+    }
+  }
+
+  private CompletionStage<HttpResponse> answerOrThrow(HttpRequest request, ByteString received,
+      GrpcProtocolWriter writer) throws Exception {
     String path = request.getUri().path();
     byte[] body = received.toArrayUnsafe();
     if (!oneMessage(body)) {
-      return generated.apply(request);
+      return CompletableFuture.completedFuture(errorResponse(framingProblem(body), writer));
     }
     Call call;
     if (path.equals(READ_ROWS)) {
       ReadRowsRequest in;
       try {
         in = ReadRowsRequest.parseFrom(message(body));
-      } catch (IOException e) {
-        return generated.apply(request);
+      } catch (InvalidProtocolBufferException e) {
+        return CompletableFuture.completedFuture(errorResponse(malformed(path, body, e), writer));
       }
       Optional<Supplier<CompletionStage<List<ReadRowsResponse>>>> whole = data.readRowsWhole(in, metadata(request));
       if (whole.isEmpty()) {
         return generated.apply(request);
       }
       call = () -> whole.get().get();
+    } else if (!path.equals(MUTATE_ROWS) && !path.equals(MUTATE_ROW)) {
+      Optional<MessageCheck.Problem> problem = MessageCheck.of(UnaryInputs.of(path), body, FRAME_HEADER,
+          body.length - FRAME_HEADER);
+      if (problem.isPresent()) {
+        return CompletableFuture.completedFuture(errorResponse(
+            GrpcErrors.invalid(problem.get().field(), problem.get().problem()), writer));
+      }
+      return generated.apply(request);
     } else if (path.equals(MUTATE_ROWS)) {
       call = () -> data.mutateRowsWhole(MutateRowsRequest.parseFrom(message(body)));
     } else {
       Metadata metadata = metadata(request);
       call = () -> data.mutateRow(MutateRowRequest.parseFrom(message(body)), metadata).thenApply(List::of);
     }
-    return started(body, call).handle((messages, error) -> {
+    return started(path, body, call).handle((messages, error) -> {
       if (error == null) {
         try {
           return ok(messages, writer);
         } catch (RuntimeException e) {
-          return GrpcExceptionHandler.standard(e, writer, system);
+          return errorResponse(e, writer);
         }
       }
-      return GrpcExceptionHandler.standard(error, writer, system);
+      return errorResponse(error, writer);
     });
   }
 
+  /** The trailers-only answer for a failure, mapped by {@link GrpcErrors}. */
+  private HttpResponse errorResponse(Throwable error, GrpcProtocolWriter writer) {
+    return GrpcExceptionHandler.standard(error, GrpcErrors.handler(), writer, system);
+  }
+
   /** The gRPC error for a request that could not be collected whole. */
-  private static Throwable collectionFailure(Throwable error) {
+  private static Throwable collectionFailure(Throwable error, long limit) {
     Throwable e = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     if (e instanceof EntityStreamSizeException) {
-      return new GrpcServiceException(Status.RESOURCE_EXHAUSTED.withDescription(
-          "request: larger than " + MAX_REQUEST_BYTES + " bytes"));
+      return GrpcErrors.exhausted("request", "larger than " + limit + " bytes, the limit for this method");
     }
     if (e instanceof TimeoutException) {
       return new GrpcServiceException(Status.DEADLINE_EXCEEDED.withDescription(
@@ -185,22 +220,48 @@ final class StrictCalls {
    * Starts {@code call}, here for a small request and on the dispatcher for a large one, so
    * one connection's big writes do not hold its thread while their messages are parsed.
    */
-  private CompletionStage<? extends List<? extends MessageLite>> started(byte[] body, Call call) {
+  private CompletionStage<? extends List<? extends MessageLite>> started(String path, byte[] body, Call call) {
     if (body.length < PARSE_APART_BYTES) {
-      return guarded(call);
+      return guarded(path, body, call);
     }
-    return CompletableFuture.supplyAsync(() -> guarded(call), parsing).thenCompose(answer -> answer);
+    return CompletableFuture.supplyAsync(() -> guarded(path, body, call), parsing).thenCompose(answer -> answer);
   }
 
-  private static CompletionStage<? extends List<? extends MessageLite>> guarded(Call call) {
+  private static CompletionStage<? extends List<? extends MessageLite>> guarded(String path, byte[] body, Call call) {
     try {
       return call.start();
     } catch (InvalidProtocolBufferException e) {
-      return CompletableFuture.failedFuture(new GrpcServiceException(Status.INVALID_ARGUMENT.withDescription(
-          "request: not a valid message: " + e.getMessage())));
+      return CompletableFuture.failedFuture(malformed(path, body, e));
     } catch (IOException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /**
+   * INVALID_ARGUMENT for a message protobuf refused: naming the field {@link MessageCheck}
+   * finds at fault, or with protobuf's own words when it finds none.
+   */
+  private static RuntimeException malformed(String path, byte[] body, InvalidProtocolBufferException e) {
+    return MessageCheck.of(UnaryInputs.of(path), body, FRAME_HEADER, body.length - FRAME_HEADER)
+        .<RuntimeException>map(p -> GrpcErrors.invalid(p.field(), p.problem()))
+        .orElseGet(() -> GrpcErrors.malformed("request", e));
+  }
+
+  /** What is wrong with a body that is not exactly one uncompressed gRPC message. */
+  private static RuntimeException framingProblem(byte[] body) {
+    if (body.length == 0) {
+      return GrpcErrors.invalid("request", "no message was sent; this method takes exactly one");
+    }
+    if (body.length < FRAME_HEADER) {
+      return GrpcErrors.invalid("request", "ends inside the gRPC message header (" + body.length + " bytes)");
+    }
+    if (body[0] != 0) {
+      return GrpcErrors.invalid("request", "is marked compressed without a grpc-encoding, or is not gRPC framing");
+    }
+    long declared = ByteSink.getIntAt(body, 1) & 0xFFFFFFFFL;
+    return GrpcErrors.invalid("request", declared > body.length - FRAME_HEADER
+        ? "declares a message of " + declared + " bytes but carries " + (body.length - FRAME_HEADER)
+        : "carries more than the one message this method takes");
   }
 
   /** Whether the body is plain gRPC (not gRPC-Web, whose framing differs). */
@@ -209,10 +270,6 @@ final class StrictCalls {
     return subType.equals("grpc") || subType.equals("grpc+proto");
   }
 
-  /** Whether the request carries an uncompressed message (no encoding, or identity). */
-  private static boolean identityMessage(HttpRequest request) {
-    return request.getHeader("grpc-encoding").map(h -> h.value().equals("identity")).orElse(true);
-  }
 
   /** Whether {@code body} is exactly one uncompressed length-prefixed gRPC message. */
   private static boolean oneMessage(byte[] body) {
@@ -241,8 +298,7 @@ final class StrictCalls {
       total += FRAME_HEADER + m.getSerializedSize();
     }
     if (total > Integer.MAX_VALUE - 8) {
-      throw new GrpcServiceException(Status.RESOURCE_EXHAUSTED.withDescription(
-          "answer: " + total + " bytes is more than one response body can hold"));
+      throw GrpcErrors.exhausted("answer", total + " bytes is more than one response body can hold");
     }
     byte[] body = new byte[(int) total];
     int at = 0;

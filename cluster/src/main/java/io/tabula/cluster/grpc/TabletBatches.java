@@ -1,12 +1,12 @@
 package io.tabula.cluster.grpc;
 
 import com.google.bigtable.v2.MutateRowsRequest;
-import io.tabula.actors.ErrorCode;
-import io.tabula.actors.Replies;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.persistence.model.RowMutation;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.FilteredRow;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
-import org.apache.pekko.pattern.StatusReply;
 import org.apache.pekko.stream.javadsl.Source;
 
 /**
@@ -88,7 +87,7 @@ final class TabletBatches {
               Throwable refused = err != null ? err : refusal(outcome.refusals().get(k));
               if (refused == null) {
                 out[i] = ok();
-              } else if (Replies.parse(refused).code() == ErrorCode.MOVED && router.mayRetryMoved(startNanos)) {
+              } else if (Refusal.is(refused, ErrorCode.MOVED) && router.mayRetryMoved(startNanos)) {
                 moved.add(i);
               } else {
                 out[i] = status(refused);
@@ -169,14 +168,14 @@ final class TabletBatches {
     TabletInfo t = router.directory().locate(table, keys.get(0));
     CompletionStage<List<FilteredRow>> local = t == null ? null : router.readLocal(t.id(), r -> r.rows(keys, filter));
     CompletionStage<List<FilteredRow>> batch = local != null ? local : t == null ? CompletableFuture.failedFuture(
-        new StatusReply.ErrorMessage(ErrorCode.MOVED + ": no tablet known"))
+        Refusal.of(ErrorCode.MOVED, "no tablet of table " + table + " is known to hold the row").exception())
         : router.<TabletActor.RowsResult>askTablet(t.id(), r -> new TabletActor.ReadRows(keys, filter, r))
             .thenApply(TabletActor.RowsResult::rows);
     return batch.handle((rows, err) -> {
       if (err == null) {
         return CompletableFuture.completedFuture(rows);
       }
-      if (Replies.parse(err).code() != ErrorCode.MOVED) {
+      if (!Refusal.is(err, ErrorCode.MOVED)) {
         return CompletableFuture.<List<FilteredRow>>failedFuture(err);
       }
       // A split moved some of the keys: read them one by one through the rerouting path.
@@ -196,7 +195,7 @@ final class TabletBatches {
       if (err == null) {
         return CompletableFuture.completedFuture(row == null ? List.<FilteredRow>of() : List.of(row));
       }
-      if (Replies.parse(err).code() == ErrorCode.MOVED) {
+      if (Refusal.is(err, ErrorCode.MOVED)) {
         return routedReadOne(table, key, filter);
       }
       return CompletableFuture.<List<FilteredRow>>failedFuture(GrpcErrors.from(err));
@@ -208,17 +207,16 @@ final class TabletBatches {
         .thenApply(a -> a.value().row() == null ? List.of() : List.of(a.value().row()));
   }
 
-  private static Throwable refusal(String text) {
-    return text == null ? null : new StatusReply.ErrorMessage(text);
+  private static Throwable refusal(Refusal r) {
+    return r == null ? null : r.exception();
   }
 
   private static com.google.rpc.Status ok() {
     return com.google.rpc.Status.newBuilder().setCode(0).build();
   }
 
+  /** An entry's error status, with the same details a whole call's error would carry. */
   private static com.google.rpc.Status status(Throwable err) {
-    io.grpc.Status s = io.grpc.Status.fromThrowable(GrpcErrors.from(err));
-    return com.google.rpc.Status.newBuilder().setCode(s.getCode().value())
-        .setMessage(s.getDescription() == null ? "" : s.getDescription()).build();
+    return GrpcErrors.details(GrpcErrors.from(err));
   }
 }

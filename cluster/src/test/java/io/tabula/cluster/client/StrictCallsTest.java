@@ -131,7 +131,7 @@ class StrictCallsTest {
     // Field 2 (entries) says 100 bytes follow, and 2 do.
     List<Object> answer = call(raw, new byte[] {0x12, 100, 1, 2}, CallOptions.DEFAULT);
     assertEquals(1, answer.size(), answer.toString());
-    assertTrue(answer.get(0).toString().startsWith("INVALID_ARGUMENT: request: not a valid message"),
+    assertTrue(answer.get(0).toString().startsWith("INVALID_ARGUMENT: entries[0]: is longer than the message"),
         answer.toString());
   }
 

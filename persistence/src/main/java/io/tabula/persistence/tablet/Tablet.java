@@ -188,6 +188,24 @@ public final class Tablet implements Closeable {
    * @throws TabletUnavailableException if the row is outside the tablet or the tablet is not open
    */
   public CompletableFuture<Void> apply(RowMutation rm) {
+    return apply(rm, true);
+  }
+
+  /**
+   * {@link #apply} for a caller that must never block (an actor): instead of waiting while
+   * the tablet has as many frozen memtables waiting for their flush as it may hold, it
+   * returns null and applies nothing; the caller holds the write and tries again. The check
+   * and the write are one step, so a flush backlog that fills meanwhile can only let the
+   * writes already past it through (the active memtable grows by those, no more).
+   *
+   * @throws TabletUnavailableException also when the backlog is full because flushes are
+   *     failing (retrying would wait forever)
+   */
+  public CompletableFuture<Void> tryApply(RowMutation rm) {
+    return apply(rm, false);
+  }
+
+  private CompletableFuture<Void> apply(RowMutation rm, boolean mayWait) {
     if (!containsRow(rm.row())) {
       throw new TabletUnavailableException("row " + ByteArrays.show(rm.row()) + " is outside tablet " + tabletId);
     }
@@ -199,7 +217,12 @@ public final class Tablet implements Closeable {
         throw InvalidMutationException.unknownFamily("mutations[" + i + "].family_name", f);
       }
     }
-    maintenance.awaitFlushCapacity();
+    if (mayWait) {
+      maintenance.awaitFlushCapacity();
+    } else if (maintenance.flushBacklogFull()) {
+      maintenance.throwIfFlushesFail();
+      return null;
+    }
     RowMutation resolved = MutationEntries.withServerTime(rm, this::serverTime);
     long base;
     synchronized (seqLock) {
@@ -223,9 +246,8 @@ public final class Tablet implements Closeable {
   }
 
   /**
-   * Whether {@link #apply} would block now: the tablet has as many frozen memtables waiting
-   * for their flush as it may hold. A caller that must not block (an actor) holds its writes
-   * back until this turns false.
+   * Whether the tablet now has as many frozen memtables waiting for their flush as it may
+   * hold (an observation, for tests and metrics: to write without blocking use {@link #tryApply}).
    */
   public boolean flushBacklogFull() {
     return maintenance.flushBacklogFull();

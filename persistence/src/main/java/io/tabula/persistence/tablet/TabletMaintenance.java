@@ -101,6 +101,14 @@ final class TabletMaintenance {
     return tablet.currentVersion().frozen.size() >= env.options().maxFrozenMemtables();
   }
 
+  /** Throws what {@link #awaitFlushCapacity} would if the last flush failed. */
+  void throwIfFlushesFail() {
+    IOException e = lastError;
+    if (e != null) {
+      throw new TabletUnavailableException("tablet " + tablet.id() + " cannot flush its memtables: " + e.getMessage());
+    }
+  }
+
   /** Blocks a writer while too many frozen memtables wait for their flush. */
   void awaitFlushCapacity() {
     int max = env.options().maxFrozenMemtables();

@@ -1,0 +1,273 @@
+package io.tabula.cluster.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.google.bigtable.admin.v2.ColumnFamily;
+import com.google.bigtable.admin.v2.CreateTableRequest;
+import com.google.bigtable.admin.v2.GcRule;
+import com.google.bigtable.admin.v2.Table;
+import com.google.bigtable.v2.MutateRowRequest;
+import com.google.bigtable.v2.Mutation;
+import com.google.bigtable.v2.ReadModifyWriteRowRequest;
+import com.google.bigtable.v2.ReadModifyWriteRule;
+import com.google.bigtable.v2.ReadRowsRequest;
+import com.google.bigtable.v2.RowFilter;
+import com.google.bigtable.v2.RowSet;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import com.google.rpc.BadRequest;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCalls;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.ErrorDetails;
+import io.tabula.protocol.errors.WireNames;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Requests whose bytes are wrong in ways protobuf's parser refuses on its own (nested too
+ * deep, strings that are not UTF-8, no message at all) and requests that parse but cost too
+ * much (a read-modify-write rule over the cell limits) get INVALID_ARGUMENT naming the field,
+ * with the reason and the field in the status details, within the deadline, and the node
+ * logs no error for them. Sent as raw bytes with grpc-java to a node on 127.0.0.1.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MalformedRequestTest {
+  private static final String TABLE = "projects/p/instances/i/tables/t";
+  private static final Metadata.Key<byte[]> DETAILS = Metadata.Key.of(WireNames.STATUS_DETAILS_TRAILER,
+      Metadata.BINARY_BYTE_MARSHALLER);
+
+  private InJvmNode node;
+  private ManagedChannel channel;
+  private final ListAppender<ILoggingEvent> log = new ListAppender<>();
+
+  @BeforeAll
+  void start(@TempDir Path dir) {
+    node = InJvmNode.start(dir);
+    node.client.admin().createTable("t", "f").toCompletableFuture().join();
+    channel = NettyChannelBuilder.forTarget(InJvmNode.endpoint(node.node)).usePlaintext().build();
+    log.start();
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(log);
+  }
+
+  @AfterAll
+  void stop() throws InterruptedException {
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(log);
+    channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+    node.close();
+  }
+
+  @BeforeEach
+  void clearLog() {
+    log.list.clear();
+  }
+
+  @Test
+  void aFilterNestedDeeperThanProtobufAllowsNamesTheField() {
+    RowFilter f = RowFilter.newBuilder().setPassAllFilter(true).build();
+    for (int i = 0; i < 150; i++) {
+      f = RowFilter.newBuilder().setChain(RowFilter.Chain.newBuilder().addFilters(f)
+          .addFilters(RowFilter.newBuilder().setPassAllFilter(true))).build();
+    }
+    byte[] request = ReadRowsRequest.newBuilder().setTableName(TABLE).setRows(RowSet.newBuilder()
+        .addRowKeys(ByteString.copyFromUtf8("r"))).setFilter(f).build().toByteArray();
+    StatusRuntimeException e = refused("ReadRows", MethodDescriptor.MethodType.SERVER_STREAMING, request);
+    // Each level is two messages (a RowFilter, then its Chain): the 100th message is the 50th chain.
+    assertInvalid(e, "filter" + ".chain.filters[0]".repeat(49) + ".chain", "nested more than 100 messages deep");
+  }
+
+  @Test
+  void aFilterNestedDeeperThanTabulaAllowsButWithinProtobufNamesTheFieldToo() {
+    RowFilter f = RowFilter.newBuilder().setPassAllFilter(true).build();
+    for (int i = 0; i < 30; i++) {
+      f = RowFilter.newBuilder().setChain(RowFilter.Chain.newBuilder().addFilters(f)
+          .addFilters(RowFilter.newBuilder().setPassAllFilter(true))).build();
+    }
+    byte[] request = ReadRowsRequest.newBuilder().setTableName(TABLE).setFilter(f).build().toByteArray();
+    StatusRuntimeException e = refused("ReadRows", MethodDescriptor.MethodType.SERVER_STREAMING, request);
+    assertInvalid(e, "filter" + ".chain.filters[0]".repeat(21), "levels are allowed");
+  }
+
+  @Test
+  void gcRulesNestedTooDeepNameTheField() {
+    GcRule rule = GcRule.newBuilder().setMaxNumVersions(1).build();
+    for (int i = 0; i < 120; i++) {
+      rule = GcRule.newBuilder().setUnion(GcRule.Union.newBuilder().addRules(rule)).build();
+    }
+    byte[] request = CreateTableRequest.newBuilder().setParent("projects/p/instances/i").setTableId("deep")
+        .setTable(Table.newBuilder().putColumnFamilies("f", ColumnFamily.newBuilder().setGcRule(rule).build()))
+        .build().toByteArray();
+    StatusRuntimeException e = refused("google.bigtable.admin.v2.BigtableTableAdmin", "CreateTable",
+        MethodDescriptor.MethodType.UNARY, request);
+    // Table, the map entry, then a GcRule and its Union per level.
+    assertInvalid(e, "table.column_families[0].value.gc_rule" + ".union.rules[0]".repeat(48), "nested more than 100");
+  }
+
+  @Test
+  void aNameThatIsNotUtf8IsNamed() throws IOException {
+    // MutateRowRequest: table_name is field 1 (string), row_key 2 (bytes), mutations 3.
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+    out.writeByteArray(1, new byte[] {'p', '/', (byte) 0xc3, (byte) 0x28});
+    out.writeByteArray(2, "r".getBytes());
+    out.writeMessage(3, Mutation.newBuilder().setDeleteFromRow(Mutation.DeleteFromRow.getDefaultInstance()).build());
+    out.flush();
+    StatusRuntimeException e = refused("MutateRow", MethodDescriptor.MethodType.UNARY, bytes.toByteArray());
+    assertInvalid(e, "table_name", "is not valid UTF-8");
+  }
+
+  @Test
+  void noMessageAtAllIsRefused() throws Exception {
+    // The client half-closes without sending its message.
+    CompletableFuture<Status> closed = new CompletableFuture<>();
+    ClientCall<byte[], byte[]> call = channel.newCall(method("google.bigtable.v2.Bigtable", "MutateRow",
+        MethodDescriptor.MethodType.UNARY), CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS));
+    Metadata[] trailers = new Metadata[1];
+    call.start(new ClientCall.Listener<>() {
+      @Override
+      public void onClose(Status status, Metadata t) {
+        trailers[0] = t;
+        closed.complete(status);
+      }
+    }, new Metadata());
+    call.request(1);
+    call.halfClose();
+    Status status = closed.get(15, TimeUnit.SECONDS);
+    assertInvalid(status.asRuntimeException(trailers[0]), "request", "no message was sent");
+  }
+
+  @Test
+  void bytesThatAreNotProtobufAreRefusedAsInvalid() {
+    byte[] garbage = {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f, 0x01};
+    for (String rpc : List.of("MutateRow", "CheckAndMutateRow", "ReadModifyWriteRow", "PingAndWarm")) {
+      StatusRuntimeException e = refused(rpc, MethodDescriptor.MethodType.UNARY, garbage);
+      assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), rpc + ": " + e);
+    }
+    assertEquals(Status.Code.INVALID_ARGUMENT, refused("MutateRows", MethodDescriptor.MethodType.SERVER_STREAMING,
+        garbage).getStatus().getCode());
+    assertQuietLog();
+  }
+
+  @Test
+  void readModifyWriteRulesOverTheCellLimitsAreAnsweredAtOnce() {
+    ReadModifyWriteRowRequest longQualifier = ReadModifyWriteRowRequest.newBuilder().setTableName(TABLE)
+        .setRowKey(ByteString.copyFromUtf8("r")).addRules(ReadModifyWriteRule.newBuilder().setFamilyName("f")
+            .setColumnQualifier(ByteString.copyFrom(new byte[16 * 1024 + 1])).setIncrementAmount(1)).build();
+    assertInvalid(refused("ReadModifyWriteRow", MethodDescriptor.MethodType.UNARY, longQualifier.toByteArray()),
+        "rules[0].column_qualifier", "over the limit of 16384");
+    ReadModifyWriteRowRequest longFamily = ReadModifyWriteRowRequest.newBuilder().setTableName(TABLE)
+        .setRowKey(ByteString.copyFromUtf8("r")).addRules(ReadModifyWriteRule.newBuilder().setFamilyName("f".repeat(65))
+            .setColumnQualifier(ByteString.copyFromUtf8("q")).setAppendValue(ByteString.copyFromUtf8("x"))).build();
+    assertInvalid(refused("ReadModifyWriteRow", MethodDescriptor.MethodType.UNARY, longFamily.toByteArray()),
+        "rules[0].family_name", "over the limit of 64");
+  }
+
+  @Test
+  void aMutationOfAGoodRowStillWorksAfterAll() {
+    byte[] request = MutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("ok"))
+        .addMutations(Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder().setFamilyName("f")
+            .setColumnQualifier(ByteString.copyFromUtf8("q")).setTimestampMicros(1000)
+            .setValue(ByteString.copyFromUtf8("v")))).build().toByteArray();
+    ClientCalls.blockingUnaryCall(channel, method("google.bigtable.v2.Bigtable", "MutateRow",
+        MethodDescriptor.MethodType.UNARY), CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), request);
+  }
+
+  private void assertInvalid(StatusRuntimeException e, String field, String problem) {
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), e::toString);
+    String d = String.valueOf(e.getStatus().getDescription());
+    assertTrue(d.startsWith(field + ": ") && d.contains(problem), () -> "expected '" + field + ": ..." + problem
+        + "...', got " + d);
+    com.google.rpc.Status details = ErrorDetails.parse(e.getTrailers().get(DETAILS)).orElseThrow();
+    assertEquals(Optional.of(ErrorCode.INVALID_ARGUMENT), ErrorDetails.reason(details));
+    BadRequest bad = details.getDetailsList().stream().filter(a -> a.is(BadRequest.class)).findFirst()
+        .map(a -> {
+          try {
+            return a.unpack(BadRequest.class);
+          } catch (com.google.protobuf.InvalidProtocolBufferException x) {
+            throw new AssertionError(x);
+          }
+        }).orElseThrow(() -> new AssertionError("no BadRequest in " + details));
+    assertEquals(field, bad.getFieldViolations(0).getField());
+    assertQuietLog();
+  }
+
+  /** Nothing at WARN or above but the one line a malformed message may cost, and no stack trace. */
+  private void assertQuietLog() {
+    for (ILoggingEvent ev : log.list) {
+      assertTrue(!ev.getLevel().isGreaterOrEqual(Level.ERROR) && ev.getThrowableProxy() == null,
+          () -> "the node logged " + ev.getLevel() + " " + ev.getFormattedMessage());
+    }
+  }
+
+  private StatusRuntimeException refused(String rpc, MethodDescriptor.MethodType type, byte[] request) {
+    return refused("google.bigtable.v2.Bigtable", rpc, type, request);
+  }
+
+  private StatusRuntimeException refused(String service, String rpc, MethodDescriptor.MethodType type,
+      byte[] request) {
+    CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS);
+    MethodDescriptor<byte[], byte[]> m = method(service, rpc, type);
+    try {
+      if (type == MethodDescriptor.MethodType.UNARY) {
+        ClientCalls.blockingUnaryCall(channel, m, options, request);
+      } else {
+        ClientCalls.blockingServerStreamingCall(channel, m, options, request).forEachRemaining(x -> { });
+      }
+    } catch (StatusRuntimeException e) {
+      return e;
+    }
+    throw new AssertionError(rpc + " was accepted");
+  }
+
+  /** A method that sends and receives raw bytes; a null request sends no message at all. */
+  private static MethodDescriptor<byte[], byte[]> method(String service, String rpc, MethodDescriptor.MethodType type) {
+    return MethodDescriptor.<byte[], byte[]>newBuilder().setType(type)
+        .setFullMethodName(MethodDescriptor.generateFullMethodName(service, rpc))
+        .setRequestMarshaller(RAW).setResponseMarshaller(RAW).build();
+  }
+
+  private static final MethodDescriptor.Marshaller<byte[]> RAW = new MethodDescriptor.Marshaller<>() {
+    @Override
+    public InputStream stream(byte[] value) {
+      return new ByteArrayInputStream(value == null ? new byte[0] : value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  };
+}
