@@ -70,10 +70,9 @@ public final class ActorTestConfig {
     return kit;
   }
 
-  /** Serializes and deserializes {@code message} as a remote send would, and returns it. */
+  /** Serializes and deserializes {@code message} as a remote send would, and returns the copy that arrived. */
   public static <T> T roundTrip(ActorTestKit kit, T message) {
-    kit.serializationTestKit().verifySerialization(message, false);
-    return message;
+    return kit.serializationTestKit().verifySerialization(message, false);
   }
 
   /** The value of {@code stage}, failing the test after {@code timeout}. */

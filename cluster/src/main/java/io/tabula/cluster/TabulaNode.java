@@ -2,7 +2,6 @@ package io.tabula.cluster;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import com.typesafe.config.ConfigValueFactory;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
@@ -23,11 +22,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
@@ -43,8 +45,8 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
 import org.slf4j.Logger;
-import scala.concurrent.duration.FiniteDuration;
 import org.slf4j.LoggerFactory;
+import scala.concurrent.duration.FiniteDuration;
 
 /**
  * A running Tabula node: a Pekko cluster member with the master singleton (behind the
@@ -163,7 +165,7 @@ public final class TabulaNode implements AutoCloseable {
     TabletServer engine;
     try {
       engine = TabletServer.open(new FileStorage(settings.dataDir()), settings.engineOptions(), MicrosClock.SYSTEM,
-          table -> schemaOf(directory.get(), table));
+          table -> schemaOf(directory.get(), table), (what, failure) -> LOG.error("{} failed", what, failure));
       for (String table : engine.tablesOnDisk()) {
         if (directory.get().table(table) == null) {
           LOG.info("removing files of table {}, which the master no longer has", table);
@@ -178,20 +180,51 @@ public final class TabulaNode implements AutoCloseable {
 
     TabletNode node = new TabletNode(engine, directory, master,
         TabletSettings.from(config.getConfig("tabula.tablet")));
-    ClusterSharding.get(system).init(Entity.of(TabletActor.KEY, ctx -> TabletActor.create(ctx.getEntityId(), node)));
+    // A tablet actor that fails unexpectedly (a bug: it answers every foreseen failure) is restarted on its
+    // tablet; Pekko logs the failure with its stack.
+    ClusterSharding.get(system).init(Entity.of(TabletActor.KEY, ctx -> Behaviors.supervise(
+        TabletActor.create(ctx.getEntityId(), node)).onFailure(SupervisorStrategy.restart())));
 
-    ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, node.local(), table -> {
-      try {
-        engine.dropTable(table);
-      } catch (IOException e) {
-        LOG.warn("could not remove all files of deleted table {}: {}", table, e.toString());
-      }
-    }), wait, "binding the gRPC port");
+    ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, node.local(),
+        table -> dropTable(system, engine, table, settings.askTimeout())), wait, "binding the gRPC port");
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     registerShutdown(system, binding, engine);
     LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}), data in {}",
         settings.id(), settings.host(), binding.localAddress().getPort(), http, settings.dataDir());
     return new TabulaNode(system, settings, binding, http);
+  }
+
+  /**
+   * Removes a table the master has deleted from this node: first every open tablet of it
+   * retires (its actor stops serving it, closes it and refuses what comes later), so nothing
+   * touches the files any more; then the files go. Completes when both are done; a tablet that
+   * does not answer in time, or files that cannot be removed, are logged and left for the
+   * next start, which removes the files of tables the master no longer has.
+   */
+  private static CompletionStage<Void> dropTable(ActorSystem<?> system, TabletServer engine, String table,
+      Duration timeout) {
+    ClusterSharding sharding = ClusterSharding.get(system);
+    List<CompletableFuture<Void>> retired = new java.util.ArrayList<>();
+    for (Tablet t : engine.tablets()) {
+      if (t.table().equals(table)) {
+        retired.add(sharding.entityRefFor(TabletActor.KEY, t.id())
+            .<Done>askWithStatus(TabletActor.Retire::new, timeout).toCompletableFuture()
+            .handle((done, err) -> {
+              if (err != null) {
+                LOG.warn("tablet {} of deleted table {} did not retire: {}", t.id(), table, err.toString());
+              }
+              return null;
+            }));
+      }
+    }
+    Executor blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
+    return CompletableFuture.allOf(retired.toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
+      try {
+        engine.dropTable(table);
+      } catch (IOException e) {
+        LOG.warn("could not remove all files of deleted table {}; the next start tries again", table, e);
+      }
+    }, blockingIo);
   }
 
   /**

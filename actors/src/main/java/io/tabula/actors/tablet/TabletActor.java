@@ -10,6 +10,7 @@ import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.tablet.ManifestCodec;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletManifest;
+import io.tabula.persistence.tablet.TabletUnavailableException;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
@@ -123,6 +124,16 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   /** Deletes every row of this tablet starting with {@code prefix} (empty: every row). */
   public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Request {}
 
+  /**
+   * The tablet's table was deleted: stop serving it, close it in the engine, answer what was
+   * waiting, and refuse as moved from then on (the node drops the files once every tablet has
+   * retired). Answered once the tablet is closed.
+   */
+  public record Retire(ActorRef<StatusReply<Done>> replyTo) implements Request {}
+
+  /** The engine tablet of a retiring actor is closed; never leaves the node. */
+  private record Retired(Retire request, Throwable failure) implements Command, NoSerializationVerificationNeeded {}
+
   /** Writes to these rows (one entry per write) are durable or failed: no longer in flight. */
   record WriteFinished(List<byte[]> rows) implements Command {}
 
@@ -147,6 +158,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private record SplitRecorded(boolean ok) implements Command {}
 
+  private final TimerScheduler<Command> timers;
   private final TabletNode node;
   private final Tablet tablet;
   private final TabletInfo info;
@@ -167,6 +179,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
       TabletInfo info) {
     super(ctx);
+    this.timers = timers;
     this.node = node;
     this.tablet = tablet;
     this.info = info;
@@ -246,6 +259,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(OpenScan.class, this::onOpenScan)
         .onMessage(SampleRows.class, this::onSampleRows)
         .onMessage(DropRows.class, this::onDropRows)
+        .onMessage(Retire.class, this::onRetire)
         .onMessage(WriteFinished.class, w -> {
           writes.writeFinished(w);
           return this;
@@ -294,6 +308,28 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private Behavior<Command> onDropRows(DropRows d) {
     writes.dropRows(d);
     return this;
+  }
+
+  private Behavior<Command> onRetire(Retire r) {
+    node.local().stop(info.id(), reads);
+    timers.cancelAll();
+    getContext().pipeToSelf(CompletableFuture.runAsync(tablet::closeWithoutFlush, blockingIo),
+        (ok, err) -> new Retired(r, err));
+    String why = "table " + info.table() + " was deleted";
+    return Behaviors.receive(Command.class)
+        .onMessage(Retired.class, done -> {
+          // Whatever waited meets the closed tablet now and is refused.
+          writes.closed();
+          done.request().replyTo().tell(done.failure() == null ? StatusReply.ack() : refusal(done.failure()));
+          return gone(info.id());
+        })
+        .onMessage(WriteFinished.class, w -> Behaviors.same())
+        .onMessageEquals(RetryHeldWrites.INSTANCE, Behaviors::same)
+        .onMessageEquals(Tick.INSTANCE, Behaviors::same)
+        .onAnyMessage(c -> {
+          refuseMoved(c, why);
+          return Behaviors.same();
+        }).build();
   }
 
   private Behavior<Command> onReadRow(ReadRow r) {
@@ -347,6 +383,17 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     if (splitting) {
       return this;
     }
+    try {
+      tick();
+    } catch (TabletUnavailableException closed) {
+      // Closed under this actor (the node is stopping): nothing to report or split; requests meet the closed
+      // tablet and are refused as moved.
+      timers.cancel(Tick.INSTANCE);
+    }
+    return this;
+  }
+
+  private void tick() {
     Map<String, List<String>> files = tablet.files();
     long redo = tablet.redoPoint();
     if (!files.equals(reportedFiles) || redo != reportedRedo) {
@@ -358,9 +405,12 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     if (size > node.settings().splitBytes() && size > noSplitPointAt + noSplitPointAt / 4) {
       startSplit();
     } else if (quiet.dueAtTick(files)) {
-      tablet.majorCompact();
+      tablet.majorCompact().whenComplete((ok, err) -> {
+        if (err != null) {
+          node.server().env().failures().report("major compaction of tablet " + info.id(), err);
+        }
+      });
     }
-    return this;
   }
 
   /** A fresh id for a split child: the table name and 48 random bits. */

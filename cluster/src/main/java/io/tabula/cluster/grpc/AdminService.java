@@ -65,7 +65,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -83,10 +82,11 @@ public final class AdminService implements BigtableTableAdmin {
   private final ActorRef<Master.Command> master;
   private final Router router;
   private final Duration timeout;
-  private final Consumer<String> onTableDeleted;
+  /** Removes a deleted table's tablets and files from this node; completes when done. */
+  private final java.util.function.Function<String, CompletionStage<Void>> onTableDeleted;
 
   AdminService(ActorSystem<?> system, ActorRef<Master.Command> master, Router router, Duration timeout,
-      Consumer<String> onTableDeleted) {
+      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted) {
     this.system = system;
     this.master = master;
     this.router = router;
@@ -165,10 +165,9 @@ public final class AdminService implements BigtableTableAdmin {
   public CompletionStage<Empty> deleteTable(DeleteTableRequest in) {
     return GrpcErrors.unary(() -> {
       String table = Names.tableId("name", in.getName());
-      return seen(this.<Done>askMaster(r -> new Master.DeleteTable(table, r))).thenApply(d -> {
-        onTableDeleted.accept(table);
-        return Empty.getDefaultInstance();
-      });
+      return seen(this.<Done>askMaster(r -> new Master.DeleteTable(table, r)))
+          .thenCompose(d -> onTableDeleted.apply(table))
+          .thenApply(d -> Empty.getDefaultInstance());
     });
   }
 

@@ -10,7 +10,6 @@ import io.tabula.protocol.locations.Locations;
 import io.tabula.protocol.locations.LocationsHandlerFactory;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -45,7 +44,7 @@ public final class BigtableServices {
   @SuppressWarnings("unchecked")
   public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
       DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
-      Consumer<String> onTableDeleted) {
+      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted) {
     Router router = new Router(system, directory, master, local, settings.askTimeout(), settings.movedRetryFor());
     // With port 0 the port is known only once bound. No request arrives before that; join() waits out the
     // moment between the bind and this stage's completion.

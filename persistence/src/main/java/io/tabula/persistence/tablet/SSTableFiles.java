@@ -46,7 +46,8 @@ final class SSTableFiles {
   static SSTableHandle open(TabletEnv env, String path, boolean owned, boolean inMemory) throws IOException {
     ReadableFile f = env.storage().open(path);
     try {
-      return new SSTableHandle(env.storage(), path, owned, SSTableReader.open(f, env.cache(), inMemory));
+      return new SSTableHandle(env.storage(), path, owned, SSTableReader.open(f, env.cache(), inMemory),
+          env.failures());
     } catch (IOException | RuntimeException e) {
       f.close();
       throw e;

@@ -19,9 +19,10 @@ final class SSTableHandle {
   private final SSTableReader reader;
   private final AtomicInteger refs = new AtomicInteger();
   private volatile boolean obsolete;
-  private volatile IOException leftBehind;
+  private final BackgroundFailures failures;
 
-  SSTableHandle(Storage storage, String path, boolean owned, SSTableReader reader) {
+  SSTableHandle(Storage storage, String path, boolean owned, SSTableReader reader, BackgroundFailures failures) {
+    this.failures = failures;
     this.storage = storage;
     this.path = path;
     this.owned = owned;
@@ -74,13 +75,8 @@ final class SSTableHandle {
           storage.delete(path);
         }
       } catch (IOException e) {
-        leftBehind = e;
+        failures.report("closing or deleting SSTable " + path + " (left behind for the master's sweep)", e);
       }
     }
-  }
-
-  /** Why the file could not be closed or deleted, or null. */
-  IOException leftBehind() {
-    return leftBehind;
   }
 }

@@ -69,6 +69,7 @@ public final class Tablet implements Closeable {
   private volatile long visibleSequence;
   private State state = State.OPEN;
 
+  private final String table;
   private final String tabletId;
   private final byte[] startRow;
   private final byte[] endRow;
@@ -79,6 +80,7 @@ public final class Tablet implements Closeable {
     this.tabletId = manifest.tabletId();
     this.startRow = manifest.startRow();
     this.endRow = manifest.endRow();
+    this.table = manifest.table();
     this.dir = dirOf(manifest.table(), manifest.tabletId());
     this.current = version;
     this.nextSequence = manifest.lastSequence() + 1;
@@ -140,6 +142,11 @@ public final class Tablet implements Closeable {
       throw e;
     }
     return new Tablet(env, schema, m, new TabletVersion(new Memtable(), List.of(), files));
+  }
+
+  /** The table this tablet is a row range of. */
+  public String table() {
+    return table;
   }
 
   public String id() {
@@ -564,9 +571,16 @@ public final class Tablet implements Closeable {
     }
   }
 
-  /** Closes without flushing: the memtable's writes stay only in the commit log (tests of crash recovery). */
+  /**
+   * Closes without flushing: the memtable's writes stay only in the commit log (a split, whose
+   * children carry on from the log; a dropped table; tests of crash recovery). Closing again
+   * does nothing. May wait for a running merging compaction to end.
+   */
   public void closeWithoutFlush() {
     synchronized (seqLock) {
+      if (state == State.CLOSED) {
+        return;
+      }
       state = State.CLOSED;
     }
     releaseVersion();

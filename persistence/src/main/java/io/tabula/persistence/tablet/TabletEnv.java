@@ -11,8 +11,8 @@ import java.util.concurrent.Executor;
  * a long merge never keeps a flush waiting while writers wait for it), the clock, and the
  * options.
  * {@code flushed} is told after each flush, so the node can delete log segments no tablet
- * needs any more. The node owns and closes all of it; a tablet closes none of it.
+ * needs any more; {@code failures} hears of background work that failed with nobody waiting
+ * for it. The node owns and closes all of it; a tablet closes none of it.
  */
 public record TabletEnv(Storage storage, CommitLog log, BlockCache cache, Executor background, Executor merges,
-    MicrosClock clock,
-    TabletOptions options, Runnable flushed) {}
+    MicrosClock clock, TabletOptions options, Runnable flushed, BackgroundFailures failures) {}

@@ -194,8 +194,10 @@ final class TabletMaintenance {
       w.run();
     } catch (IOException e) {
       lastError = e;
+      env.failures().report(what + " of tablet " + tablet.id(), e);
     } catch (RuntimeException e) {
       lastError = new IOException(what + " of tablet " + tablet.id() + " failed", e);
+      env.failures().report(what + " of tablet " + tablet.id(), e);
     }
   }
 

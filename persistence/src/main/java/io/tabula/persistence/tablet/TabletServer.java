@@ -51,14 +51,14 @@ public final class TabletServer implements Closeable {
   private ReplayResult recovery;
 
   private TabletServer(Storage storage, Options options, MicrosClock clock, Function<String, TableSchema> schemas,
-      CommitLog log) {
+      CommitLog log, BackgroundFailures failures) {
     this.storage = storage;
     this.schemas = schemas;
     this.log = log;
     this.background = daemonPool(options.backgroundThreads(), "tabula-compaction-");
     this.merges = daemonPool(Math.max(1, options.backgroundThreads() / 2), "tabula-merge-");
     this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()), background, merges,
-        clock, options.tablets(), this::deleteObsoleteLogSegments);
+        clock, options.tablets(), this::deleteObsoleteLogSegments, failures);
   }
 
   /**
@@ -68,8 +68,19 @@ public final class TabletServer implements Closeable {
    */
   public static TabletServer open(Storage storage, Options options, MicrosClock clock,
       Function<String, TableSchema> schemas) throws IOException {
+    return open(storage, options, clock, schemas, BackgroundFailures.systemLogger());
+  }
+
+  /**
+   * Opens the node and recovers its tablets, reporting the failures of background work to
+   * {@code failures}.
+   *
+   * @param schemas the schema of a table by name (the master's metadata)
+   */
+  public static TabletServer open(Storage storage, Options options, MicrosClock clock,
+      Function<String, TableSchema> schemas, BackgroundFailures failures) throws IOException {
     CommitLog log = CommitLog.open(storage, Storage.path("logs", options.nodeId()), options.log());
-    TabletServer server = new TabletServer(storage, options, clock, schemas, log);
+    TabletServer server = new TabletServer(storage, options, clock, schemas, log, failures);
     try {
       server.recover();
     } catch (IOException | RuntimeException e) {
@@ -169,7 +180,7 @@ public final class TabletServer implements Closeable {
    */
   public void dropTable(String table) throws IOException {
     for (Tablet t : List.copyOf(tablets.values())) {
-      if (t.dir.equals(Tablet.dirOf(table, t.id()))) {
+      if (t.table().equals(table)) {
         tablets.remove(t.id());
         t.closeWithoutFlush();
       }
@@ -200,6 +211,7 @@ public final class TabletServer implements Closeable {
       });
     } catch (IOException e) {
       // Old segments stay until the next flush tries again; nothing is lost by keeping them.
+      env.failures().report("deleting commit-log segments no tablet needs", e);
     }
   }
 

@@ -26,9 +26,15 @@ public final class FaultyStorage implements Storage {
   private final java.util.concurrent.locks.ReentrantReadWriteLock power =
       new java.util.concurrent.locks.ReentrantReadWriteLock();
   private volatile boolean dead;
+  private volatile boolean failDeletes;
 
   public FaultyStorage(Storage delegate) {
     this.delegate = delegate;
+  }
+
+  /** From now on every {@code delete()} throws (true) or works again (false). */
+  public void failDeletes(boolean fail) {
+    failDeletes = fail;
   }
 
   /** From now on every {@code sync()} throws (true) or works again (false). */
@@ -167,6 +173,9 @@ public final class FaultyStorage implements Storage {
   @Override
   public void delete(String path) throws IOException {
     live(() -> {
+      if (failDeletes) {
+        throw new IOException("injected failure to delete " + path);
+      }
       syncedAndWritten.remove(path);
       delegate.delete(path);
       return null;

@@ -60,14 +60,21 @@ class TabletTest {
   }
 
   private TabletServer open(TabletOptions tabletOptions) throws IOException {
+    return open(tabletOptions, Durability.FSYNC);
+  }
+
+  private TabletServer open(TabletOptions tabletOptions, Durability durability) throws IOException {
     if (storage == null) {
       storage = new FaultyStorage(new FileStorage(dir));
     }
     TabletServer.Options o = new TabletServer.Options("n1", 1 << 20, 1, new CommitLogOptions(1 << 20,
-        Durability.FSYNC), tabletOptions);
-    server = TabletServer.open(storage, o, now::get, t -> SCHEMA);
+        durability), tabletOptions);
+    server = TabletServer.open(storage, o, now::get, t -> SCHEMA, (what, e) -> reported.add(what + ": " + e));
     return server;
   }
+
+  /** What the engine reported as failed background work, in order. */
+  private final java.util.Queue<String> reported = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   @AfterEach
   void stop() {
@@ -359,6 +366,35 @@ class TabletTest {
     server.abandon();
     Tablet again = open().tablet("t1");
     assertEquals(List.of("a=before", "c=after"), values(again.scan(new byte[0], new byte[0], ReadFilter.all())));
+  }
+
+  @Test
+  void aFailedBackgroundFlushAndAFileLeftBehindAreReported() throws Exception {
+    // The log does not sync, so writes succeed while every SSTable's sync fails.
+    Tablet t = open(TabletOptions.defaults().withMemtableBytes(4096), Durability.OS_BUFFERED)
+        .createTablet("tbl", "t1", new byte[0], new byte[0]);
+    storage.failSyncs(true);
+    for (int i = 0; reported.isEmpty() && i < 2000; i++) {
+      t.apply(set(String.format("row%05d", i), "x".repeat(100))).join();
+    }
+    long until = System.nanoTime() + 10_000_000_000L;
+    while (reported.isEmpty() && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
+    assertTrue(reported.stream().anyMatch(r -> r.contains("of tablet t1") && r.contains("fsync")),
+        "a flush that failed with nobody waiting is reported: " + reported);
+    storage.failSyncs(false);
+    reported.clear();
+
+    t.freezeAndFlush().join();
+    assertTrue(t.files().get("default").size() >= 1);
+    t.apply(set("more", "y")).join();
+    t.freezeAndFlush().join();
+    storage.failDeletes(true);
+    t.majorCompact().join();
+    storage.failDeletes(false);
+    assertTrue(reported.stream().anyMatch(r -> r.contains("closing or deleting SSTable tables/tbl/t1/")
+        && r.contains("injected failure to delete")), "a file left behind is reported: " + reported);
   }
 
   @Test

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
+import io.tabula.protocol.errors.Refused;
 import org.apache.pekko.pattern.StatusReply;
 
 /**
@@ -22,7 +23,7 @@ import org.apache.pekko.pattern.StatusReply;
  *   <li>any typed {@link ActorRef} implementation is written under the id registered for
  *       {@code org.apache.pekko.actor.typed.ActorRef} as its serialization-format string
  *       ({@link TypedActorRefSerializer});
- *   <li>{@link StatusReply} and {@link Done} have their own serializers, {@link UUID} uses
+ *   <li>{@link StatusReply}, {@link Refused} and {@link Done} have their own serializers, {@link UUID} uses
  *       Kryo's; records, JDK immutable collections, {@code Optional} and {@code java.time}
  *       use the serializers Kryo 5 picks for them by default. Any other registered class gets
  *       Kryo's field serializer, which on Java 17 cannot open JDK internals: registering such
@@ -67,6 +68,7 @@ final class KryoFactory {
     kryo.addDefaultSerializer(Enum.class, EnumNameSerializer.class);
     kryo.addDefaultSerializer(ActorRef.class, actorRefSerializer);
     kryo.addDefaultSerializer(StatusReply.class, new StatusReplySerializer());
+    kryo.addDefaultSerializer(Refused.class, new RefusedSerializer());
     kryo.addDefaultSerializer(Done.class, new DoneSerializer());
     kryo.addDefaultSerializer(UUID.class, new DefaultSerializers.UUIDSerializer());
     registrations.forEach(kryo::register);
