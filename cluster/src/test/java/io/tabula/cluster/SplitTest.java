@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -89,28 +90,26 @@ class SplitTest {
       order.add(i);
     }
     java.util.Collections.shuffle(order, random);
-    List<List<String>> scans = new ArrayList<>();
+    TreeSet<String> written = new TreeSet<>();
     for (int batch = 0; batch < ROWS / 100; batch++) {
       BulkMutation bulk = BulkMutation.create(TableId.of("t"));
       for (int j = 0; j < 100; j++) {
         random.nextBytes(value);
-        bulk.add(RowMutationEntry.create(key(order.get(batch * 100 + j)))
-            .setCell("f", ByteString.copyFromUtf8("q"), 1000, ByteString.copyFrom(value)));
+        String k = key(order.get(batch * 100 + j));
+        bulk.add(RowMutationEntry.create(k).setCell("f", ByteString.copyFromUtf8("q"), 1000,
+            ByteString.copyFrom(value)));
+        written.add(k);
       }
       data.bulkMutateRows(bulk);
       if (batch % 5 == 4) {
-        scans.add(scanKeys());
+        // Taken while tablets split: every row written so far, once each, in order.
+        assertEquals(new ArrayList<>(written), scanKeys(), "a scan after " + written.size() + " rows");
         // Asks every tablet: one that has just split answers "moved", and the node asks again.
-        assertFalse(data.sampleRowKeys("t").isEmpty());
-      }
-    }
-    // Scans taken while tablets split: each must be strictly increasing, no row twice.
-    for (List<String> keys : scans) {
-      for (int i = 1; i < keys.size(); i++) {
-        assertTrue(keys.get(i - 1).compareTo(keys.get(i)) < 0, "scan out of order or repeated at " + keys.get(i));
+        assertWellFormed(data.sampleRowKeys("t"));
       }
     }
     awaitTablets(3);
+    assertWellFormed(data.sampleRowKeys("t"));
 
     List<String> all = scanKeys();
     assertEquals(ROWS, all.size(), "every row once after the splits");
@@ -187,6 +186,23 @@ class SplitTest {
       samples = data.sampleRowKeys("t");
     }
     assertTrue(samples.size() >= n, "the table split into at least " + n + " tablets: " + samples);
+  }
+
+  /**
+   * Split points as a client uses them: tablets' end rows in increasing order, each inside
+   * the data written, then the empty key; the byte offsets never shrink.
+   */
+  private static void assertWellFormed(List<KeyOffset> samples) {
+    assertFalse(samples.isEmpty());
+    assertEquals(ByteString.EMPTY, samples.get(samples.size() - 1).getKey(), "the last sample is the empty key");
+    for (int i = 0; i < samples.size() - 1; i++) {
+      String k = samples.get(i).getKey().toStringUtf8();
+      assertTrue(k.compareTo(key(0)) > 0 && k.compareTo(key(ROWS)) <= 0, "a split point inside the rows: " + k);
+      if (i > 0) {
+        assertTrue(samples.get(i - 1).getKey().toStringUtf8().compareTo(k) < 0, "split points increase: " + samples);
+        assertTrue(samples.get(i - 1).getOffsetBytes() <= samples.get(i).getOffsetBytes(), "offsets grow: " + samples);
+      }
+    }
   }
 
   private List<String> scanKeys() {

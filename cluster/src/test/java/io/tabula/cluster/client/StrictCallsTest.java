@@ -81,13 +81,19 @@ class StrictCallsTest {
 
   @Test
   void writesAnswerTheSameEitherWay() {
-    assertSame("a batch of rows", () -> mutateRows(entry("a", "1"), entry("b", "2")));
-    assertSame("a batch with a bad family", () -> mutateRows(entry("c", "3"), MutateRowsRequest.Entry.newBuilder()
-        .setRowKey(ByteString.copyFromUtf8("d")).addMutations(set("nope", "4")).build()));
-    assertSame("an empty batch", () -> MutateRowsRequest.newBuilder().setTableName(TABLE).build(), MUTATE_ROWS);
-    assertSame("one row", () -> MutateRowRequest.newBuilder().setTableName(TABLE)
-        .setRowKey(ByteString.copyFromUtf8("e")).addMutations(set("f", "5")).build(), MUTATE_ROW);
-    assertSame("one row of an unknown table", () -> MutateRowRequest.newBuilder()
+    assertEntries("a batch of rows", List.of(Status.Code.OK, Status.Code.OK),
+        assertSame("a batch of rows", Status.Code.OK, () -> mutateRows(entry("a", "1"), entry("b", "2")),
+            MUTATE_ROWS));
+    assertEntries("a batch with a bad family", List.of(Status.Code.OK, Status.Code.NOT_FOUND),
+        assertSame("a batch with a bad family", Status.Code.OK, () -> mutateRows(entry("c", "3"),
+            MutateRowsRequest.Entry.newBuilder().setRowKey(ByteString.copyFromUtf8("d")).addMutations(set("nope", "4"))
+                .build()), MUTATE_ROWS));
+    assertSame("an empty batch", Status.Code.INVALID_ARGUMENT,
+        () -> MutateRowsRequest.newBuilder().setTableName(TABLE).build(), MUTATE_ROWS);
+    assertEquals(List.of(MutateRowResponse.getDefaultInstance()), assertSame("one row", Status.Code.OK,
+        () -> MutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("e"))
+            .addMutations(set("f", "5")).build(), MUTATE_ROW));
+    assertSame("one row of an unknown table", Status.Code.NOT_FOUND, () -> MutateRowRequest.newBuilder()
         .setTableName("projects/p/instances/i/tables/missing").setRowKey(ByteString.copyFromUtf8("e"))
         .addMutations(set("f", "5")).build(), MUTATE_ROW);
   }
@@ -96,30 +102,42 @@ class StrictCallsTest {
   void readsAnswerTheSameEitherWay() {
     ClientCalls.blockingServerStreamingCall(channel, MUTATE_ROWS, CallOptions.DEFAULT,
         mutateRows(entry("r1", "one"), entry("r2", "two"), entry("r3", "three"))).forEachRemaining(r -> { });
-    List<Object> some = assertSame("present and absent keys", () -> read("r1", "r3", "zz"), READ_ROWS);
+    List<Object> some = assertSame("present and absent keys", Status.Code.OK, () -> read("r1", "r3", "zz"),
+        READ_ROWS);
+    assertEquals(List.of("r1=one", "r3=three"), rows(some), "one response holding the two rows: " + some);
     assertEquals(1, some.size(), "one response holding the two rows: " + some);
-    assertSame("only absent keys", () -> read("x", "y"), READ_ROWS);
-    assertSame("a limit", () -> read("r1", "r2", "r3").toBuilder().setRowsLimit(2).build(), READ_ROWS);
-    assertSame("a filter", () -> read("r1", "r2").toBuilder().setFilter(RowFilter.newBuilder()
-        .setValueRegexFilter(ByteString.copyFromUtf8("t.*"))).build(), READ_ROWS);
-    assertSame("a bad filter", () -> read("r1").toBuilder().setFilter(RowFilter.newBuilder()
-        .setValueRegexFilter(ByteString.copyFromUtf8("("))).build(), READ_ROWS);
-    assertSame("a negative limit", () -> read("r1").toBuilder().setRowsLimit(-1).build(), READ_ROWS);
-    assertSame("a bad table name", () -> read("r1").toBuilder().setTableName("t").build(), READ_ROWS);
-    assertSame("a range (streamed either way)", () -> ReadRowsRequest.newBuilder().setTableName(TABLE)
-        .setRows(RowSet.newBuilder().addRowRanges(com.google.bigtable.v2.RowRange.newBuilder()
-            .setStartKeyClosed(ByteString.copyFromUtf8("r")))).build(), READ_ROWS);
+    assertEquals(List.of(), rows(assertSame("only absent keys", Status.Code.OK, () -> read("x", "y"), READ_ROWS)));
+    assertEquals(List.of("r1=one", "r2=two"), rows(assertSame("a limit", Status.Code.OK,
+        () -> read("r1", "r2", "r3").toBuilder().setRowsLimit(2).build(), READ_ROWS)));
+    assertEquals(List.of("r2=two", "r3=three"), rows(assertSame("a filter", Status.Code.OK,
+        () -> read("r1", "r2", "r3").toBuilder().setFilter(RowFilter.newBuilder()
+            .setValueRegexFilter(ByteString.copyFromUtf8("t.*"))).build(), READ_ROWS)));
+    assertSame("a bad filter", Status.Code.INVALID_ARGUMENT, () -> read("r1").toBuilder().setFilter(
+        RowFilter.newBuilder().setValueRegexFilter(ByteString.copyFromUtf8("("))).build(), READ_ROWS);
+    assertSame("a negative limit", Status.Code.INVALID_ARGUMENT,
+        () -> read("r1").toBuilder().setRowsLimit(-1).build(), READ_ROWS);
+    assertSame("a bad table name", Status.Code.INVALID_ARGUMENT,
+        () -> read("r1").toBuilder().setTableName("t").build(), READ_ROWS);
+    assertEquals(List.of("r1=one", "r2=two", "r3=three"), rows(assertSame("a range (streamed either way)",
+        Status.Code.OK, () -> ReadRowsRequest.newBuilder().setTableName(TABLE)
+            .setRows(RowSet.newBuilder().addRowRanges(com.google.bigtable.v2.RowRange.newBuilder()
+                .setStartKeyClosed(ByteString.copyFromUtf8("r")).setEndKeyOpen(ByteString.copyFromUtf8("s"))))
+            .build(), READ_ROWS)));
   }
 
   @Test
   void aBatchTooLargeForOneFrameIsAnsweredTheSameEitherWay() {
     MutateRowsRequest.Entry[] entries = new MutateRowsRequest.Entry[100];
+    List<Status.Code> allOk = new ArrayList<>();
     for (int i = 0; i < entries.length; i++) {
       entries[i] = entry("big" + i, "x".repeat(1000));
+      allOk.add(Status.Code.OK);
     }
     // About 100 KB: more than one HTTP/2 frame, so the node collects the request itself.
-    assertSame("a batch of 100 KB", () -> mutateRows(entries));
-    assertSame("the rows it wrote", () -> read("big0", "big50", "big99"), READ_ROWS);
+    assertEntries("a batch of 100 KB", allOk,
+        assertSame("a batch of 100 KB", Status.Code.OK, () -> mutateRows(entries), MUTATE_ROWS));
+    assertEquals(List.of("big0=" + "x".repeat(1000), "big50=" + "x".repeat(1000), "big99=" + "x".repeat(1000)),
+        rows(assertSame("the rows it wrote", Status.Code.OK, () -> read("big0", "big50", "big99"), READ_ROWS)));
   }
 
   @Test
@@ -129,10 +147,9 @@ class StrictCallsTest {
         .setFullMethodName(MethodDescriptor.generateFullMethodName("google.bigtable.v2.Bigtable", "MutateRows"))
         .setRequestMarshaller(new Bytes()).setResponseMarshaller(new Bytes()).build();
     // Field 2 (entries) says 100 bytes follow, and 2 do.
-    List<Object> answer = call(raw, new byte[] {0x12, 100, 1, 2}, CallOptions.DEFAULT);
-    assertEquals(1, answer.size(), answer.toString());
-    assertTrue(answer.get(0).toString().startsWith("INVALID_ARGUMENT: entries[0]: is longer than the message"),
-        answer.toString());
+    Answer answer = call(raw, new byte[] {0x12, 100, 1, 2}, CallOptions.DEFAULT);
+    assertEquals(Status.Code.INVALID_ARGUMENT, answer.code(), answer.toString());
+    assertTrue(answer.description().startsWith("entries[0]: is longer than the message"), answer.toString());
   }
 
   @Test
@@ -183,25 +200,45 @@ class StrictCallsTest {
     }
   }
 
+  /** What a call ended with: its status code and description, and the messages that came before. */
+  private record Answer(Status.Code code, String description, List<Object> messages) {}
+
   /**
-   * Sends the request plain and gzip-compressed and checks that both answers are the same;
-   * returns the answer (the response messages, or the failure's code and description).
+   * Sends the request plain and gzip-compressed, checks that both answers are the same and
+   * end with {@code expected}; returns the response messages.
    */
-  private <Q, R> List<Object> assertSame(String what, Supplier<Q> request,
+  private <Q, R> List<Object> assertSame(String what, Status.Code expected, Supplier<Q> request,
       MethodDescriptor<Q, R> method) {
-    List<Object> plain = call(method, request.get(), CallOptions.DEFAULT);
-    List<Object> compressed = call(method, request.get(), CallOptions.DEFAULT.withCompression("gzip"));
+    Answer plain = call(method, request.get(), CallOptions.DEFAULT);
+    Answer compressed = call(method, request.get(), CallOptions.DEFAULT.withCompression("gzip"));
     assertEquals(compressed, plain, what);
-    assertTrue(!plain.isEmpty() || method != MUTATE_ROW, what + ": a unary call answers");
-    return plain;
+    assertEquals(expected, plain.code(), () -> what + ": " + plain);
+    return plain.messages();
   }
 
-  private void assertSame(String what, Supplier<MutateRowsRequest> request) {
-    List<Object> answer = assertSame(what, request, MUTATE_ROWS);
+  /** The MutateRows answer is one response with each entry's status code, in entry order. */
+  private static void assertEntries(String what, List<Status.Code> expected, List<Object> answer) {
     assertEquals(1, answer.size(), what + ": " + answer);
+    MutateRowsResponse r = (MutateRowsResponse) answer.get(0);
+    assertEquals(expected, r.getEntriesList().stream().sorted(java.util.Comparator.comparingLong(
+        MutateRowsResponse.Entry::getIndex)).map(e -> Status.fromCodeValue(e.getStatus().getCode()).getCode()).toList(),
+        what);
   }
 
-  private <Q, R> List<Object> call(MethodDescriptor<Q, R> method, Q request, CallOptions options) {
+  /** The rows of ReadRows responses as {@code key=value} (one cell per row here). */
+  private static List<String> rows(List<Object> responses) {
+    List<String> out = new ArrayList<>();
+    for (Object o : responses) {
+      for (ReadRowsResponse.CellChunk c : ((ReadRowsResponse) o).getChunksList()) {
+        if (!c.getRowKey().isEmpty()) {
+          out.add(c.getRowKey().toStringUtf8() + "=" + c.getValue().toStringUtf8());
+        }
+      }
+    }
+    return out;
+  }
+
+  private <Q, R> Answer call(MethodDescriptor<Q, R> method, Q request, CallOptions options) {
     List<Object> out = new ArrayList<>();
     CallOptions withDeadline = options.withDeadlineAfter(20, TimeUnit.SECONDS);
     try {
@@ -211,9 +248,9 @@ class StrictCallsTest {
         ClientCalls.blockingServerStreamingCall(channel, method, withDeadline, request).forEachRemaining(out::add);
       }
     } catch (StatusRuntimeException e) {
-      out.add(e.getStatus().getCode() + ": " + e.getStatus().getDescription());
+      return new Answer(e.getStatus().getCode(), e.getStatus().getDescription(), out);
     }
-    return out;
+    return new Answer(Status.Code.OK, null, out);
   }
 
   private static ReadRowsRequest read(String... keys) {

@@ -30,7 +30,8 @@ public final class Memtable {
   /**
    * A small Bloom filter of the rows added (two bits per row in {@value #ROW_BITS} bits), so
    * a point read skips seeking a memtable that cannot hold its row: the seek into a large
-   * skip list was a tenth of a point read's CPU. Bits are set before the entry becomes
+   * sorted structure was a tenth of a point read's CPU (measured on the skip list the
+   * memtable had before {@link CellTree}). Bits are set before the entry becomes
    * visible (see {@link #add}), so a reader never misses a row it may see.
    */
   private final AtomicLongArray rowBits = new AtomicLongArray(ROW_BITS / 64);

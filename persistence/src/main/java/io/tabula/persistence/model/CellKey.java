@@ -40,7 +40,7 @@ public final class CellKey {
   /**
    * The row's first 16 bytes as two unsigned big-endian words, zero-padded. Two keys whose
    * words differ are ordered by them without reading the row arrays: in a large memtable
-   * the skip list's comparisons otherwise miss the cache once more for each row array.
+   * the tree's comparisons otherwise miss the cache once more for each row array.
    */
   private final long rowWord0;
   private final long rowWord1;
