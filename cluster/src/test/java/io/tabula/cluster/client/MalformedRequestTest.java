@@ -30,14 +30,12 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
+import io.tabula.cluster.RawGrpc;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.ErrorDetails;
 import io.tabula.protocol.errors.WireNames;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -248,26 +246,7 @@ class MalformedRequestTest {
     throw new AssertionError(rpc + " was accepted");
   }
 
-  /** A method that sends and receives raw bytes; a null request sends no message at all. */
   private static MethodDescriptor<byte[], byte[]> method(String service, String rpc, MethodDescriptor.MethodType type) {
-    return MethodDescriptor.<byte[], byte[]>newBuilder().setType(type)
-        .setFullMethodName(MethodDescriptor.generateFullMethodName(service, rpc))
-        .setRequestMarshaller(RAW).setResponseMarshaller(RAW).build();
+    return RawGrpc.method(service, rpc, type);
   }
-
-  private static final MethodDescriptor.Marshaller<byte[]> RAW = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value == null ? new byte[0] : value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  };
 }

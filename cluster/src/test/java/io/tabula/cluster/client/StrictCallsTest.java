@@ -25,10 +25,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
+import io.tabula.cluster.RawGrpc;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,10 +139,8 @@ class StrictCallsTest {
 
   @Test
   void aMalformedMessageIsRefusedWithAClearError() {
-    MethodDescriptor<byte[], byte[]> raw = MethodDescriptor.<byte[], byte[]>newBuilder()
-        .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
-        .setFullMethodName(MethodDescriptor.generateFullMethodName("google.bigtable.v2.Bigtable", "MutateRows"))
-        .setRequestMarshaller(new Bytes()).setResponseMarshaller(new Bytes()).build();
+    MethodDescriptor<byte[], byte[]> raw = RawGrpc.method("google.bigtable.v2.Bigtable", "MutateRows",
+        MethodDescriptor.MethodType.SERVER_STREAMING);
     // Field 2 (entries) says 100 bytes follow, and 2 do.
     Answer answer = call(raw, new byte[] {0x12, 100, 1, 2}, CallOptions.DEFAULT);
     assertEquals(Status.Code.INVALID_ARGUMENT, answer.code(), answer.toString());
@@ -181,23 +176,6 @@ class StrictCallsTest {
         TimeUnit.SECONDS).join();
     requests.onCompleted();
     assertEquals(Status.Code.UNIMPLEMENTED, status.getCode(), status.toString());
-  }
-
-  /** Bytes as they are, for a request no protobuf class would write. */
-  private static final class Bytes implements MethodDescriptor.Marshaller<byte[]> {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
   }
 
   /** What a call ended with: its status code and description, and the messages that came before. */
