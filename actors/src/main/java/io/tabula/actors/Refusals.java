@@ -64,8 +64,8 @@ public final class Refusals {
     CorruptionException damage = corruption(e);
     if (damage != null) {
       if (DAMAGED.add(damage.file())) {
-        LOG.error("stored data is damaged: {} at offset {} ({}); reads that need it fail with DATA_LOSS",
-            damage.file(), damage.offset(), damage.getMessage());
+        LOG.error("stored data is damaged: {}; reads that need it fail with DATA_LOSS (logged once for the file)",
+            damage.getMessage());
       }
       return Refusal.of(ErrorCode.DATA_LOSS, "stored data is damaged: " + damage.getMessage());
     }
