@@ -3,6 +3,7 @@ package io.tabula.cluster.grpc;
 import io.grpc.Status;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.protocol.errors.WireNames;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -17,8 +18,8 @@ import org.apache.pekko.grpc.javadsl.MetadataBuilder;
  * header {@value #TABLET_HEADER}; if this node's directory, refreshed once from the master,
  * has no tablet of the table with that id, or that tablet no longer holds the row (it was
  * split), the request fails before anything is applied with FAILED_PRECONDITION, a
- * description starting {@code "stale route: "}, and the trailer {@value #STALE_TRAILER}
- * {@code = 1}, so the client locates the row again.
+ * description starting {@code "stale route: "}, and the trailer
+ * {@value WireNames#STALE_ROUTE_TRAILER} {@code = 1}, so the client locates the row again.
  *
  * <p>A request without the header is not checked: the official Cloud Bigtable clients never
  * send it. An unknown table is NOT_FOUND, as it is without the header. The check is made
@@ -27,9 +28,7 @@ import org.apache.pekko.grpc.javadsl.MetadataBuilder;
  */
 final class RouteCheck {
   /** Request header: the id of the tablet the client believes holds the request's row. */
-  static final String TABLET_HEADER = "tabula-tablet";
-  /** Trailer of a stale-route answer. */
-  static final String STALE_TRAILER = "tabula-stale-route";
+  static final String TABLET_HEADER = WireNames.TABLET_HEADER;
 
   private static final CompletionStage<Void> PASS = CompletableFuture.completedStage(null);
 
@@ -71,6 +70,6 @@ final class RouteCheck {
   private static GrpcServiceException stale(String table, String id) {
     return new GrpcServiceException(Status.FAILED_PRECONDITION.withDescription("stale route: tablet '" + id
         + "' of table " + table + " does not hold the row (it was split, moved or never existed); locate the row"
-        + " again"), new MetadataBuilder().addText(STALE_TRAILER, "1").build());
+        + " again"), new MetadataBuilder().addText(WireNames.STALE_ROUTE_TRAILER, "1").build());
   }
 }
