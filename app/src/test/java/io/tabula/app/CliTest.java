@@ -1,4 +1,4 @@
-package io.tabula.cluster.client;
+package io.tabula.app;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,7 +10,6 @@ import io.tabula.client.Query;
 import io.tabula.client.Row;
 import io.tabula.client.RowMutation;
 import io.tabula.client.TabulaClient;
-import io.tabula.cluster.Main;
 import io.tabula.cluster.TabulaNode;
 import java.io.IOException;
 import java.io.PrintWriter;
