@@ -6,6 +6,7 @@ import io.tabula.cluster.TabulaNode;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import picocli.CommandLine;
@@ -16,14 +17,19 @@ import picocli.CommandLine.Command;
  * {@link Main}: {@code server} ({@link ServerCommand}, from the node's module), which runs a
  * single node in the foreground, and the cbt-like data and admin commands of
  * {@link TabulaCommands} ({@code createtable}, {@code ls}, {@code set}, {@code read},
- * {@code import}, ...), which talk to a running node through the Java client. Every failure
- * is one line on the error stream, {@code tabula: <message>}.
+ * {@code import}, ...), which talk to a running node through the Java client and take their
+ * connection options before or after the command. Every failure is one line on the error
+ * stream, {@code tabula: <message>}.
  *
  * <p>This module is the program: it depends on the node and on the client, which do not
  * depend on each other, and it holds the program's logging configuration.
  */
 @Command(name = "tabula", mixinStandardHelpOptions = true, version = "Tabula 0.1.0-SNAPSHOT",
     description = "An open-source Bigtable serving the Cloud Bigtable v2 gRPC API.",
+    footer = {"", "The connection options may come before a data or admin command, as cbt",
+        "takes them, or after it; given in both places, the one after the command",
+        "wins. Without --endpoint the node is $BIGTABLE_EMULATOR_HOST if set, else",
+        "127.0.0.1:8086."},
     subcommands = {ServerCommand.class})
 public final class Main implements Runnable {
   /** Exit code for bad flags or arguments, or a bad configuration file. */
@@ -48,10 +54,19 @@ public final class Main implements Runnable {
     System.exit(code);
   }
 
-  /** The command line with its subcommands and error handlers; tests run it with their own writers. */
+  /** The command line in this process's environment. */
   public static CommandLine commandLine() {
+    return commandLine(System.getenv());
+  }
+
+  /**
+   * The command line with its subcommands and error handlers, reading
+   * {@code BIGTABLE_EMULATOR_HOST} from {@code environment}; tests run it with their own
+   * environment and writers.
+   */
+  public static CommandLine commandLine(Map<String, String> environment) {
     CommandLine cl = new CommandLine(new Main());
-    TabulaCommands.addTo(cl);
+    TabulaCommands.addTo(cl, environment);
     cl.addSubcommand("help", new CommandLine.HelpCommand());
     cl.setCaseInsensitiveEnumValuesAllowed(true);
     cl.setParameterExceptionHandler((ex, args) -> {

@@ -38,16 +38,33 @@ abstract class ClientCommand implements Callable<Integer> {
   /** Does the work; returns the exit code. */
   abstract int run(TabulaClient client) throws IOException;
 
+  /**
+   * The connection this command runs with: its own options, over those given before it on
+   * the command line (the options of an enclosing command that took them), over the
+   * environment and the defaults.
+   */
+  ConnectionOptions.Settings settings() {
+    ConnectionOptions before = null;
+    for (CommandSpec up = spec.parent(); up != null && before == null; up = up.parent()) {
+      CommandSpec mixin = up.mixins().get(TabulaCommands.CONNECTION_MIXIN);
+      if (mixin != null && mixin.userObject() instanceof ConnectionOptions o) {
+        before = o;
+      }
+    }
+    return connection.resolve(before);
+  }
+
   @Override
   public final Integer call() throws IOException {
     check();
+    ConnectionOptions.Settings settings = settings();
     ActorSystem system = ActorSystem.create("tabula-cli", quiet());
-    try (TabulaClient client = connection.connect(spec.commandLine(), system)) {
+    try (TabulaClient client = settings.connect(spec.commandLine(), system)) {
       int code = run(client);
       out().flush();
       return code;
     } catch (TabulaException e) {
-      throw e.isConnectionFailure() ? cannotReach(e) : e;
+      throw e.isConnectionFailure() ? cannotReach(e, settings.endpoint()) : e;
     } finally {
       system.terminate();
       awaitTermination(system);
@@ -55,8 +72,8 @@ abstract class ClientCommand implements Callable<Integer> {
   }
 
   /** {@code e} saying which endpoint could not be reached. */
-  private TabulaException cannotReach(TabulaException e) {
-    return e.withDescription("cannot reach Tabula at " + connection.endpoint + " (" + e.description() + ")");
+  private static TabulaException cannotReach(TabulaException e, String endpoint) {
+    return e.withDescription("cannot reach Tabula at " + endpoint + " (" + e.description() + ")");
   }
 
   /**
