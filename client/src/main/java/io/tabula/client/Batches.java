@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * {@link TabulaClient#applyBatch}: cuts the mutations into MutateRows requests of bounded
  * entries and bytes, one node's rows per request, sends a few at a time, and resends the
- * entries that failed with a retryable code if they are idempotent, after a backoff.
+ * entries that failed with a retryable code if they are idempotent, after a backoff (or the
+ * longest delay the node asked for in their statuses, if longer).
  * Thread-safe; each call keeps its own results array, written by one stage at a time.
  */
 final class Batches {
@@ -79,13 +80,16 @@ final class Batches {
       return CompletableFuture.allOf(chains.toArray(CompletableFuture[]::new));
     }).thenCompose(x -> x).thenCompose(done -> {
       List<Integer> again = new ArrayList<>();
+      Duration pause = Duration.ZERO;
       for (int i : todo) {
         Optional<TabulaException> e = results[i].error();
         if (e.isPresent() && e.get().isRetryable() && ms.get(i).isIdempotent()) {
           again.add(i);
+          Duration w = retrier.waitAfter(n, e.get());
+          pause = w.compareTo(pause) > 0 ? w : pause;
         }
       }
-      Optional<Duration> wait = again.isEmpty() ? Optional.empty() : retrier.within(n, startNanos, retrier.backoff(n));
+      Optional<Duration> wait = again.isEmpty() ? Optional.empty() : retrier.within(n, startNanos, pause);
       if (wait.isEmpty()) {
         return CompletableFuture.completedFuture(null);
       }
@@ -192,8 +196,7 @@ final class Batches {
           int i = entries.get((int) k);
           answered[(int) k] = true;
           results[i] = e.getStatus().getCode() == 0 ? new MutationResult(i, ms.get(i).key(), Optional.empty())
-              : failed(i, ms.get(i), new TabulaException(Status.fromCodeValue(e.getStatus().getCode()).getCode(),
-                  e.getStatus().getMessage()));
+              : failed(i, ms.get(i), Failures.ofEntry(e.getStatus()));
         }
       }
       for (int k = 0; k < answered.length; k++) {

@@ -18,6 +18,7 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.protobuf.ProtoUtils;
+import io.tabula.protocol.errors.WireNames;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,9 +31,9 @@ import java.util.concurrent.TimeUnit;
  * The calls whose answers are gathered whole (unary calls, MutateRows, and ReadRows read into
  * memory) made on a grpc-java channel directly: one {@link ClientCall} and a listener per
  * call, where the Pekko gRPC client would materialize a stream (and an actor) for each.
- * Each call carries the attempt deadline and, when given, the {@code tabula-tablet} header;
- * a failed call completes with the {@code StatusRuntimeException} and its trailers, so
- * stale-route answers are recognized. Thread-safe.
+ * Each call carries the attempt deadline and, when given, the {@value WireNames#TABLET_HEADER}
+ * header; a failed call completes with the {@code StatusRuntimeException} and its trailers,
+ * so stale-route answers and the status details are read from them ({@link Failures}). Thread-safe.
  */
 final class DirectCalls {
   private static final String SERVICE = "google.bigtable.v2.Bigtable";
@@ -52,7 +53,7 @@ final class DirectCalls {
       MethodDescriptor.MethodType.SERVER_STREAMING, "MutateRows", MutateRowsRequest.getDefaultInstance(),
       MutateRowsResponse.getDefaultInstance());
 
-  private static final Metadata.Key<String> TABLET = Metadata.Key.of(TabulaClient.TABLET_HEADER,
+  private static final Metadata.Key<String> TABLET = Metadata.Key.of(WireNames.TABLET_HEADER,
       Metadata.ASCII_STRING_MARSHALLER);
 
   private final Channel channel;

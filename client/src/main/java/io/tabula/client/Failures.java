@@ -3,15 +3,29 @@ package io.tabula.client;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.ErrorDetails;
+import io.tabula.protocol.errors.WireNames;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
-/** Turns whatever a gRPC call failed with into a {@link TabulaException}, and spots stale-route answers. */
+/**
+ * Turns whatever a gRPC call failed with into a {@link TabulaException}, reading what the
+ * client decides on from types, status codes and the status details, never from text:
+ * Tabula's reason and the suggested retry delay from the
+ * {@value WireNames#STATUS_DETAILS_TRAILER} trailer ({@link ErrorDetails}), a stale route
+ * from that reason or the {@value WireNames#STALE_ROUTE_TRAILER} trailer, and a node that
+ * could not be reached from the exception types. Stateless.
+ */
 final class Failures {
-  /** The trailer a node adds when a request names a tablet it no longer holds the row in. */
-  static final Metadata.Key<String> STALE_ROUTE = Metadata.Key.of("tabula-stale-route",
+  private static final Metadata.Key<String> STALE_ROUTE = Metadata.Key.of(WireNames.STALE_ROUTE_TRAILER,
       Metadata.ASCII_STRING_MARSHALLER);
+  private static final Metadata.Key<byte[]> DETAILS = Metadata.Key.of(WireNames.STATUS_DETAILS_TRAILER,
+      Metadata.BINARY_BYTE_MARSHALLER);
 
   private Failures() {}
 
@@ -21,15 +35,13 @@ final class Failures {
       return te;
     }
     if (e instanceof StatusRuntimeException s) {
-      Status st = s.getStatus();
-      String description = st.getDescription() == null ? st.getCode().name() : st.getDescription();
-      return new TabulaException(st.getCode(), description, s);
+      return fromStatus(s);
     }
     if (e instanceof TimeoutException) {
       return new TabulaException(Status.Code.DEADLINE_EXCEEDED, "no answer in time: " + e.getMessage(), e);
     }
     if (e instanceof org.apache.pekko.grpc.internal.ClientConnectionException) {
-      return new TabulaException(Status.Code.UNAVAILABLE, "cannot connect: " + e.getMessage(), e);
+      return new TabulaException(Status.Code.UNAVAILABLE, "cannot connect: " + e.getMessage(), e, null, null, true);
     }
     if (e instanceof org.apache.pekko.grpc.internal.ClientClosedException
         || e instanceof org.apache.pekko.grpc.GrpcClientCloseException) {
@@ -41,21 +53,52 @@ final class Failures {
     return new TabulaException(Status.Code.UNKNOWN, String.valueOf(e), e);
   }
 
-  /** True if the node answered that the tablet the request named is not where the row is. */
+  /** The failure of one entry of a MutateRows answer, with the reason and delay its status details carry. */
+  static TabulaException ofEntry(com.google.rpc.Status status) {
+    String description = status.getMessage().isEmpty() ? Status.fromCodeValue(status.getCode()).getCode().name()
+        : status.getMessage();
+    return new TabulaException(Status.fromCodeValue(status.getCode()).getCode(), description, null,
+        ErrorDetails.reason(status).orElse(null), ErrorDetails.retryDelay(status).orElse(null), false);
+  }
+
+  /** True if the node answered that the tablet the request named is not where the row is: nothing was applied. */
   static boolean isStaleRoute(Throwable t) {
-    Throwable e = unwrap(t);
-    if (e instanceof TabulaException te && te.getCause() != null) {
-      e = te.getCause();
+    return of(t).reason().orElse(null) == ErrorCode.STALE_ROUTE;
+  }
+
+  private static TabulaException fromStatus(StatusRuntimeException s) {
+    Status st = s.getStatus();
+    String description = st.getDescription() == null ? st.getCode().name() : st.getDescription();
+    Metadata trailers = s.getTrailers();
+    Optional<com.google.rpc.Status> details = Optional.empty();
+    if (trailers != null && trailers.containsKey(DETAILS)) {
+      details = ErrorDetails.parse(trailers.get(DETAILS));
     }
-    if (!(e instanceof StatusRuntimeException s) || s.getStatus().getCode() != Status.Code.FAILED_PRECONDITION) {
+    ErrorCode reason = details.flatMap(ErrorDetails::reason).orElse(null);
+    if (reason == null && st.getCode() == Status.Code.FAILED_PRECONDITION && trailers != null
+        && trailers.containsKey(STALE_ROUTE)) {
+      reason = ErrorCode.STALE_ROUTE;
+    }
+    Duration delay = details.flatMap(ErrorDetails::retryDelay).orElse(null);
+    return new TabulaException(st.getCode(), description, s, reason, delay, unreachable(s));
+  }
+
+  /**
+   * True if the call failed for want of a connection: gRPC answers UNAVAILABLE and gives the
+   * I/O failure as the cause (a refused connection, an unresolved host, a connection lost).
+   * A node that answered UNAVAILABLE itself (shutting down, storage failing) sends no such
+   * cause.
+   */
+  private static boolean unreachable(StatusRuntimeException s) {
+    if (s.getStatus().getCode() != Status.Code.UNAVAILABLE) {
       return false;
     }
-    Metadata trailers = s.getTrailers();
-    if (trailers != null && trailers.containsKey(STALE_ROUTE)) {
-      return true;
+    for (Throwable c = s.getCause(); c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof IOException || c instanceof org.apache.pekko.grpc.internal.ClientConnectionException) {
+        return true;
+      }
     }
-    String d = s.getStatus().getDescription();
-    return d != null && d.startsWith("stale route");
+    return false;
   }
 
   static Throwable unwrap(Throwable t) {

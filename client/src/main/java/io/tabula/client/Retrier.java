@@ -13,7 +13,11 @@ import java.util.function.IntFunction;
 /**
  * Runs an operation attempt after attempt under {@link RetrySettings}: a stale-route answer
  * is retried at once (the node applied nothing), a retryable failure is retried after a
- * backoff if the operation is idempotent, anything else ends it. Thread-safe.
+ * backoff if the operation is idempotent, anything else ends it. A node that suggests a
+ * delay ({@link TabulaException#retryDelay}) is given at least that long before the next
+ * attempt; a wait that would end past the total timeout ends the operation instead. The
+ * decision is made from the failure's code and details ({@link Failures}), never its text.
+ * Thread-safe.
  */
 final class Retrier {
   private final RetrySettings settings;
@@ -51,10 +55,15 @@ final class Retrier {
         return CompletableFuture.completedFuture(v);
       }
       onFailure.accept(err);
-      Optional<Duration> wait = Failures.isStaleRoute(err) ? within(n, startNanos, Duration.ZERO)
-          : idempotent && Failures.of(err).isRetryable() ? within(n, startNanos, backoff(n)) : Optional.empty();
+      TabulaException failure = Failures.of(err);
+      Optional<Duration> wait = Optional.empty();
+      if (Failures.isStaleRoute(failure)) {
+        wait = within(n, startNanos, failure.retryDelay().orElse(Duration.ZERO));
+      } else if (idempotent && failure.isRetryable()) {
+        wait = within(n, startNanos, waitAfter(n, failure));
+      }
       if (wait.isEmpty()) {
-        return CompletableFuture.<T>failedFuture(n == 1 ? Failures.of(err) : after(n, Failures.of(err)));
+        return CompletableFuture.<T>failedFuture(n == 1 ? failure : after(n, failure));
       }
       Executor later = CompletableFuture.delayedExecutor(wait.get().toNanos(), TimeUnit.NANOSECONDS, executor);
       return CompletableFuture.supplyAsync(() -> null, later)
@@ -71,6 +80,13 @@ final class Retrier {
     return elapsed + wait.toNanos() < settings.totalTimeout().toNanos() ? Optional.of(wait) : Optional.empty();
   }
 
+  /** The wait after failed attempt {@code n}: the backoff, or longer if the node asked for longer. */
+  Duration waitAfter(int n, TabulaException failure) {
+    Duration backoff = backoff(n);
+    Duration asked = failure.retryDelay().orElse(Duration.ZERO);
+    return asked.compareTo(backoff) > 0 ? asked : backoff;
+  }
+
   /** The randomized backoff after failed attempt {@code n} (from 1). */
   Duration backoff(int n) {
     double b = settings.initialBackoff().toNanos() * Math.pow(settings.multiplier(), Math.min(n - 1, 30));
@@ -79,7 +95,6 @@ final class Retrier {
   }
 
   private static TabulaException after(int attempts, TabulaException last) {
-    return new TabulaException(last.code(), last.getMessage().substring(last.code().name().length() + 2)
-        + " (after " + attempts + " attempts)", last.getCause());
+    return last.withDescription(last.description() + " (after " + attempts + " attempts)");
   }
 }

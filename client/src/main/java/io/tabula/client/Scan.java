@@ -16,7 +16,8 @@ import org.apache.pekko.stream.javadsl.Source;
 /**
  * One run of a scan: streams the request's rows from the node holding its first row,
  * remembers the last row delivered, and when the stream fails with a retryable code,
- * waits a backoff and goes on with {@link ScanResume#after} on a new stream. One instance
+ * waits a backoff (or the delay the node asked for, if longer) and goes on with
+ * {@link ScanResume#after} on a new stream. One instance
  * per materialization; its state is touched only by the stream's stages, one at a time.
  */
 final class Scan {
@@ -61,7 +62,7 @@ final class Scan {
         org.apache.pekko.stream.SourceShape<Row>, NotUsed>>().match(Throwable.class, err -> {
           client.forget(req.getTableName(), first, err);
           TabulaException e = Failures.of(err);
-          Optional<Duration> wait = e.isRetryable() ? retrier.within(n, startNanos, retrier.backoff(n))
+          Optional<Duration> wait = e.isRetryable() ? retrier.within(n, startNanos, retrier.waitAfter(n, e))
               : Optional.empty();
           if (wait.isEmpty()) {
             return Source.<Row>failed(e);

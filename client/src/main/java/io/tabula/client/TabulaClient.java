@@ -52,8 +52,6 @@ import org.apache.pekko.stream.javadsl.Source;
 public final class TabulaClient implements AutoCloseable {
   /** Where a single node started with its defaults listens. */
   public static final String DEFAULT_ENDPOINT = "127.0.0.1:8086";
-  /** The request header naming the tablet a request is meant for. */
-  static final String TABLET_HEADER = "tabula-tablet";
 
   private final ClassicActorSystemProvider system;
   private final boolean ownsSystem;

@@ -10,6 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.ErrorDetails;
+import io.tabula.protocol.errors.WireNames;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -56,6 +59,64 @@ class RetrierTest {
     assertEquals("ok after 3", result.toCompletableFuture().get(10, TimeUnit.SECONDS));
     assertEquals(3, a.count());
     assertEquals(2, heard.size(), "the caller hears of every failed attempt, to drop stale locations");
+  }
+
+  @Test
+  void aDescriptionThatMerelySaysStaleRouteIsNotAStaleRoute() throws Exception {
+    // Neither the trailer nor the reason: a FAILED_PRECONDITION like any other, whatever its text.
+    Attempts a = new Attempts(Status.FAILED_PRECONDITION.withDescription("stale route: tablet t1 split"));
+    TabulaException e = failure(new Retrier(FAST, executor).run(false, a, x -> { }));
+    assertEquals(1, a.count(), "not retried");
+    assertEquals(Status.Code.FAILED_PRECONDITION, e.code());
+    assertEquals(Optional.empty(), e.reason());
+    assertEquals("stale route: tablet t1 split", e.description());
+  }
+
+  @Test
+  void theNodesReasonAndSuggestedDelayReachTheCaller() throws Exception {
+    Attempts a = new Attempts(refusal(ErrorCode.RESOURCE_EXHAUSTED, "row too large: 300 MiB", null));
+    TabulaException e = failure(new Retrier(FAST, executor).run(false, a, x -> { }));
+    assertEquals(Optional.of(ErrorCode.RESOURCE_EXHAUSTED), e.reason());
+    assertEquals(Optional.empty(), e.retryDelay());
+    assertEquals("RESOURCE_EXHAUSTED: row too large: 300 MiB", e.getMessage());
+
+    Attempts stale = new Attempts(staleRoute(true));
+    assertEquals(Optional.of(ErrorCode.STALE_ROUTE), failure(new Retrier(FAST.withMaxAttempts(1), executor)
+        .run(false, stale, x -> { })).reason(), "the trailer alone names the reason too");
+
+    Attempts retried = new Attempts(refusal(ErrorCode.UNAVAILABLE, "tablet t1 is moving", Duration.ofMillis(20)));
+    TabulaException last = failure(new Retrier(FAST.withMaxAttempts(3), executor).run(true, retried, x -> { }));
+    assertEquals(3, retried.count());
+    assertEquals("tablet t1 is moving (after 3 attempts)", last.description());
+    assertEquals(Optional.of(ErrorCode.UNAVAILABLE), last.reason(), "kept when the attempts are counted");
+    assertEquals(Optional.of(Duration.ofMillis(20)), last.retryDelay());
+  }
+
+  @Test
+  void aSuggestedRetryDelayIsWaitedOutBeforeTheNextAttempt() throws Exception {
+    // FAST backs off 1 to 5 ms; the node asks for 400 ms, which the second attempt must wait.
+    Attempts a = new Attempts(refusal(ErrorCode.UNAVAILABLE, "tablet t1 is moving", Duration.ofMillis(400)),
+        Status.UNAVAILABLE);
+    assertEquals("ok after 3", new Retrier(FAST, executor).run(true, a, x -> { }).toCompletableFuture()
+        .get(10, TimeUnit.SECONDS));
+    assertTrue(a.millisBetween(1) >= 400, "the second attempt started " + a.millisBetween(1) + " ms after the first");
+
+    StatusRuntimeException split = refusal(ErrorCode.STALE_ROUTE, "tablet t1 split", Duration.ofMillis(300));
+    Attempts stale = new Attempts(split, split);
+    assertEquals("ok after 3", new Retrier(SLOW_BACKOFF, executor).run(false, stale, x -> { })
+        .toCompletableFuture().get(10, TimeUnit.SECONDS));
+    assertTrue(stale.millisBetween(1) >= 300, "a stale route waits a suggested delay too: "
+        + stale.millisBetween(1) + " ms");
+  }
+
+  @Test
+  void aSuggestedDelayPastTheTotalTimeoutEndsTheOperationAtOnce() throws Exception {
+    // failure() waits at most 10 s: a retrier that slept out the 30 s before giving up fails the test.
+    RetrySettings s = FAST.withTotalTimeout(Duration.ofSeconds(2));
+    Attempts a = new Attempts(refusal(ErrorCode.UNAVAILABLE, "storage failing", Duration.ofSeconds(30)));
+    TabulaException e = failure(new Retrier(s, executor).run(true, a, x -> { }));
+    assertEquals(1, a.count(), "no attempt after the total timeout");
+    assertEquals(Optional.of(Duration.ofSeconds(30)), e.retryDelay());
   }
 
   @Test
@@ -180,14 +241,26 @@ class RetrierTest {
     return assertInstanceOf(TabulaException.class, e.getCause());
   }
 
-  /** A FAILED_PRECONDITION a node sends for a request naming the wrong tablet, by trailer or by description. */
+  /**
+   * A FAILED_PRECONDITION a node sends for a request naming the wrong tablet: with the
+   * stale-route trailer only, or with the STALE_ROUTE reason in the status details only.
+   * Neither description says "stale route", so only the trailer or the reason can tell.
+   */
   private static StatusRuntimeException staleRoute(boolean byTrailer) {
     if (byTrailer) {
       Metadata trailers = new Metadata();
-      trailers.put(Failures.STALE_ROUTE, "t1");
+      trailers.put(Metadata.Key.of(WireNames.STALE_ROUTE_TRAILER, Metadata.ASCII_STRING_MARSHALLER), "1");
       return Status.FAILED_PRECONDITION.withDescription("tablet t1 does not hold row r").asRuntimeException(trailers);
     }
-    return Status.FAILED_PRECONDITION.withDescription("stale route: tablet t1 split").asRuntimeException();
+    return refusal(ErrorCode.STALE_ROUTE, "tablet t1 split", null);
+  }
+
+  /** A refusal as a node sends it: the code's status, and the details in their trailer. */
+  static StatusRuntimeException refusal(ErrorCode code, String message, Duration retryDelay) {
+    Metadata trailers = new Metadata();
+    trailers.put(Metadata.Key.of(WireNames.STATUS_DETAILS_TRAILER, Metadata.BINARY_BYTE_MARSHALLER),
+        ErrorDetails.of(code, message, null, retryDelay).toByteArray());
+    return Status.fromCode(code.grpcCode()).withDescription(message).asRuntimeException(trailers);
   }
 
   /**
@@ -199,7 +272,7 @@ class RetrierTest {
     private final List<Object> failures;
     private final boolean repeatLast;
     private final AtomicInteger count = new AtomicInteger();
-    private volatile long lastStartNanos;
+    private final List<Long> startNanos = new CopyOnWriteArrayList<>();
 
     Attempts(Object... failures) {
       this.failures = List.of(failures);
@@ -208,7 +281,7 @@ class RetrierTest {
 
     @Override
     public CompletionStage<String> apply(int n) {
-      lastStartNanos = System.nanoTime();
+      startNanos.add(System.nanoTime());
       int i = count.incrementAndGet();
       assertEquals(i, n, "attempts are numbered from 1");
       if (i > failures.size() && !repeatLast) {
@@ -224,7 +297,12 @@ class RetrierTest {
     }
 
     long lastStartNanos() {
-      return lastStartNanos;
+      return startNanos.get(startNanos.size() - 1);
+    }
+
+    /** How long after attempt {@code n} started attempt {@code n + 1} did, in milliseconds. */
+    long millisBetween(int n) {
+      return TimeUnit.NANOSECONDS.toMillis(startNanos.get(n) - startNanos.get(n - 1));
     }
   }
 }

@@ -14,8 +14,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A node as its own JVM ({@code tabula server}, the entry point of {@code bin/tabula}) on
- * 127.0.0.1, with its output in a log file. The test that starts one stops it: {@link #close}
+ * A node as its own JVM ({@code tabula server}, through the node's plain entry point
+ * {@link ServerCommand#main}) on 127.0.0.1, with its output (logged as the test class path's
+ * {@code logback-test.xml} says) in a log file. The test that starts one stops it: {@link #close}
  * kills it if it still runs.
  */
 public final class NodeProcess implements AutoCloseable {
@@ -31,7 +32,7 @@ public final class NodeProcess implements AutoCloseable {
     this.log = log;
   }
 
-  /** Starts {@code tabula server} on the given ports over {@code data}; returns at once (see {@link #awaitListening}). */
+  /** Starts a node on the given ports over {@code data}; returns at once (see {@link #awaitListening}). */
   public static NodeProcess start(Path data, int grpcPort, int httpPort, Path log) throws IOException {
     return start(data, grpcPort, httpPort, log, List.of("-Xmx512m"));
   }
@@ -45,7 +46,7 @@ public final class NodeProcess implements AutoCloseable {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<String> command = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
     command.addAll(jvmArgs);
-    command.addAll(List.of("-cp", classPath(), Main.class.getName(), "server", "--data", data.toString(),
+    command.addAll(List.of("-cp", classPath(), ServerCommand.class.getName(), "--data", data.toString(),
         "--port", Integer.toString(grpcPort), "--http-port", Integer.toString(httpPort)));
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     return new NodeProcess(pb.start(), grpcPort, log);

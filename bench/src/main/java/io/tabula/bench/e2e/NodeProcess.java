@@ -1,6 +1,7 @@
 package io.tabula.bench.e2e;
 
 import io.tabula.bench.DataDirectory;
+import io.tabula.cluster.ServerCommand;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,10 +14,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * One Tabula node as its own JVM: {@code tabula server} (the cluster module's {@code Main})
- * on 127.0.0.1 with free ports, its data in a fresh temporary folder, and the settings
- * given written to the {@code --config} file beside it. The node runs with this JVM's class
- * path and its own JVM options; its output goes to {@code node.log} in the folder.
+ * One Tabula node as its own JVM: {@code tabula server} (the node module's plain entry point,
+ * {@link ServerCommand}) on 127.0.0.1 with free ports, its data in a fresh temporary folder,
+ * and the settings given written to the {@code --config} file beside it. The node runs with
+ * this JVM's class path (so it logs as the bench's {@code logback.xml} says) and its own JVM
+ * options; its output goes to {@code node.log} in the folder.
  *
  * <p>{@link #close()} sends SIGTERM (coordinated shutdown flushes the memtables), waits a
  * bounded time, kills the process if it is still there, and deletes the folder. A shutdown
@@ -57,7 +59,7 @@ final class NodeProcess implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(jvmOptions);
-    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.tabula.cluster.Main", "server",
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ServerCommand.class.getName(),
         "--port", "0", "--http-port", "0", "--data", folder.resolve("data").toString(), "--config", conf.toString()));
     Process p;
     try {

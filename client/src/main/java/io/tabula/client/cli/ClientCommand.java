@@ -2,7 +2,6 @@ package io.tabula.client.cli;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.grpc.Status;
 import io.tabula.client.TabulaClient;
 import io.tabula.client.TabulaException;
 import java.io.IOException;
@@ -20,7 +19,9 @@ import picocli.CommandLine.Spec;
 /**
  * A command that talks to a node: checks its arguments first (a mistake is a usage
  * error, exit 2, before any connection is made), then runs with a client in an actor
- * system of its own, and closes both afterwards. Results go to the command line's output
+ * system of its own, and closes both afterwards. A node it cannot reach is told as
+ * {@code cannot reach Tabula at host:port (...)}, decided by the failure's type
+ * ({@link TabulaException#isConnectionFailure}). Results go to the command line's output
  * writer; a failure is thrown and reported by the command line's handler as one line
  * (exit 1).
  */
@@ -37,33 +38,42 @@ abstract class ClientCommand implements Callable<Integer> {
   /** Does the work; returns the exit code. */
   abstract int run(TabulaClient client) throws IOException;
 
+  /**
+   * The connection this command runs with: its own options, over those given before it on
+   * the command line (the options of an enclosing command that took them), over the
+   * environment and the defaults.
+   */
+  ConnectionOptions.Settings settings() {
+    ConnectionOptions before = null;
+    for (CommandSpec up = spec.parent(); up != null && before == null; up = up.parent()) {
+      CommandSpec mixin = up.mixins().get(TabulaCommands.CONNECTION_MIXIN);
+      if (mixin != null && mixin.userObject() instanceof ConnectionOptions o) {
+        before = o;
+      }
+    }
+    return connection.resolve(before);
+  }
+
   @Override
   public final Integer call() throws IOException {
     check();
+    ConnectionOptions.Settings settings = settings();
     ActorSystem system = ActorSystem.create("tabula-cli", quiet());
-    try (TabulaClient client = connection.connect(spec.commandLine(), system)) {
+    try (TabulaClient client = settings.connect(spec.commandLine(), system)) {
       int code = run(client);
       out().flush();
       return code;
     } catch (TabulaException e) {
-      throw unreachable(e) ? cannotReach(e) : e;
+      throw e.isConnectionFailure() ? cannotReach(e, settings.endpoint()) : e;
     } finally {
       system.terminate();
       awaitTermination(system);
     }
   }
 
-  /** True if {@code e} says a connection failed (gRPC's terse "io exception"), not that a node refused. */
-  private static boolean unreachable(TabulaException e) {
-    String m = e.getMessage();
-    return e.code() == Status.Code.UNAVAILABLE && (m.contains(": io exception") || m.contains(": cannot connect"));
-  }
-
   /** {@code e} saying which endpoint could not be reached. */
-  private TabulaException cannotReach(TabulaException e) {
-    String detail = e.getMessage().substring(Status.Code.UNAVAILABLE.name().length() + 2);
-    return new TabulaException(Status.Code.UNAVAILABLE, "cannot reach Tabula at " + connection.endpoint + " ("
-        + detail + ")", e);
+  private static TabulaException cannotReach(TabulaException e, String endpoint) {
+    return e.withDescription("cannot reach Tabula at " + endpoint + " (" + e.description() + ")");
   }
 
   /**

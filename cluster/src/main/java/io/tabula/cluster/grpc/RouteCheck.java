@@ -16,7 +16,7 @@ import org.apache.pekko.grpc.javadsl.Metadata;
  * located the row through the {@code Locations} service names the tablet in the request
  * header {@value #TABLET_HEADER}; if this node's directory, refreshed once from the master,
  * has no tablet of the table with that id, or that tablet no longer holds the row (it was
- * split), the request fails before anything is applied with FAILED_PRECONDITION, a
+ * split), the request fails before anything is applied with FAILED_PRECONDITION,
  * the {@link ErrorCode#STALE_ROUTE} reason in its details and the trailer
  * {@value WireNames#STALE_ROUTE_TRAILER} {@code = 1}, so the client locates the row again.
  *

@@ -17,6 +17,7 @@ import com.google.bigtable.v2.RowSet;
 import com.google.protobuf.BytesValue;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.StringValue;
+import com.google.bigtable.v2.MutateRowResponse;
 import io.grpc.Status;
 import io.tabula.client.CheckAndMutate;
 import io.tabula.client.Filter;
@@ -28,15 +29,21 @@ import io.tabula.client.Row;
 import io.tabula.client.RowMutation;
 import io.tabula.client.TabulaClient;
 import io.tabula.client.TabulaException;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.locations.LocateRequest;
+import io.tabula.protocol.locations.LocateResponse;
+import io.tabula.protocol.locations.TabletLocation;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.pekko.grpc.GrpcServiceException;
 import org.apache.pekko.stream.javadsl.Source;
@@ -48,11 +55,12 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * What the client retries and for how long, against a closed port and against a
- * {@link FakeNode} that fails, stalls or breaks streams on demand: idempotent operations are
- * tried again up to the attempt limit or the total timeout, non-idempotent ones once (but
- * again after a stale route), a stalled attempt ends at its deadline, a batch resends only
- * its idempotent entries that failed retryably, and a broken scan goes on after the last
- * row it delivered.
+ * {@link FakeNode} that fails (with a Tabula node's status details), stalls or breaks
+ * streams on demand: idempotent operations are tried again up to the attempt limit or the
+ * total timeout, non-idempotent ones once (but again, located anew, after a stale route,
+ * which the trailer or the reason tells, never the text), a node's suggested delay is
+ * waited out, a stalled attempt ends at its deadline, a batch resends only its idempotent
+ * entries that failed retryably, and a broken scan goes on after the last row it delivered.
  */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
 class RetryAndDeadlineTest {
@@ -123,6 +131,7 @@ class RetryAndDeadlineTest {
     TabulaException read = failure(client.readRow("t", "r"));
     long readMillis = millisSince(t0);
     assertEquals(Status.Code.UNAVAILABLE, read.code(), read.getMessage());
+    assertTrue(read.isConnectionFailure(), "told by the failure's type: " + read.getCause());
     assertTrue(read.getMessage().matches(".*\\(after \\d+ attempts\\)"), "a read is retried: " + read.getMessage());
     assertTrue(readMillis < retry.totalTimeout().toMillis() + retry.attemptTimeout().toMillis() + SLACK_MILLIS,
         "gave up after " + readMillis + " ms");
@@ -195,17 +204,105 @@ class RetryAndDeadlineTest {
     assertEquals(1, fake.calls("readModifyWriteRow"), "read-modify-write is never retried");
   }
 
+  /**
+   * Serves the Locations service: every table is one tablet on the fake node, whose id is
+   * "tablet-n" for the n-th lookup, so a request that names "tablet-2" was located again.
+   */
+  private void serveLocations() {
+    fake.<LocateRequest>on("locate", req -> CompletableFuture.completedFuture(LocateResponse.newBuilder()
+        .addTablets(TabletLocation.newBuilder().setTabletId("tablet-" + fake.calls("locate"))
+            .setEndpoint(fake.endpoint()))
+        .build()));
+  }
+
+  /** A check-and-mutate that fails once with {@code first}, then matches. */
+  private void checkAndMutateFailsOnceWith(GrpcServiceException first) {
+    fake.on("checkAndMutateRow", req -> fake.calls("checkAndMutateRow") == 1 ? FakeNode.failing(first)
+        : CompletableFuture.completedFuture(CheckAndMutateRowResponse.newBuilder().setPredicateMatched(true).build()));
+  }
+
+  private static CheckAndMutate aCheckAndMutate() {
+    return CheckAndMutate.ifMatches(Filter.pass(), RowMutation.create("r").setCell("f", "q", "v"));
+  }
+
   @Test
-  void aStaleRouteIsRetriedEvenForCheckAndMutate() {
+  void aStaleRouteToldByTheTrailerAloneIsLocatedAgainAndRetriedEvenForCheckAndMutate() {
+    serveLocations();
     start(SHORT);
-    AtomicInteger calls = new AtomicInteger();
-    fake.on("checkAndMutateRow", req -> calls.incrementAndGet() == 1
-        ? FakeNode.failing(Status.FAILED_PRECONDITION.withDescription("stale route: tablet t-1 has split"))
-        : java.util.concurrent.CompletableFuture.completedFuture(CheckAndMutateRowResponse.newBuilder()
-            .setPredicateMatched(true).build()));
-    assertTrue(join(client.checkAndMutate("t", CheckAndMutate.ifMatches(Filter.pass(), RowMutation.create("r")
-        .setCell("f", "q", "v")))));
-    assertEquals(2, fake.calls("checkAndMutateRow"), "the node applied nothing the first time");
+    // Neither the reason nor the words "stale route": only the trailer says it.
+    checkAndMutateFailsOnceWith(FakeNode.staleRouteByTrailer("tablet-1 does not hold row r"));
+    assertTrue(join(client.checkAndMutate("t", aCheckAndMutate())));
+    assertEquals(List.of("tablet-1", "tablet-2"), fake.tablets("checkAndMutateRow"),
+        "the node applied nothing the first time; the second attempt names the tablet located again");
+    assertEquals(2, fake.calls("locate"));
+  }
+
+  @Test
+  void aStaleRouteToldByTheReasonAloneIsLocatedAgainAndRetriedEvenForCheckAndMutate() {
+    serveLocations();
+    start(SHORT);
+    // The STALE_ROUTE reason in the status details, no trailer, no telling words.
+    checkAndMutateFailsOnceWith(FakeNode.refusal(ErrorCode.STALE_ROUTE, "tablet-1 does not hold row r", null));
+    assertTrue(join(client.checkAndMutate("t", aCheckAndMutate())));
+    assertEquals(List.of("tablet-1", "tablet-2"), fake.tablets("checkAndMutateRow"));
+    assertEquals(2, fake.calls("locate"));
+  }
+
+  @Test
+  void aRefusalThatMerelySaysStaleRouteIsNotOne() {
+    serveLocations();
+    start(SHORT);
+    checkAndMutateFailsOnceWith(new GrpcServiceException(Status.FAILED_PRECONDITION.withDescription(
+        "stale route: tablet-1 has split")));
+    TabulaException e = failure(client.checkAndMutate("t", aCheckAndMutate()));
+    assertEquals(Status.Code.FAILED_PRECONDITION, e.code());
+    assertEquals(Optional.empty(), e.reason());
+    assertEquals("stale route: tablet-1 has split", e.description());
+    assertEquals(1, fake.calls("checkAndMutateRow"), "not retried: a check-and-mutate is sent once");
+    assertEquals(1, fake.calls("locate"), "the location is kept");
+  }
+
+  @Test
+  void theNodesReasonReachesTheCallerAndItsSuggestedDelayIsWaitedOut() {
+    // Backoffs of 10 to 50 ms: only a retrier that honours the node's 700 ms waits that long.
+    start(SHORT.withTotalTimeout(Duration.ofSeconds(10)));
+    Duration asked = Duration.ofMillis(700);
+    List<Long> arrivals = new CopyOnWriteArrayList<>();
+    fake.<MutateRowRequest>on("mutateRow", req -> {
+      arrivals.add(System.nanoTime());
+      return arrivals.size() % 2 == 1 ? FakeNode.failing(FakeNode.refusal(ErrorCode.UNAVAILABLE, "tablet t-1 is moving",
+          asked)) : CompletableFuture.completedFuture(MutateRowResponse.getDefaultInstance());
+    });
+
+    TabulaException once = failure(client.apply("t", RowMutation.create("r").setCell("f", "q", "server time")));
+    assertEquals(Optional.of(ErrorCode.UNAVAILABLE), once.reason());
+    assertEquals(Optional.of(asked), once.retryDelay());
+    assertEquals("tablet t-1 is moving", once.description());
+    assertEquals(1, arrivals.size(), "a server-time cell is written once at most");
+
+    arrivals.clear();
+    join(client.apply("t", RowMutation.create("r").setCell("f", "q", 1_000, "v")));
+    assertEquals(2, arrivals.size());
+    long waited = TimeUnit.NANOSECONDS.toMillis(arrivals.get(1) - arrivals.get(0));
+    assertTrue(waited >= asked.toMillis(), "the second attempt came " + waited + " ms after the first");
+  }
+
+  @Test
+  void aBrokenScanWaitsTheNodesSuggestedDelayBeforeItGoesOn() {
+    start(SHORT.withTotalTimeout(Duration.ofSeconds(10)));
+    Duration asked = Duration.ofMillis(700);
+    List<Long> arrivals = new CopyOnWriteArrayList<>();
+    fake.<ReadRowsRequest>on("readRows", req -> {
+      arrivals.add(System.nanoTime());
+      return arrivals.size() == 1 ? Source.failed(FakeNode.refusal(ErrorCode.UNAVAILABLE, "tablet t-1 is moving",
+          asked)) : Source.single(row("a"));
+    });
+    List<Row> rows = join(client.source(Query.table("t")).runWith(org.apache.pekko.stream.javadsl.Sink.seq(),
+        fake.system()));
+    assertEquals(List.of("a"), rows.stream().map(Row::keyUtf8).toList());
+    assertEquals(2, arrivals.size());
+    long waited = TimeUnit.NANOSECONDS.toMillis(arrivals.get(1) - arrivals.get(0));
+    assertTrue(waited >= asked.toMillis(), "the scan went on " + waited + " ms after it broke");
   }
 
   @Test

@@ -1,4 +1,4 @@
-package io.tabula.cluster.client;
+package io.tabula.app;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,7 +10,6 @@ import io.tabula.client.Query;
 import io.tabula.client.Row;
 import io.tabula.client.RowMutation;
 import io.tabula.client.TabulaClient;
-import io.tabula.cluster.Main;
 import io.tabula.cluster.TabulaNode;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -35,9 +34,10 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
- * The cbt-like commands of {@code tabula}, run through {@link Main#commandLine()} against
- * one in-JVM node, with their output and error streams captured: what each prints, its
- * exit code, and that a failure is exactly one line on the error stream.
+ * The cbt-like commands of {@code tabula}, run through {@link Main#commandLine(Map)} against
+ * one in-JVM node, with their output and error streams captured and an environment of the
+ * test's making: what each prints, its exit code, that a failure is exactly one line on the
+ * error stream, and where the connection options may come from.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class CliTest {
@@ -102,11 +102,16 @@ class CliTest {
     return tabulaAt(full);
   }
 
-  /** Runs {@code tabula args...} as given. */
+  /** Runs {@code tabula args...} as given, in an environment without BIGTABLE_EMULATOR_HOST. */
   private static Run tabulaAt(String... args) {
+    return tabulaIn(Map.of(), args);
+  }
+
+  /** Runs {@code tabula args...} as given, in {@code environment}. */
+  private static Run tabulaIn(Map<String, String> environment, String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    CommandLine cl = Main.commandLine();
+    CommandLine cl = Main.commandLine(environment);
     cl.setOut(new PrintWriter(out, true));
     cl.setErr(new PrintWriter(err, true));
     int code = cl.execute(args);
@@ -355,10 +360,7 @@ class CliTest {
 
   @Test
   void aNodeThatIsDownFailsInOneLineWithinTheTimeout() throws IOException {
-    int closed;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      closed = s.getLocalPort();
-    }
+    int closed = closedPort();
     for (String[] command : List.of(new String[] {"ls"}, new String[] {"read", "t"},
         new String[] {"createtable", "t"})) {
       long start = System.nanoTime();
@@ -369,6 +371,62 @@ class CliTest {
       assertEquals("", r.out());
       // Generous: the deadline is 1 s; this only catches a command that waits for the client's default 60 s.
       assertTrue(seconds < 15, command[0] + " took " + seconds + " s");
+    }
+  }
+
+  @Test
+  void connectionOptionsMayComeBeforeTheCommandAsCbtTakesThem() {
+    Run created = tabulaAt("--endpoint", endpoint, "--timeout", "10s", "createtable", "before", "families=f");
+    created.assertOk();
+    Run ls = tabulaAt("--endpoint", endpoint, "ls");
+    ls.assertOk();
+    assertTrue(ls.out().lines().anyMatch("before"::equals), ls.out());
+  }
+
+  @Test
+  void anOptionAfterTheCommandWinsOverTheSameOptionBeforeIt() throws IOException {
+    int closed = closedPort();
+    tabulaAt("--endpoint", "127.0.0.1:" + closed, "ls", "--endpoint", endpoint).assertOk();
+    assertOneErrorLine(tabulaAt("--endpoint", endpoint, "ls", "--endpoint", "127.0.0.1:" + closed, "--timeout", "1s"),
+        1, "tabula: UNAVAILABLE: cannot reach Tabula at 127.0.0.1:" + closed);
+  }
+
+  @Test
+  void theEndpointComesFromBigtableEmulatorHostUnlessAFlagNamesOne() throws IOException {
+    Run ls = tabulaIn(Map.of("BIGTABLE_EMULATOR_HOST", endpoint), "ls");
+    ls.assertOk();
+
+    int closed = closedPort();
+    Map<String, String> elsewhere = Map.of("BIGTABLE_EMULATOR_HOST", "127.0.0.1:" + closed);
+    assertOneErrorLine(tabulaIn(elsewhere, "ls", "--timeout", "1s"), 1,
+        "tabula: UNAVAILABLE: cannot reach Tabula at 127.0.0.1:" + closed);
+    tabulaIn(elsewhere, "ls", "--endpoint", endpoint).assertOk();
+    tabulaIn(elsewhere, "--endpoint", endpoint, "ls").assertOk();
+
+    assertOneErrorLine(tabulaIn(Map.of("BIGTABLE_EMULATOR_HOST", "nohost"), "ls"), 2,
+        "tabula: BIGTABLE_EMULATOR_HOST: endpoint 'nohost'");
+  }
+
+  @Test
+  void connectionOptionsBeforeTheServerAreAUsageError() {
+    assertOneErrorLine(tabulaAt("--endpoint", endpoint, "server"), 2,
+        "tabula: --endpoint is an option of the data and admin commands; 'server' does not take it");
+  }
+
+  @Test
+  void helpNamesTheServerAndTheCommands() {
+    Run top = tabulaAt("--help");
+    top.assertOk();
+    assertTrue(top.out().contains("server") && top.out().contains("createtable") && top.out().contains("--endpoint"),
+        top.out());
+    Run server = tabulaAt("server", "--help");
+    server.assertOk();
+    assertTrue(server.out().contains("--data") && server.out().contains("--port"), server.out());
+  }
+
+  private static int closedPort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
     }
   }
 

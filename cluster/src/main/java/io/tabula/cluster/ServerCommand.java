@@ -1,0 +1,100 @@
+package io.tabula.cluster;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import java.io.File;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code server}: runs one node in the foreground until it is told to stop (SIGTERM or
+ * Ctrl-C run Pekko coordinated shutdown through its JVM shutdown hook). It is a subcommand
+ * of the {@code tabula} command line (the {@code app} module), and, through {@link #main},
+ * the plain entry point that starts a node on its own:
+ * <pre>{@code
+ * java -cp <class path> io.tabula.cluster.ServerCommand --data DIR --port N --http-port N
+ * }</pre>
+ * as process tests and benchmarks do. Once the API is bound it prints one line on stdout,
+ * {@code Tabula serving the Cloud Bigtable API on host:port (data in dir)}; its logging is
+ * the program's to configure (this module ships no logging configuration).
+ */
+@Command(name = "server", mixinStandardHelpOptions = true,
+    description = "Runs a Tabula node serving the Cloud Bigtable API until SIGTERM or Ctrl-C.")
+public final class ServerCommand implements Callable<Integer> {
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--port", paramLabel = "N",
+      description = "gRPC port of the Cloud Bigtable API (default 8086; 0 picks a free port).")
+  Integer port;
+
+  @Option(names = "--http-port", paramLabel = "N",
+      description = "Pekko Management HTTP port (default 8558; 0 picks a free port).")
+  Integer httpPort;
+
+  @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default ./tabula-data).")
+  File data;
+
+  @Option(names = "--config", paramLabel = "FILE",
+      description = "HOCON file layered over the defaults; the flags above override it.")
+  File config;
+
+  /**
+   * Runs a node with the server's flags (no {@code server} word before them) and exits with
+   * the command's code: 0 after a clean shutdown, 2 for bad flags, 1 if the node could not
+   * start. Errors are reported as picocli does by default, with the usage or the stack trace.
+   */
+  public static void main(String[] args) {
+    TabulaNode.widenCommonPool();
+    int code = new CommandLine(new ServerCommand()).execute(args);
+    // The node's threads (storage engine, JDBC pool, gRPC) need not all be daemons: leave
+    // explicitly. During a SIGTERM this blocks until the shutdown hooks (coordinated shutdown
+    // among them) have finished, and the JVM then exits.
+    System.exit(code);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Config effective = configuration();
+    TabulaNode node = TabulaNode.start(effective);
+    NodeSettings s = node.settings();
+    System.out.println("Tabula serving the Cloud Bigtable API on " + s.host() + ":" + node.grpcPort()
+        + " (data in " + s.dataDir() + ")");
+    System.out.flush();
+    // Blocks until the actor system has terminated: coordinated shutdown (run by Pekko's
+    // JVM shutdown hook on SIGTERM / Ctrl-C) unbinds the API and flushes the memtables.
+    node.system().getWhenTerminated().toCompletableFuture().get();
+    return 0;
+  }
+
+  /** The flags and the {@code --config} file as configuration overrides; a bad file is a usage error. */
+  Config configuration() {
+    Map<String, Object> flags = new HashMap<>();
+    if (port != null) {
+      flags.put("tabula.node.grpc-port", port);
+    }
+    if (httpPort != null) {
+      flags.put("tabula.node.http-port", httpPort);
+    }
+    if (data != null) {
+      flags.put("tabula.node.data-dir", data.getPath());
+    }
+    Config base = ConfigFactory.empty();
+    if (config != null) {
+      if (!config.isFile()) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--config: no such file: " + config);
+      }
+      try {
+        base = ConfigFactory.parseFile(config).withFallback(base);
+      } catch (ConfigException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--config: " + e.getMessage());
+      }
+    }
+    return ConfigFactory.parseMap(flags).withFallback(base);
+  }
+}
