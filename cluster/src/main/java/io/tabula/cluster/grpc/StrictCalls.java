@@ -13,6 +13,7 @@ import io.grpc.Status;
 import io.tabula.persistence.encoding.ByteSink;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -36,21 +37,26 @@ import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.Trailer;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
-import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.japi.function.Function;
 import org.apache.pekko.util.ByteString;
 
 /**
- * The busiest data calls (MutateRows, MutateRow, and ReadRows of a few row keys) answered
- * without stream stages: a request that came in one HTTP/2 frame arrives as a strict entity
- * ({@code pekko.http.server.http2.min-collect-strict-entity-size}), a larger one is collected
- * here, this class reads its one gRPC message in place, and the answer goes out as one strict body
- * of gRPC messages followed by the status trailer. The bytes on the wire are those of the
- * generated handler's streamed answer; only the per-call stream materialization on the way
- * in and out is gone, which was a large share of a small call's CPU.
+ * The front of every request whose method takes one message (all data, admin and locations
+ * RPCs but the client-streaming session ones): it collects the request whole within the
+ * method's byte limit ({@link UnaryInputs#maxBytes}) and 60 s, decompresses a gzip message
+ * itself within the same limit ({@link Gunzip}; Pekko gRPC's own decompression has no
+ * bound), and refuses a body that is not exactly one message (none, a truncated one, or
+ * several: Pekko gRPC's unary unmarshalling fails with "Promise already completed" on a second
+ * one) and a message that is not valid protobuf, naming the field ({@link MessageCheck}).
  *
- * <p>Any other request (compressed message, gRPC-Web, other methods, or a read that streams
- * its rows) goes to the generated handler, collected or not.
+ * <p>The busiest data calls (MutateRows, MutateRow, and ReadRows of a few row keys) are then
+ * answered here without stream stages: this class reads the one gRPC message in place, and
+ * the answer goes out as one strict body of gRPC messages followed by the status trailer. The
+ * bytes on the wire are those of the generated handler's streamed answer; only the per-call
+ * stream materialization on the way in and out is gone, which was a large share of a small
+ * call's CPU. Every other checked request (other methods, a read that streams its rows,
+ * gRPC-Web in binary) then goes to the generated handlers; gRPC-Web in base64 text is not
+ * served (UNIMPLEMENTED); anything that is not gRPC goes to the generated handlers untouched.
  */
 final class StrictCalls {
   private static final String PREFIX = "/" + Bigtable.name + "/";
@@ -94,8 +100,9 @@ final class StrictCalls {
     String path = request.getUri().path();
     String encoding = request.getHeader(ENCODING).map(HttpHeader::value).orElse(IDENTITY_ENCODING);
     boolean known = encoding.equals(IDENTITY_ENCODING) || encoding.equals(GZIP_ENCODING);
-    if (!UnaryInputs.has(path) || !nativeGrpc(request.entity()) || !known) {
-      // Other encodings: the generated handlers answer that they are not supported.
+    Framing framing = Framing.of(request.entity());
+    if (!UnaryInputs.has(path) || framing == Framing.OTHER || !known) {
+      // Other encodings and content types: the generated handlers answer that they are not supported.
       return generated.apply(request);
     }
     Optional<GrpcProtocolWriter> negotiated = writerFor(request);
@@ -103,18 +110,28 @@ final class StrictCalls {
       return generated.apply(request);
     }
     GrpcProtocolWriter writer = negotiated.get();
+    if (framing == Framing.WEB_TEXT) {
+      return CompletableFuture.completedFuture(errorResponse(GrpcErrors.unimplemented(
+          "gRPC-Web in text (base64) encoding"), writer));
+    }
     long limit = UnaryInputs.maxBytes(path);
     if (request.entity() instanceof HttpEntity.Strict strict) {
       return answer(request, strict.getData(), limit, writer);
     }
     // Collected within bounds: a client cannot make the node hold more than the method's limit of it, or for
     // longer than COLLECT_MILLIS.
-    return request.entity().toStrict(COLLECT_MILLIS, limit, system).handle((whole, error) -> {
-      if (error != null) {
-        return CompletableFuture.completedFuture(errorResponse(collectionFailure(error, limit), writer));
-      }
-      return answer(request.withEntity(whole), whole.getData(), limit, writer);
-    }).thenCompose(answer -> answer);
+    return BoundedBody.read(request.entity(), limit, Duration.ofMillis(COLLECT_MILLIS), system)
+        .handle((whole, error) -> {
+          if (error != null) {
+            return CompletableFuture.completedFuture(errorResponse(collectionFailure(error), writer));
+          }
+          if (whole.bytes() == null) {
+            return CompletableFuture.completedFuture(errorResponse(GrpcErrors.exhausted("request", "is "
+                + whole.size() + " bytes, over the limit of " + limit + " for this method"), writer));
+          }
+          return answer(request.withEntity(HttpEntities.create(request.entity().getContentType(), whole.bytes())),
+              whole.bytes(), limit, writer);
+        }).thenCompose(answer -> answer);
   }
 
   /**
@@ -152,7 +169,13 @@ final class StrictCalls {
     String path = request.getUri().path();
     byte[] body = received.toArrayUnsafe();
     if (!oneMessage(body)) {
+      // Also keeps a second message away from Pekko gRPC's unary unmarshalling, which fails with "Promise already
+      // completed" on one.
       return CompletableFuture.completedFuture(errorResponse(framingProblem(body), writer));
+    }
+    if (Framing.of(request.entity()) == Framing.WEB) {
+      // gRPC-Web answers carry their trailers in the body: the generated handlers write those.
+      return checkedOrGenerated(request, path, body, writer);
     }
     Call call;
     if (path.equals(READ_ROWS)) {
@@ -168,13 +191,7 @@ final class StrictCalls {
       }
       call = () -> whole.get().get();
     } else if (!path.equals(MUTATE_ROWS) && !path.equals(MUTATE_ROW)) {
-      Optional<MessageCheck.Problem> problem = MessageCheck.of(UnaryInputs.of(path), body, FRAME_HEADER,
-          body.length - FRAME_HEADER);
-      if (problem.isPresent()) {
-        return CompletableFuture.completedFuture(errorResponse(
-            GrpcErrors.invalid(problem.get().field(), problem.get().problem()), writer));
-      }
-      return generated.apply(request);
+      return checkedOrGenerated(request, path, body, writer);
     } else if (path.equals(MUTATE_ROWS)) {
       call = () -> data.mutateRowsWhole(MutateRowsRequest.parseFrom(message(body)));
     } else {
@@ -199,11 +216,8 @@ final class StrictCalls {
   }
 
   /** The gRPC error for a request that could not be collected whole. */
-  private static Throwable collectionFailure(Throwable error, long limit) {
+  private static Throwable collectionFailure(Throwable error) {
     Throwable e = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-    if (e instanceof EntityStreamSizeException) {
-      return GrpcErrors.exhausted("request", "larger than " + limit + " bytes, the limit for this method");
-    }
     if (e instanceof TimeoutException) {
       return new GrpcServiceException(Status.DEADLINE_EXCEEDED.withDescription(
           "request: did not arrive whole within " + COLLECT_MILLIS / 1000 + " s"));
@@ -264,10 +278,36 @@ final class StrictCalls {
         : "carries more than the one message this method takes");
   }
 
-  /** Whether the body is plain gRPC (not gRPC-Web, whose framing differs). */
-  private static boolean nativeGrpc(HttpEntity entity) {
-    String subType = entity.getContentType().mediaType().subType();
-    return subType.equals("grpc") || subType.equals("grpc+proto");
+  /** INVALID_ARGUMENT naming the field for a message {@link MessageCheck} finds wrong, else the generated handlers. */
+  private CompletionStage<HttpResponse> checkedOrGenerated(HttpRequest request, String path, byte[] body,
+      GrpcProtocolWriter writer) throws Exception {
+    Optional<MessageCheck.Problem> problem = MessageCheck.of(UnaryInputs.of(path), body, FRAME_HEADER,
+        body.length - FRAME_HEADER);
+    if (problem.isPresent()) {
+      return CompletableFuture.completedFuture(errorResponse(
+          GrpcErrors.invalid(problem.get().field(), problem.get().problem()), writer));
+    }
+    return generated.apply(request);
+  }
+
+  /**
+   * How a request body is framed: native gRPC (answered here or by the generated handlers),
+   * gRPC-Web in binary (the same message framing; answered by the generated handlers, which
+   * write its in-body trailers), gRPC-Web in base64 text (not served), or not gRPC.
+   */
+  private enum Framing {
+    NATIVE, WEB, WEB_TEXT, OTHER;
+
+    static Framing of(HttpEntity entity) {
+      String subType = entity.getContentType().mediaType().subType();
+      if (subType.equals("grpc") || subType.equals("grpc+proto")) {
+        return NATIVE;
+      }
+      if (subType.equals("grpc-web") || subType.equals("grpc-web+proto")) {
+        return WEB;
+      }
+      return subType.startsWith("grpc-web-text") ? WEB_TEXT : OTHER;
+    }
   }
 
 

@@ -1,6 +1,7 @@
 package io.tabula.cluster.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
@@ -161,6 +162,52 @@ class MalformedRequestTest {
     call.halfClose();
     Status status = closed.get(15, TimeUnit.SECONDS);
     assertInvalid(status.asRuntimeException(trailers[0]), "request", "no message was sent");
+  }
+
+  @Test
+  void twoMessagesToAMethodThatTakesOneAreRefused() throws Exception {
+    // A client-streaming descriptor for a unary method: grpc-java sends both messages.
+    MethodDescriptor<byte[], byte[]> twice = method("google.bigtable.v2.Bigtable", "MutateRow",
+        MethodDescriptor.MethodType.CLIENT_STREAMING);
+    byte[] one = MutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("two"))
+        .addMutations(Mutation.newBuilder().setDeleteFromRow(Mutation.DeleteFromRow.getDefaultInstance()))
+        .build().toByteArray();
+    CompletableFuture<StatusRuntimeException> failed = new CompletableFuture<>();
+    io.grpc.stub.StreamObserver<byte[]> requests = io.grpc.stub.ClientCalls.asyncClientStreamingCall(
+        channel.newCall(twice, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS)),
+        new io.grpc.stub.StreamObserver<>() {
+          @Override
+          public void onNext(byte[] value) { }
+
+          @Override
+          public void onError(Throwable t) {
+            failed.complete(t instanceof StatusRuntimeException s ? s : new StatusRuntimeException(Status.UNKNOWN));
+          }
+
+          @Override
+          public void onCompleted() {
+            failed.completeExceptionally(new AssertionError("two messages were accepted"));
+          }
+        });
+    requests.onNext(one);
+    requests.onNext(one);
+    requests.onCompleted();
+    assertInvalid(failed.get(15, TimeUnit.SECONDS), "request", "more than the one message");
+  }
+
+  @Test
+  void requestsOverTheMethodsByteLimitAreRefusedCompressedOrNot() {
+    // 17 MiB of zeros: over the 16 MiB a read or admin request may take. Gzip makes it some
+    // 17 KiB on the wire, which the node must not inflate past the limit.
+    byte[] huge = new byte[17 << 20];
+    for (CallOptions options : List.of(CallOptions.DEFAULT, CallOptions.DEFAULT.withCompression("gzip"))) {
+      StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingUnaryCall(
+          channel, method("google.bigtable.v2.Bigtable", "PingAndWarm", MethodDescriptor.MethodType.UNARY),
+          options.withDeadlineAfter(20, TimeUnit.SECONDS), huge));
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode(), e::toString);
+      assertTrue(e.getStatus().getDescription().startsWith("request: "), e::toString);
+    }
+    assertQuietLog();
   }
 
   @Test
