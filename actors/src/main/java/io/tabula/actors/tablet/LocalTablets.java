@@ -13,10 +13,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * actors. Thread-safe.
  */
 public final class LocalTablets {
-  private static final int COMPILED_FILTERS_KEPT = 256;
+  /** What the compiled filters kept for reuse may weigh together, in bytes (see {@link FilterCache}). */
+  private static final long COMPILED_FILTERS_BYTES = 64L << 20;
 
   private final ConcurrentHashMap<String, TabletReads> serving = new ConcurrentHashMap<>();
-  private final FilterCache filters = new FilterCache(COMPILED_FILTERS_KEPT);
+  private final FilterCache filters = new FilterCache(COMPILED_FILTERS_BYTES);
 
   /** The reads of tablet {@code tabletId}, or null when no actor of this node serves it now. */
   public TabletReads reads(String tabletId) {

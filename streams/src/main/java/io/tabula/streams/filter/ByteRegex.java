@@ -2,6 +2,7 @@ package io.tabula.streams.filter;
 
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
+import com.google.re2j.ProgramSize;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -33,17 +34,39 @@ final class ByteRegex {
   }
 
   /**
-   * Compiles {@code patternBytes}.
+   * Compiles {@code patternBytes}, first measuring what its program will cost
+   * ({@link ProgramSize}) and spending that from {@code budget}: a pattern over what is left,
+   * nesting deeper than {@value RegexBudget#MAX_DEPTH}, or with nested counted repetitions
+   * multiplying to more than {@value RegexBudget#MAX_NESTED_REPETITION}, is refused before re2j
+   * builds anything.
    *
-   * @throws InvalidFilterException naming {@code field} if the pattern is not valid RE2
+   * @throws InvalidFilterException naming {@code field} if the pattern is not valid RE2 or
+   *     costs too much
    */
-  static ByteRegex compile(byte[] patternBytes, String field) {
-    String latin1 = new String(patternBytes, StandardCharsets.ISO_8859_1);
+  static ByteRegex compile(byte[] patternBytes, String field, RegexBudget budget) {
+    String pattern = rewriteAnyByte(new String(patternBytes, StandardCharsets.ISO_8859_1));
     try {
-      return new ByteRegex(Pattern.compile(rewriteAnyByte(latin1)));
+      ProgramSize.Cost cost = ProgramSize.of(pattern, budget.left());
+      if (cost.depth() > RegexBudget.MAX_DEPTH) {
+        throw new InvalidFilterException(field, "nests groups and repetitions " + cost.depth()
+            + " deep; at most " + RegexBudget.MAX_DEPTH + " levels are allowed");
+      }
+      if (cost.nestedRepetition() > RegexBudget.MAX_NESTED_REPETITION) {
+        throw new InvalidFilterException(field, "nests counted repetitions whose counts multiply to "
+            + (cost.nestedRepetition() >= ProgramSize.REPETITION_CAP ? "more than " + ProgramSize.REPETITION_CAP
+                : Long.toString(cost.nestedRepetition()))
+            + "; at most " + RegexBudget.MAX_NESTED_REPETITION + " are allowed, as in RE2");
+      }
+      budget.spend(cost.instructions(), field);
+      return new ByteRegex(Pattern.compile(pattern));
     } catch (PatternSyntaxException e) {
       throw new InvalidFilterException(field, "is not a valid RE2 regular expression: " + e.getMessage());
     }
+  }
+
+  /** Compiles a pattern alone, under a budget of its own (for tests). */
+  static ByteRegex compile(byte[] patternBytes, String field) {
+    return compile(patternBytes, field, RegexBudget.forOneFilter());
   }
 
   /** True if the whole of {@code subject} matches. */

@@ -16,4 +16,13 @@ public interface CompiledFilter {
    * row (cells in engine order); an empty result means the row is omitted.
    */
   FilteredRow apply(Row row);
+
+  /**
+   * How many instructions the programs of the filter's regular expressions have together, at
+   * most {@value RegexBudget#FILTER_INSTRUCTIONS}: what holding the compiled filter costs,
+   * beyond its few objects (a cache weighs filters by it).
+   */
+  default long regexInstructions() {
+    return 0;
+  }
 }

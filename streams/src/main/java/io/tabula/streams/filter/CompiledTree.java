@@ -11,10 +11,17 @@ import java.util.function.DoubleSupplier;
 final class CompiledTree implements CompiledFilter {
   private final FilterNode root;
   private final DoubleSupplier random;
+  private final long regexInstructions;
 
-  CompiledTree(FilterNode root, DoubleSupplier random) {
+  CompiledTree(FilterNode root, DoubleSupplier random, long regexInstructions) {
     this.root = root;
     this.random = random;
+    this.regexInstructions = regexInstructions;
+  }
+
+  @Override
+  public long regexInstructions() {
+    return regexInstructions;
   }
 
   @Override

@@ -26,7 +26,8 @@ final class FilterCompiler {
 
   private FilterCompiler() {}
 
-  static FilterNode compileTop(RowFilter f, String field) {
+  /** Compiles {@code f}, spending what its regular expressions cost from {@code budget}. */
+  static FilterNode compileTop(RowFilter f, String field, RegexBudget budget) {
     int size = f.getSerializedSize();
     if (size > MAX_SERIALIZED_BYTES) {
       throw new InvalidFilterException(field,
@@ -36,15 +37,15 @@ final class FilterCompiler {
       rejectUnknownFields(f, field);
       return CompositeNodes.PassAll.INSTANCE;
     }
-    return compile(f, field, 0, false);
+    return compile(f, field, 0, false, budget);
   }
 
-  private static FilterNode compile(RowFilter f, String path, int nesting, boolean inCondition) {
+  private static FilterNode compile(RowFilter f, String path, int nesting, boolean inCondition, RegexBudget budget) {
     rejectUnknownFields(f, path);
     return switch (f.getFilterCase()) {
-      case CHAIN -> chain(f, path + ".chain", nesting, inCondition);
-      case INTERLEAVE -> interleave(f, path + ".interleave", nesting, inCondition);
-      case CONDITION -> condition(f, path + ".condition", nesting);
+      case CHAIN -> chain(f, path + ".chain", nesting, inCondition, budget);
+      case INTERLEAVE -> interleave(f, path + ".interleave", nesting, inCondition, budget);
+      case CONDITION -> condition(f, path + ".condition", nesting, budget);
       case SINK -> {
         requireTrue(f.getSink(), path + ".sink");
         if (inCondition) {
@@ -62,15 +63,16 @@ final class FilterCompiler {
         yield CompositeNodes.BlockAll.INSTANCE;
       }
       case ROW_KEY_REGEX_FILTER -> new CellNodes.RowKeyRegex(
-          ByteRegex.compile(f.getRowKeyRegexFilter().toByteArray(), path + ".row_key_regex_filter"));
+          ByteRegex.compile(f.getRowKeyRegexFilter().toByteArray(), path + ".row_key_regex_filter", budget));
       case ROW_SAMPLE_FILTER -> rowSample(f.getRowSampleFilter(), path + ".row_sample_filter");
-      case FAMILY_NAME_REGEX_FILTER -> familyRegex(f.getFamilyNameRegexFilter(), path + ".family_name_regex_filter");
+      case FAMILY_NAME_REGEX_FILTER -> familyRegex(f.getFamilyNameRegexFilter(), path + ".family_name_regex_filter",
+          budget);
       case COLUMN_QUALIFIER_REGEX_FILTER -> new CellNodes.Matching(CellTests.qualifier(ByteRegex.compile(
-          f.getColumnQualifierRegexFilter().toByteArray(), path + ".column_qualifier_regex_filter")));
+          f.getColumnQualifierRegexFilter().toByteArray(), path + ".column_qualifier_regex_filter", budget)));
       case COLUMN_RANGE_FILTER -> columnRange(f.getColumnRangeFilter(), path + ".column_range_filter");
       case TIMESTAMP_RANGE_FILTER -> timestampRange(f.getTimestampRangeFilter(), path + ".timestamp_range_filter");
       case VALUE_REGEX_FILTER -> new CellNodes.Matching(CellTests.value(
-          ByteRegex.compile(f.getValueRegexFilter().toByteArray(), path + ".value_regex_filter")));
+          ByteRegex.compile(f.getValueRegexFilter().toByteArray(), path + ".value_regex_filter", budget)));
       case VALUE_RANGE_FILTER -> valueRange(f.getValueRangeFilter(), path + ".value_range_filter");
       case CELLS_PER_ROW_OFFSET_FILTER -> new CellNodes.RowOffset(
           nonNegative(f.getCellsPerRowOffsetFilter(), path + ".cells_per_row_offset_filter"));
@@ -92,7 +94,8 @@ final class FilterCompiler {
     };
   }
 
-  private static FilterNode chain(RowFilter f, String path, int nesting, boolean inCondition) {
+  private static FilterNode chain(RowFilter f, String path, int nesting, boolean inCondition,
+      RegexBudget budget) {
     rejectUnknownFields(f.getChain(), path);
     List<RowFilter> subs = f.getChain().getFiltersList();
     requireTwo(subs, path, "chain");
@@ -100,7 +103,7 @@ final class FilterCompiler {
     int labelled = -1;
     for (int i = 0; i < subs.size(); i++) {
       String subPath = path + ".filters[" + i + "]";
-      nodes.add(compileNested(subs.get(i), subPath, nesting, inCondition));
+      nodes.add(compileNested(subs.get(i), subPath, nesting, inCondition, budget));
       if (mayLabel(subs.get(i))) {
         if (labelled >= 0) {
           throw new InvalidFilterException(subPath, "is the second sub-filter of this chain that applies a label"
@@ -112,40 +115,43 @@ final class FilterCompiler {
     return new CompositeNodes.Chain(List.copyOf(nodes));
   }
 
-  private static FilterNode interleave(RowFilter f, String path, int nesting, boolean inCondition) {
+  private static FilterNode interleave(RowFilter f, String path, int nesting, boolean inCondition,
+      RegexBudget budget) {
     rejectUnknownFields(f.getInterleave(), path);
     List<RowFilter> subs = f.getInterleave().getFiltersList();
     requireTwo(subs, path, "interleave");
     List<FilterNode> nodes = new ArrayList<>(subs.size());
     for (int i = 0; i < subs.size(); i++) {
-      nodes.add(compileNested(subs.get(i), path + ".filters[" + i + "]", nesting, inCondition));
+      nodes.add(compileNested(subs.get(i), path + ".filters[" + i + "]", nesting, inCondition, budget));
     }
     return new CompositeNodes.Interleave(List.copyOf(nodes));
   }
 
-  private static FilterNode condition(RowFilter f, String path, int nesting) {
+  private static FilterNode condition(RowFilter f, String path, int nesting, RegexBudget budget) {
     RowFilter.Condition c = f.getCondition();
     rejectUnknownFields(c, path);
     if (!c.hasPredicateFilter()) {
       throw new InvalidFilterException(path + ".predicate_filter", "must be set");
     }
-    FilterNode predicate = compileNested(c.getPredicateFilter(), path + ".predicate_filter", nesting, true);
+    FilterNode predicate = compileNested(c.getPredicateFilter(), path + ".predicate_filter", nesting, true,
+        budget);
     FilterNode onTrue = c.hasTrueFilter()
-        ? compileNested(c.getTrueFilter(), path + ".true_filter", nesting, true)
+        ? compileNested(c.getTrueFilter(), path + ".true_filter", nesting, true, budget)
         : CompositeNodes.BlockAll.INSTANCE;
     FilterNode onFalse = c.hasFalseFilter()
-        ? compileNested(c.getFalseFilter(), path + ".false_filter", nesting, true)
+        ? compileNested(c.getFalseFilter(), path + ".false_filter", nesting, true, budget)
         : CompositeNodes.BlockAll.INSTANCE;
     return new CompositeNodes.Condition(predicate, onTrue, onFalse);
   }
 
-  private static FilterNode compileNested(RowFilter sub, String path, int parentNesting, boolean inCondition) {
+  private static FilterNode compileNested(RowFilter sub, String path, int parentNesting, boolean inCondition,
+      RegexBudget budget) {
     int nesting = parentNesting + 1;
     if (nesting > MAX_NESTING) {
       throw new InvalidFilterException(path,
           "is nested " + nesting + " filters deep; at most " + MAX_NESTING + " levels are allowed");
     }
-    return compile(sub, path, nesting, inCondition);
+    return compile(sub, path, nesting, inCondition, budget);
   }
 
   /**
@@ -169,12 +175,12 @@ final class FilterCompiler {
     return new CellNodes.RowSample(p);
   }
 
-  private static FilterNode familyRegex(String regex, String path) {
+  private static FilterNode familyRegex(String regex, String path, RegexBudget budget) {
     if (regex.indexOf(':') >= 0) {
       throw new InvalidFilterException(path, "must not contain ':', not even as a literal");
     }
     return new CellNodes.Matching(CellTests.family(
-        ByteRegex.compile(regex.getBytes(StandardCharsets.UTF_8), path)));
+        ByteRegex.compile(regex.getBytes(StandardCharsets.UTF_8), path, budget)));
   }
 
   private static FilterNode columnRange(ColumnRange r, String path) {

@@ -70,7 +70,11 @@ import java.util.function.DoubleSupplier;
  *   <li>negative offsets or limits; negative timestamps; a timestamp range starting after its
  *       non-zero end; a column or value range starting after its end; an empty
  *       {@code column_range_filter.family_name}; an empty {@code value_bitmask_filter.mask};
- *   <li>nesting deeper than 20 composite filters, or a filter over 20480 bytes serialized.
+ *   <li>nesting deeper than 20 composite filters, or a filter over 20480 bytes serialized;
+ *   <li>regular expressions whose programs would be too large (see {@link RegexBudget}): more
+ *       than 50,000 instructions for all of one filter's patterns together, counted
+ *       repetitions nested so that their counts multiply to more than 1000 (RE2's rule), or
+ *       groups nested more than 1000 deep.
  * </ol>
  * Regexes use full-match semantics as the documentation states, although the C++ emulator uses
  * partial matching.
@@ -114,7 +118,8 @@ public final class RowFilters {
    * @throws InvalidFilterException if any part of {@code filter} is invalid
    */
   public static CompiledFilter compile(RowFilter filter, String field, DoubleSupplier random) {
-    FilterNode root = FilterCompiler.compileTop(filter, field);
-    return root == CompositeNodes.PassAll.INSTANCE ? PASS_ALL : new CompiledTree(root, random);
+    RegexBudget budget = RegexBudget.forOneFilter();
+    FilterNode root = FilterCompiler.compileTop(filter, field, budget);
+    return root == CompositeNodes.PassAll.INSTANCE ? PASS_ALL : new CompiledTree(root, random, budget.spent());
   }
 }
