@@ -6,6 +6,7 @@ import io.tabula.persistence.tablet.TabletUnavailableException;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.errors.Refused;
+import io.tabula.streams.filter.FilterTooSlowException;
 import io.tabula.streams.filter.InvalidFilterException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -60,6 +61,9 @@ public final class Refusals {
     }
     if (e instanceof InvalidFilterException) {
       return Refusal.of(ErrorCode.INVALID_ARGUMENT, e.getMessage());
+    }
+    if (e instanceof FilterTooSlowException) {
+      return Refusal.of(ErrorCode.RESOURCE_EXHAUSTED, e.getMessage());
     }
     CorruptionException damage = corruption(e);
     if (damage != null) {

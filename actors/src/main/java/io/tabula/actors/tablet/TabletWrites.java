@@ -19,6 +19,7 @@ import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.CompiledFilter;
+import io.tabula.streams.filter.FilterTooSlowException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -193,7 +194,12 @@ final class TabletWrites {
       }
       decideOffThread(c, () -> {
         Optional<Row> row = read(c.row());
-        boolean matched = row.isPresent() && !predicate.apply(row.get()).cells().isEmpty();
+        boolean matched;
+        try {
+          matched = row.isPresent() && !predicate.apply(row.get()).cells().isEmpty();
+        } catch (FilterTooSlowException e) {
+          throw e.sentAs("predicate_filter");
+        }
         List<Mutation> ms = matched ? c.onMatch() : c.onNoMatch();
         return new Decision(ms.isEmpty() ? null : new RowMutation(c.row(), ms), matched);
       });

@@ -12,6 +12,7 @@ import com.google.bigtable.admin.v2.ColumnFamily;
 import com.google.bigtable.admin.v2.CreateTableRequest;
 import com.google.bigtable.admin.v2.GcRule;
 import com.google.bigtable.admin.v2.Table;
+import com.google.bigtable.v2.CheckAndMutateRowRequest;
 import com.google.bigtable.v2.MutateRowRequest;
 import com.google.bigtable.v2.Mutation;
 import com.google.bigtable.v2.ReadModifyWriteRowRequest;
@@ -58,7 +59,7 @@ import org.slf4j.LoggerFactory;
  * with the reason and the field in the status details, within the deadline, and the node
  * logs no error for them. Sent as raw bytes with grpc-java to a node on 127.0.0.1.
  */
-@Timeout(value = 2, unit = TimeUnit.MINUTES)
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class MalformedRequestTest {
   private static final String TABLE = "projects/p/instances/i/tables/t";
@@ -244,6 +245,38 @@ class MalformedRequestTest {
             .setValue(ByteString.copyFromUtf8("v")))).build().toByteArray();
     ClientCalls.blockingUnaryCall(channel, method("google.bigtable.v2.Bigtable", "MutateRow",
         MethodDescriptor.MethodType.UNARY), CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), request);
+  }
+
+  @Test
+  void aRegexTooSlowForALargeValueGivesUpWithResourceExhausted() {
+    // A 1 MiB value of a's and a pattern whose 2002 instructions all stay alive along it:
+    // re2j would take about 25 s per value; the node gives up after 10 s of matching.
+    byte[] write = MutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("slow"))
+        .addMutations(Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder().setFamilyName("f")
+            .setColumnQualifier(ByteString.copyFromUtf8("q")).setTimestampMicros(1000)
+            .setValue(ByteString.copyFromUtf8("a".repeat(1 << 20))))).build().toByteArray();
+    CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS);
+    ClientCalls.blockingUnaryCall(channel, method("google.bigtable.v2.Bigtable", "MutateRow",
+        MethodDescriptor.MethodType.UNARY), options, write);
+    RowFilter slow = RowFilter.newBuilder().setValueRegexFilter(ByteString.copyFromUtf8("(?:a*){1000}b")).build();
+    byte[] read = ReadRowsRequest.newBuilder().setTableName(TABLE).setRows(RowSet.newBuilder()
+        .addRowKeys(ByteString.copyFromUtf8("slow"))).setFilter(slow).build().toByteArray();
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ClientCalls
+        .blockingServerStreamingCall(channel, method("google.bigtable.v2.Bigtable", "ReadRows",
+            MethodDescriptor.MethodType.SERVER_STREAMING), options, read).forEachRemaining(x -> { }));
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode(), e::toString);
+    assertTrue(String.valueOf(e.getStatus().getDescription()).startsWith(
+        "filter.value_regex_filter: matching one subject of 1048576 bytes took more than 10000 ms"), e::toString);
+    byte[] check = CheckAndMutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("slow"))
+        .setPredicateFilter(slow).addTrueMutations(Mutation.newBuilder().setDeleteFromRow(
+            Mutation.DeleteFromRow.getDefaultInstance())).build().toByteArray();
+    StatusRuntimeException c = assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingUnaryCall(
+        channel, method("google.bigtable.v2.Bigtable", "CheckAndMutateRow", MethodDescriptor.MethodType.UNARY),
+        options, check));
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, c.getStatus().getCode(), c::toString);
+    assertTrue(String.valueOf(c.getStatus().getDescription()).startsWith("predicate_filter.value_regex_filter: "),
+        c::toString);
+    assertQuietLog();
   }
 
   private void assertInvalid(StatusRuntimeException e, String field, String problem) {

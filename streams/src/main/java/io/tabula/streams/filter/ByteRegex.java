@@ -27,10 +27,23 @@ import java.nio.charset.StandardCharsets;
  * <p>Thread safety: immutable; re2j patterns are safe to share.
  */
 final class ByteRegex {
-  private final Pattern pattern;
+  /**
+   * How long matching one byte subject may take. re2j matches in time proportional to the
+   * program's size times the subject's length: the largest program a filter may have (50,000
+   * instructions) can cost about half a millisecond per byte, hours for a 100 MiB value, and
+   * a match cannot be interrupted from outside. Ordinary patterns match a 100 MiB value in a
+   * few seconds.
+   */
+  static final long MATCH_NANOS = 10_000_000_000L;
+  /** How many characters re2j reads between looks at the clock. */
+  private static final int READS_PER_CLOCK = 1024;
 
-  private ByteRegex(Pattern pattern) {
+  private final Pattern pattern;
+  private final String field;
+
+  private ByteRegex(Pattern pattern, String field) {
     this.pattern = pattern;
+    this.field = field;
   }
 
   /**
@@ -58,7 +71,7 @@ final class ByteRegex {
             + "; at most " + RegexBudget.MAX_NESTED_REPETITION + " are allowed, as in RE2");
       }
       budget.spend(cost.instructions(), field);
-      return new ByteRegex(Pattern.compile(pattern));
+      return new ByteRegex(Pattern.compile(pattern), field);
     } catch (PatternSyntaxException e) {
       throw new InvalidFilterException(field, "is not a valid RE2 regular expression: " + e.getMessage());
     }
@@ -69,9 +82,64 @@ final class ByteRegex {
     return compile(patternBytes, field, RegexBudget.forOneFilter());
   }
 
-  /** True if the whole of {@code subject} matches. */
+  /**
+   * True if the whole of {@code subject} matches.
+   *
+   * @throws FilterTooSlowException if matching takes longer than {@link #MATCH_NANOS}
+   */
   boolean matches(byte[] subject) {
-    return pattern.matcher(new String(subject, StandardCharsets.ISO_8859_1)).matches();
+    return matches(subject, MATCH_NANOS);
+  }
+
+  /** As {@link #matches(byte[])}, giving up after {@code nanos}. */
+  boolean matches(byte[] subject, long nanos) {
+    return pattern.matcher(new Subject(subject, nanos)).matches();
+  }
+
+  private FilterTooSlowException tooSlow(int length, long nanos) {
+    return new FilterTooSlowException(field, "matching one subject of " + length + " bytes took more than "
+        + nanos / 1_000_000 + " ms; the pattern is too costly for subjects this long");
+  }
+
+  /**
+   * A byte subject as Latin-1 characters (byte 0xNN is U+00NN), read by re2j one character per
+   * step of its machine; every {@value #READS_PER_CLOCK} reads it looks at the clock and, past
+   * the deadline, ends the match by throwing. Owned by the matching thread.
+   */
+  private final class Subject implements CharSequence {
+    private final byte[] bytes;
+    private final long nanos;
+    private final long deadline;
+    private int reads;
+
+    Subject(byte[] bytes, long nanos) {
+      this.bytes = bytes;
+      this.nanos = nanos;
+      this.deadline = System.nanoTime() + nanos;
+    }
+
+    @Override
+    public char charAt(int index) {
+      if (++reads % READS_PER_CLOCK == 0 && System.nanoTime() - deadline > 0) {
+        throw tooSlow(bytes.length, nanos);
+      }
+      return (char) (bytes[index] & 0xff);
+    }
+
+    @Override
+    public int length() {
+      return bytes.length;
+    }
+
+    @Override
+    public CharSequence subSequence(int start, int end) {
+      return new String(bytes, start, end - start, StandardCharsets.ISO_8859_1);
+    }
+
+    @Override
+    public String toString() {
+      return new String(bytes, StandardCharsets.ISO_8859_1);
+    }
   }
 
   /**
