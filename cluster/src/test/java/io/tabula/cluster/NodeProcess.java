@@ -93,6 +93,16 @@ public final class NodeProcess implements AutoCloseable {
     }
   }
 
+  /** The last {@code lines} lines of the node's output, for a failure message. */
+  public String logTail(int lines) {
+    try {
+      List<String> all = Files.readAllLines(log);
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
   /** SIGKILL, and waits for the process to be gone. */
   public void kill() throws InterruptedException {
     process.destroyForcibly();

@@ -3,9 +3,6 @@ package io.tabula.cluster.hostile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.bigtable.admin.v2.ColumnFamily;
-import com.google.bigtable.admin.v2.CreateTableRequest;
-import com.google.bigtable.admin.v2.Table;
 import com.google.bigtable.v2.MutateRowRequest;
 import com.google.bigtable.v2.Mutation;
 import com.google.bigtable.v2.ReadRowsRequest;
@@ -96,7 +93,7 @@ class HostileInputTest {
         channels.add(NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
             .maxInboundMessageSize(64 << 20).build());
       }
-      createTable(channels.get(0));
+      HostileRequests.createTable(channels.get(0));
       HostileRequests requests = new HostileRequests(seed);
       Semaphore inFlight = new Semaphore(IN_FLIGHT);
       long started = System.nanoTime();
@@ -108,19 +105,19 @@ class HostileInputTest {
               .whenComplete((ok, err) -> inFlight.release()));
         }
         CompletableFuture.allOf(batch.toArray(CompletableFuture[]::new)).get(2, TimeUnit.MINUTES);
-        assertTrue(node.process().isAlive(), () -> "the node died; its log:\n" + tail(log));
+        assertTrue(node.process().isAlive(), () -> "the node died; its log:\n" + node.logTail(60));
         probe(channels.get(sent / BATCH % CONNECTIONS), sent / BATCH);
       }
       double seconds = (System.nanoTime() - started) / 1e9;
       System.out.printf("HostileInputTest: %d requests in %.1f s, seed %d%n%s", total, seconds, seed, summary());
-      assertTrue(node.process().isAlive(), () -> "the node died; its log:\n" + tail(log));
+      assertTrue(node.process().isAlive(), () -> "the node died; its log:\n" + node.logTail(60));
       List<String> badLines = badLogLines(log);
       if (!failures.isEmpty() || !badLines.isEmpty()) {
         throw new AssertionError("seed " + seed + ": " + failures.size() + " calls failed, first ones:\n  "
             + String.join("\n  ", failures.subList(0, Math.min(30, failures.size())))
             + "\nnode log lines that must not be there (" + badLines.size() + "):\n  "
             + String.join("\n  ", badLines.subList(0, Math.min(30, badLines.size())))
-            + "\nnode log tail:\n" + tail(log));
+            + "\nnode log tail:\n" + node.logTail(60));
       }
     } finally {
       for (ManagedChannel c : channels) {
@@ -211,13 +208,6 @@ class HostileInputTest {
     assertEquals(List.of(value), values, "the probe row after batch " + n);
   }
 
-  private static void createTable(ManagedChannel channel) {
-    byte[] create = CreateTableRequest.newBuilder().setParent(HostileRequests.INSTANCE).setTableId("t")
-        .setTable(Table.newBuilder().putColumnFamilies(HostileRequests.FAMILY, ColumnFamily.getDefaultInstance()))
-        .build().toByteArray();
-    io.grpc.stub.ClientCalls.blockingUnaryCall(channel, RawGrpc.method("google.bigtable.admin.v2.BigtableTableAdmin",
-        "CreateTable", MethodType.UNARY), CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), create);
-  }
 
   /** Lines of the node's log that bad input must never cause. */
   private static List<String> badLogLines(Path log) throws IOException {
@@ -236,14 +226,5 @@ class HostileInputTest {
     new TreeMap<>(outcomes).forEach((rpc, codes) -> b.append(String.format("  %-45s %s%n", rpc,
         new TreeMap<>(codes))));
     return b.toString();
-  }
-
-  private static String tail(Path log) {
-    try {
-      List<String> lines = Files.readAllLines(log);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
-    }
   }
 }

@@ -3,9 +3,6 @@ package io.tabula.cluster.hostile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.bigtable.admin.v2.ColumnFamily;
-import com.google.bigtable.admin.v2.CreateTableRequest;
-import com.google.bigtable.admin.v2.Table;
 import com.google.bigtable.v2.CheckAndMutateRowRequest;
 import com.google.bigtable.v2.MutateRowRequest;
 import com.google.bigtable.v2.Mutation;
@@ -90,7 +87,7 @@ class HostileRegexTest {
       for (int i = 0; i < 4; i++) {
         channels.add(NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build());
       }
-      createTable(channels.get(0));
+      HostileRequests.createTable(channels.get(0));
       List<String> failures = Collections.synchronizedList(new ArrayList<>());
       AtomicInteger hostileRefused = new AtomicInteger();
       AtomicInteger ordinaryServed = new AtomicInteger();
@@ -141,13 +138,13 @@ class HostileRegexTest {
         f.get(3, TimeUnit.MINUTES);
       }
       double seconds = (System.nanoTime() - started) / 1e9;
-      assertTrue(node.process().isAlive(), () -> "the node died; its log:\n" + tail(log));
+      assertTrue(node.process().isAlive(), () -> "the node died; its log:\n" + node.logTail(60));
       long rssKib = rssKib(node.pid());
       System.out.printf("HostileRegexTest: %d hostile calls refused, %d ordinary write+read pairs served in %.1f s;"
           + " node resident memory %d MiB (heap limit 192 MiB)%n", hostileRefused.get(), ordinaryServed.get(),
           seconds, rssKib / 1024);
       assertTrue(failures.isEmpty(), () -> failures.size() + " calls went wrong, first ones:\n  "
-          + String.join("\n  ", failures.subList(0, Math.min(20, failures.size()))) + "\nnode log tail:\n" + tail(log));
+          + String.join("\n  ", failures.subList(0, Math.min(20, failures.size()))) + "\nnode log tail:\n" + node.logTail(60));
       assertEquals(3 * HOSTILE_ROUNDS * hostilePatterns().size() * 3, hostileRefused.get());
       assertEquals(450, ordinaryServed.get());
       // The heap is capped at 192 MiB; what the JVM holds beside it (code, threads, direct
@@ -228,13 +225,6 @@ class HostileRegexTest {
     return values;
   }
 
-  private static void createTable(ManagedChannel channel) {
-    byte[] create = CreateTableRequest.newBuilder().setParent(HostileRequests.INSTANCE).setTableId("t")
-        .setTable(Table.newBuilder().putColumnFamilies(FAMILY, ColumnFamily.getDefaultInstance()))
-        .build().toByteArray();
-    ClientCalls.blockingUnaryCall(channel, RawGrpc.method("google.bigtable.admin.v2.BigtableTableAdmin",
-        "CreateTable", MethodType.UNARY), DEADLINE, create);
-  }
 
   private static long rssKib(long pid) throws IOException {
     for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
@@ -247,14 +237,5 @@ class HostileRegexTest {
 
   private static String shorten(String pattern) {
     return pattern.length() <= 60 ? pattern : pattern.substring(0, 60) + "... (" + pattern.length() + " chars)";
-  }
-
-  private static String tail(Path log) {
-    try {
-      List<String> lines = Files.readAllLines(log);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
-    }
   }
 }

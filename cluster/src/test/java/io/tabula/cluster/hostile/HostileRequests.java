@@ -93,6 +93,16 @@ final class HostileRequests {
     addExtremes();
   }
 
+  /** Creates the test's table (family {@link #FAMILY}) through raw admin bytes. */
+  static void createTable(io.grpc.Channel channel) {
+    byte[] create = CreateTableRequest.newBuilder().setParent(INSTANCE).setTableId("t")
+        .setTable(Table.newBuilder().putColumnFamilies(FAMILY, ColumnFamily.getDefaultInstance()))
+        .build().toByteArray();
+    io.grpc.stub.ClientCalls.blockingUnaryCall(channel, io.tabula.cluster.RawGrpc.method(
+        "google.bigtable.admin.v2.BigtableTableAdmin", "CreateTable", io.grpc.MethodDescriptor.MethodType.UNARY),
+        io.grpc.CallOptions.DEFAULT.withDeadlineAfter(30, java.util.concurrent.TimeUnit.SECONDS), create);
+  }
+
   /** Every method of the three services. */
   List<String> rpcs() {
     return methods.stream().map(m -> m.service().getName() + "/" + m.method().getName()).toList();
