@@ -5,18 +5,21 @@ package io.tabula.streams.filter;
  * the programs re2j builds for them ({@link com.google.re2j.ProgramSize}): the budget is per
  * filter, not per pattern, because a 20 KiB filter can carry a thousand small patterns, each
  * harmless alone. Refusing at the limit is what keeps one request from filling the node's
- * heap (a program's instructions are built, and kept while the filter is cached) and from
- * costing unbounded CPU per cell (re2j matches in time proportional to the program's size
- * times the subject's length).
+ * heap (a program's instructions are built, and kept while the filter is cached) and bounds
+ * what matching may cost per byte (re2j matches in time proportional to the program's size
+ * times the subject's length; {@link ByteRegex} also bounds one match's time).
  *
  * <p>Not thread-safe: one per filter compilation.
  */
 final class RegexBudget {
   /**
-   * Instructions all regexes of one filter may compile to together. Measured on re2j 1.8
-   * (see {@code RegexBudgetTest} and {@code docs/api-coverage.md}): a program of this size
-   * compiles in a few milliseconds into about 3 MiB, and matches 1 MiB in about a second or
-   * less; RE2's own default budget (8 MiB of memory) admits programs of about 87,000.
+   * Instructions all regexes of one filter may compile to together. A pattern without counted
+   * repetition costs at most about two instructions per byte, so any 20 KiB filter without
+   * them fits; repetition is what expands. Measured on re2j 1.8 here ({@code RegexBudgetTest}
+   * prints it): a program of this size compiles in 3 to 15 ms, allocating about 7 MiB and
+   * keeping about 2 MiB. Matching costs up to about 12 ns per instruction per subject byte
+   * when every instruction stays alive ({@code (?:a*){1000}}, 2002 instructions, takes 25 s
+   * over 1 MiB of {@code a}).
    */
   static final long FILTER_INSTRUCTIONS = 50_000;
   /** How deep a pattern's groups and repetitions may nest: re2j simplifies and compiles recursively (Go's limit). */
