@@ -80,6 +80,12 @@ final class Failures {
       reason = ErrorCode.STALE_ROUTE;
     }
     Duration delay = details.flatMap(ErrorDetails::retryDelay).orElse(null);
+    if (st.getCode() == Status.Code.UNKNOWN && ioCause(s)) {
+      // grpc-java's transport, not the node: the connection closed under the call as it
+      // started (UNKNOWN "channel closed" with a ClosedChannelException). A node never
+      // answers UNKNOWN, so this is a lost connection like any other.
+      return new TabulaException(Status.Code.UNAVAILABLE, "connection lost: " + description, s, reason, delay, true);
+    }
     return new TabulaException(st.getCode(), description, s, reason, delay, unreachable(s));
   }
 
@@ -90,9 +96,11 @@ final class Failures {
    * cause.
    */
   private static boolean unreachable(StatusRuntimeException s) {
-    if (s.getStatus().getCode() != Status.Code.UNAVAILABLE) {
-      return false;
-    }
+    return s.getStatus().getCode() == Status.Code.UNAVAILABLE && ioCause(s);
+  }
+
+  /** True if an I/O failure of the connection is among the causes of {@code s}. */
+  private static boolean ioCause(StatusRuntimeException s) {
     for (Throwable c = s.getCause(); c != null; c = c.getCause() == c ? null : c.getCause()) {
       if (c instanceof IOException || c instanceof org.apache.pekko.grpc.internal.ClientConnectionException) {
         return true;

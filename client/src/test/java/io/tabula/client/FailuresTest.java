@@ -90,6 +90,14 @@ class FailuresTest {
     assertFalse(Failures.of(Status.INTERNAL.withCause(new IOException("disk")).asRuntimeException())
         .isConnectionFailure(), "only an UNAVAILABLE call is one that did not connect");
 
+    // grpc-java's own answer when the connection closes as a call starts (a node being killed).
+    TabulaException closed = Failures.of(Status.UNKNOWN.withDescription("channel closed")
+        .withCause(new java.nio.channels.ClosedChannelException()).asRuntimeException());
+    assertEquals(Status.Code.UNAVAILABLE, closed.code());
+    assertTrue(closed.isConnectionFailure() && closed.isRetryable(), closed::toString);
+    assertEquals(Status.Code.UNKNOWN, Failures.of(Status.UNKNOWN.withDescription("channel closed")
+        .asRuntimeException()).code(), "an UNKNOWN without an I/O cause stays what it is");
+
     TabulaException after = Failures.of(Status.UNAVAILABLE.withCause(new ConnectException()).asRuntimeException())
         .withDescription("io exception (after 3 attempts)");
     assertTrue(after.isConnectionFailure(), "kept by a new description");
