@@ -3,7 +3,6 @@ package io.tabula.actors.tablet;
 import io.tabula.actors.Refusals;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TabletInfo;
-import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
@@ -16,16 +15,11 @@ import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.FilteredRow;
-import java.io.IOException;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ThreadLocalRandom;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.NoSerializationVerificationNeeded;
@@ -35,7 +29,6 @@ import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
@@ -60,7 +53,7 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
  *   <li>Point reads and scans run on the blocking-I/O dispatcher over an engine snapshot; a
  *       scan is a back-pressured stream handed out as a {@link SourceRef}.
  *   <li>Every {@code checkInterval} it reports its files to the master and splits when it
- *       has grown past {@code splitBytes}; the split runs off the mailbox, then the master
+ *       has grown past {@code splitBytes} ({@link TabletSplits}); the split runs off the mailbox, then the master
  *       records it and this actor only refuses from then on (the children are new entities);
  *       once writes pause it compacts its files ({@link QuietCompaction}).
  *   <li>A request this tablet cannot serve (split, closed, unknown) is refused with
@@ -152,11 +145,17 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   record DropDone(DropRows request, RowGate.RangeHold hold, Throwable failure)
       implements Command, NoSerializationVerificationNeeded {}
 
-  /** @param flushedNanos when the split's first flush ended (writes were taken until then) */
-  private record SplitDone(byte[] row, String leftId, String rightId, String error, long flushedNanos)
+  /**
+   * The engine's split of this tablet ended: cut at {@code row} into the two children, or not
+   * ({@code row} null, {@code error} why).
+   *
+   * @param flushedNanos when the split's first flush ended (writes were taken until then)
+   */
+  record SplitDone(byte[] row, String leftId, String rightId, String error, long flushedNanos)
       implements Command {}
 
-  private record SplitRecorded(boolean ok) implements Command {}
+  /** Whether the master recorded this tablet's split. */
+  record SplitRecorded(boolean ok) implements Command {}
 
   private final TimerScheduler<Command> timers;
   private final TabletNode node;
@@ -168,13 +167,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletReads reads;
   /** Writes and row-atomic requests, ordered per row. */
   private final TabletWrites writes;
-  private boolean splitting;
+  /** This tablet's automatic split. */
+  private final TabletSplits splits;
   private Map<String, List<String>> reportedFiles = Map.of();
   private long reportedRedo = -1;
-  /** The size at which the last split attempt found no split point: retry only after real growth. */
-  private long noSplitPointAt;
-  /** When the running split started, for its log lines. */
-  private long splitStartNanos;
 
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
       TabletInfo info) {
@@ -186,6 +182,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
     this.reads = node.local().serve(info.id(), tablet);
     this.writes = new TabletWrites(ctx, timers, tablet, reads, blockingIo, node.server().env().clock(), quiet);
+    this.splits = new TabletSplits(ctx, node, tablet, info, blockingIo);
   }
 
   /** The actor of tablet {@code tabletId} on {@code node}. */
@@ -380,7 +377,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onTick() {
-    if (splitting) {
+    if (splits.running()) {
       return this;
     }
     try {
@@ -402,8 +399,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       reportedRedo = redo;
     }
     long size = tablet.approximateRangeBytes();
-    if (size > node.settings().splitBytes() && size > noSplitPointAt + noSplitPointAt / 4) {
-      startSplit();
+    if (splits.due(size)) {
+      splits.start();
     } else if (quiet.dueAtTick(files)) {
       tablet.majorCompact().whenComplete((ok, err) -> {
         if (err != null) {
@@ -413,53 +410,15 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     }
   }
 
-  /** A fresh id for a split child: the table name and 48 random bits. */
-  private String newTabletId() {
-    return info.table() + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(4);
-  }
-
-  private void startSplit() {
-    splitting = true;
-    splitStartNanos = System.nanoTime();
-    String leftId = newTabletId();
-    String rightId = newTabletId();
-    ActorRef<Command> self = getContext().getSelf();
-    CompletableFuture.runAsync(() -> {
-      tablet.holdMerges(true);
-      try {
-        tablet.freezeAndFlush().join();
-        long flushed = System.nanoTime();
-        Optional<byte[]> row = tablet.midRow();
-        if (row.isEmpty()) {
-          tablet.holdMerges(false);
-          self.tell(new SplitDone(null, leftId, rightId, "no split point", flushed));
-          return;
-        }
-        node.server().split(info.id(), row.get(), leftId, rightId);
-        self.tell(new SplitDone(row.get(), leftId, rightId, null, flushed));
-      } catch (IOException | RuntimeException e) {
-        tablet.holdMerges(false);
-        self.tell(new SplitDone(null, leftId, rightId, String.valueOf(e.getMessage()), System.nanoTime()));
-      }
-    }, blockingIo);
-  }
-
   private Behavior<Command> onSplitDone(SplitDone d) {
-    if (d.row() == null) {
-      getContext().getLog().info("tablet {} did not split: {}", info.id(), d.error());
-      noSplitPointAt = tablet.approximateRangeBytes();
-      splitting = false;
+    if (!splits.finished(d)) {
       return this;
     }
-    long now = System.nanoTime();
-    getContext().getLog().info("tablet {} split at {} into {} and {} in {} ms, the last {} ms without taking writes",
-        info.id(), ByteArrays.show(d.row()), d.leftId(), d.rightId(), (now - splitStartNanos) / 1_000_000,
-        (now - d.flushedNanos()) / 1_000_000);
     node.local().stop(info.id(), reads);
     // Held and waiting writes and requests meet the closed tablet and are answered "moved", to be retried at the
     // children.
     writes.closed();
-    recordSplit(d);
+    splits.record(d);
     return awaitingRecord(d, false);
   }
 
@@ -474,8 +433,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
           if (!r.ok()) {
             return awaitingRecord(d, true);
           }
-          getContext().getLog().info("tablet {}: the master recorded its split {} ms after it started", info.id(),
-              (System.nanoTime() - splitStartNanos) / 1_000_000);
+          splits.recorded();
           return gone(info.id());
         })
         .onMessage(WriteFinished.class, w -> Behaviors.same())
@@ -483,20 +441,13 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
           if (!askAtTick) {
             return Behaviors.same();
           }
-          recordSplit(d);
+          splits.record(d);
           return awaitingRecord(d, false);
         })
         .onAnyMessage(c -> {
           refuseMoved(c, "tablet " + info.id() + " has split; look the row up again");
           return Behaviors.same();
         }).build();
-  }
-
-  private void recordSplit(SplitDone d) {
-    getContext().pipeToSelf(AskPattern.<Master.Command, StatusReply<Done>>ask(node.master(),
-        r -> new Master.RecordSplit(info.table(), info.id(), d.row(), d.leftId(), d.rightId(), r),
-        Duration.ofSeconds(5), getContext().getSystem().scheduler()), (ok, err) ->
-        new SplitRecorded(err == null && ok.isSuccess()));
   }
 
   /** The error reply for an engine or filter failure (see {@link Refusals}). */
