@@ -9,6 +9,7 @@ import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletNode;
 import io.tabula.actors.tablet.TabletSettings;
 import io.tabula.cluster.grpc.BigtableServices;
+import io.tabula.cluster.sharding.TabletShards;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.tablet.MicrosClock;
@@ -33,8 +34,6 @@ import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
-import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
-import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.ClusterSingletonSettings;
@@ -180,10 +179,7 @@ public final class TabulaNode implements AutoCloseable {
 
     TabletNode node = new TabletNode(engine, directory, master,
         TabletSettings.from(config.getConfig("tabula.tablet")));
-    // A tablet actor that fails unexpectedly (a bug: it answers every foreseen failure) is restarted on its
-    // tablet; Pekko logs the failure with its stack.
-    ClusterSharding.get(system).init(Entity.of(TabletActor.KEY, ctx -> Behaviors.supervise(
-        TabletActor.create(ctx.getEntityId(), node)).onFailure(SupervisorStrategy.restart())));
+    TabletShards.start(system, node);
 
     ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, node.local(),
         table -> dropTable(system, engine, table, settings.askTimeout())), wait, "binding the gRPC port");
@@ -203,11 +199,11 @@ public final class TabulaNode implements AutoCloseable {
    */
   private static CompletionStage<Void> dropTable(ActorSystem<?> system, TabletServer engine, String table,
       Duration timeout) {
-    ClusterSharding sharding = ClusterSharding.get(system);
+    TabletShards tablets = TabletShards.of(system);
     List<CompletableFuture<Void>> retired = new java.util.ArrayList<>();
     for (Tablet t : engine.tablets()) {
       if (t.table().equals(table)) {
-        retired.add(sharding.entityRefFor(TabletActor.KEY, t.id())
+        retired.add(tablets.tablet(t.id())
             .<Done>askWithStatus(TabletActor.Retire::new, timeout).toCompletableFuture()
             .handle((done, err) -> {
               if (err != null) {

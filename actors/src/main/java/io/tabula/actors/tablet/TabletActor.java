@@ -32,7 +32,6 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
-import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 import org.apache.pekko.pattern.StatusReply;
 import org.apache.pekko.stream.SourceRef;
 import org.apache.pekko.stream.javadsl.Source;
@@ -40,8 +39,8 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
 
 /**
  * One tablet served from this node (paper §5.3): a mailbox around an engine {@link Tablet}.
- * It does not know it is sharded; the node wires it as a Cluster Sharding entity
- * ({@code TabulaNode} in the cluster module). It never blocks its dispatcher: engine reads,
+ * It does not know it is sharded; the cluster module wires it as a Cluster Sharding entity
+ * ({@code io.tabula.cluster.sharding.TabletShards}). It never blocks its dispatcher: engine reads,
  * file work and anything that may wait run on the blocking-I/O dispatcher and come back as
  * messages.
  *
@@ -62,8 +61,6 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
  * </ul>
  */
 public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
-  public static final EntityTypeKey<Command> KEY = EntityTypeKey.create(Command.class, "tablet");
-
   public sealed interface Command extends KryoSerializable {}
 
   /** A command from outside that is answered with a {@link StatusReply}. */

@@ -9,6 +9,7 @@ import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletReads;
+import io.tabula.cluster.sharding.TabletShards;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import java.time.Duration;
@@ -24,7 +25,6 @@ import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
-import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.pattern.StatusReply;
 
 /**
@@ -38,7 +38,7 @@ final class Router {
   record Answer<T>(TabletInfo tablet, T value) {}
 
   private final ActorSystem<?> system;
-  private final ClusterSharding sharding;
+  private final TabletShards tablets;
   private final DirectoryCache directory;
   private final ActorRef<Master.Command> master;
   private final LocalTablets local;
@@ -49,7 +49,7 @@ final class Router {
   Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
       Duration askTimeout, Duration retryFor) {
     this.system = system;
-    this.sharding = ClusterSharding.get(system);
+    this.tablets = TabletShards.of(system);
     this.directory = directory;
     this.master = master;
     this.local = local;
@@ -129,7 +129,7 @@ final class Router {
   /** Asks one tablet by id, without rerouting (for per-tablet operations over a whole table). */
   <T> CompletionStage<T> askTablet(String tabletId,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
-    return Stages.direct(sharding.entityRefFor(TabletActor.KEY, tabletId).<T>askWithStatus(message::apply, askTimeout));
+    return Stages.direct(tablets.tablet(tabletId).<T>askWithStatus(message::apply, askTimeout));
   }
 
   /**
@@ -196,7 +196,7 @@ final class Router {
         return attempt(table, locate, message, startNanos, n + 1);
       });
     }
-    CompletionStage<T> reply = Stages.direct(sharding.entityRefFor(TabletActor.KEY, t.id())
+    CompletionStage<T> reply = Stages.direct(tablets.tablet(t.id())
         .<T>askWithStatus(replyTo -> message.apply(t, replyTo), askTimeout));
     return reply.handle((v, err) -> {
       if (err == null) {

@@ -1,0 +1,51 @@
+package io.tabula.cluster.sharding;
+
+import io.tabula.actors.tablet.TabletActor;
+import io.tabula.actors.tablet.TabletNode;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
+
+/**
+ * Where tablets live as Cluster Sharding entities: the entity type, this node's region for
+ * it, and the reference to one tablet's entity by its id. The tablet actor itself does not
+ * know it is sharded; this is the one place that does, so placement can change here without
+ * touching the actor. Thread-safe (Pekko's sharding extension is).
+ */
+public final class TabletShards {
+  /** The tablets' entity type; an entity id is a tablet id. */
+  public static final EntityTypeKey<TabletActor.Command> KEY =
+      EntityTypeKey.create(TabletActor.Command.class, "tablet");
+
+  private final ClusterSharding sharding;
+
+  private TabletShards(ClusterSharding sharding) {
+    this.sharding = sharding;
+  }
+
+  /**
+   * Starts this node's region for tablets, serving them from {@code node}. A tablet actor that
+   * fails unexpectedly (a bug: it answers every foreseen failure) is restarted on its tablet;
+   * Pekko logs the failure with its stack.
+   */
+  public static TabletShards start(ActorSystem<?> system, TabletNode node) {
+    ClusterSharding sharding = ClusterSharding.get(system);
+    sharding.init(Entity.of(KEY, ctx -> Behaviors.supervise(TabletActor.create(ctx.getEntityId(), node))
+        .onFailure(SupervisorStrategy.restart())));
+    return new TabletShards(sharding);
+  }
+
+  /** The tablets of {@code system}'s cluster, whose region {@link #start} has started. */
+  public static TabletShards of(ActorSystem<?> system) {
+    return new TabletShards(ClusterSharding.get(system));
+  }
+
+  /** The entity of tablet {@code tabletId}, wherever it is served. */
+  public EntityRef<TabletActor.Command> tablet(String tabletId) {
+    return sharding.entityRefFor(KEY, tabletId);
+  }
+}
