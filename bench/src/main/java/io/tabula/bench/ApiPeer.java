@@ -85,7 +85,7 @@ final class ApiPeer implements AutoCloseable {
       DataDirectory.deleteTree(dataDir);
       throw e;
     }
-    AutoCloseable stop = () -> {
+    java.io.Closeable stop = () -> {
       try {
         node.close();
       } finally {
@@ -99,7 +99,7 @@ final class ApiPeer implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       try {
         stop.close();
-      } catch (Exception suppressed) {
+      } catch (IOException | RuntimeException suppressed) {
         e.addSuppressed(suppressed);
       }
       throw e;

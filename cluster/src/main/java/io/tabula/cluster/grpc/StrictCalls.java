@@ -160,6 +160,8 @@ final class StrictCalls {
       }
       return answerOrThrow(request, received, writer);
     } catch (Exception e) {
+      // Every failure, of whatever type, must end as a status here: the generated handlers are a
+      // Pekko japi Function, whose apply declares Exception, and what they throw is theirs to name.
       return CompletableFuture.completedFuture(errorResponse(e, writer));
     }
   }
