@@ -2,11 +2,7 @@ package io.tabula.persistence.tablet;
 
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.encoding.MutationCodec;
-import io.tabula.persistence.iterator.CellIterator;
-import io.tabula.persistence.iterator.MergingIterator;
-import io.tabula.persistence.iterator.RangeIterator;
 import io.tabula.persistence.memtable.Memtable;
-import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.InvalidMutationException;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
@@ -23,7 +19,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -372,37 +367,7 @@ public final class Tablet implements Closeable {
   /** A reader over the rows {@code [from, to)} of a pinned version; {@code pointRow} enables blooms. */
   private RowReader reader(TabletVersion v, long snapshot, byte[] from, byte[] to, ReadFilter filter, byte[] pointRow)
       throws IOException {
-    TableSchema s = schema;
-    Set<String> groups = new TreeSet<>();
-    if (filter.families() == null) {
-      groups.addAll(v.files.keySet());
-    } else {
-      filter.families().forEach(f -> groups.add(s.groupOf(f)));
-    }
-    List<CellIterator> its = new ArrayList<>();
-    if (pointRow == null || v.active.mayContainRow(pointRow)) {
-      its.add(v.active.iterator());
-    }
-    for (TabletVersion.Frozen f : v.frozen) {
-      if (pointRow == null || f.memtable().mayContainRow(pointRow)) {
-        its.add(f.memtable().iterator());
-      }
-    }
-    for (String g : groups) {
-      for (SSTableHandle h : v.files(g)) {
-        // Files whose rows lie outside the read are left out (mayContainRow checks the row
-        // range too): after a load in key order a tablet holds side-by-side files that no
-        // merge has joined (see CompactionPicker).
-        boolean wanted = pointRow == null ? h.reader().info().mayHoldRows(from, to)
-            : h.reader().mayContainRow(pointRow);
-        if (wanted) {
-          its.add(h.reader().iterator());
-        }
-      }
-    }
-    CellIterator merged = new RangeIterator(new MergingIterator(its), from, to);
-    merged.seek(CellKey.firstOfRow(from));
-    return new RowReader(merged, snapshot, s::gcPolicy, env.clock().nowMicros(), filter);
+    return VersionReader.rows(v, schema, snapshot, from, to, filter, pointRow, env.clock().nowMicros());
   }
 
   TabletVersion acquire() {
