@@ -19,6 +19,17 @@ public final class LocalTablets {
   private final ConcurrentHashMap<String, TabletReads> serving = new ConcurrentHashMap<>();
   private final FilterCache filters = new FilterCache(COMPILED_FILTERS_BYTES);
 
+  /**
+   * Checks a serialized filter by compiling it into the cache the tablets' reads use, so the
+   * read that follows finds it compiled.
+   *
+   * @throws io.tabula.streams.filter.InvalidFilterException naming the field under the root
+   *     {@code filter} if it is not valid
+   */
+  public void checkFilter(byte[] filter) {
+    filters.compile(filter);
+  }
+
   /** The reads of tablet {@code tabletId}, or null when no actor of this node serves it now. */
   public TabletReads reads(String tabletId) {
     return serving.get(tabletId);

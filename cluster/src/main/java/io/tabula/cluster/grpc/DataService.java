@@ -41,13 +41,14 @@ import io.tabula.persistence.tablet.Tablet;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.FilteredRow;
-import io.tabula.streams.filter.RowFilters;
+import io.tabula.streams.filter.InvalidFilterException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.pekko.Done;
@@ -86,7 +87,7 @@ public final class DataService implements BigtablePowerApi {
   @Override
   public Source<ReadRowsResponse, NotUsed> readRows(ReadRowsRequest in, Metadata metadata) {
     return GrpcErrors.streaming(() -> {
-      ReadPlan plan = ReadPlan.of(in);
+      ReadPlan plan = ReadPlan.of(in, this::filterBytes);
       if (plan.gathered()) {
         return Source.completionStage(gathered(in, metadata, plan)).mapConcat(responses -> responses);
       }
@@ -118,7 +119,7 @@ public final class DataService implements BigtablePowerApi {
   Optional<Supplier<CompletionStage<List<ReadRowsResponse>>>> readRowsWhole(ReadRowsRequest in, Metadata metadata) {
     ReadPlan plan;
     try {
-      plan = ReadPlan.of(in);
+      plan = ReadPlan.of(in, this::filterBytes);
     } catch (RuntimeException e) {
       return Optional.of(() -> CompletableFuture.failedFuture(GrpcErrors.from(e)));
     }
@@ -127,10 +128,10 @@ public final class DataService implements BigtablePowerApi {
 
   /** A ReadRows request checked and taken apart: what to read, and whether it is answered whole. */
   private record ReadPlan(String table, byte[] filter, List<RowRanges.Range> ranges) {
-    static ReadPlan of(ReadRowsRequest in) {
+    static ReadPlan of(ReadRowsRequest in, BiFunction<String, RowFilter, byte[]> filterBytes) {
       rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
       String table = Names.tableId("table_name", in.getTableName());
-      byte[] filter = filterBytes("filter", in.hasFilter() ? in.getFilter() : null);
+      byte[] filter = filterBytes.apply("filter", in.hasFilter() ? in.getFilter() : null);
       if (in.getRowsLimit() < 0) {
         throw GrpcErrors.invalid("rows_limit", "must not be negative, was " + in.getRowsLimit());
       }
@@ -194,13 +195,21 @@ public final class DataService implements BigtablePowerApi {
     }
   }
 
-  /** A filter checked up front (so a bad one fails before any row) and passed on serialized. */
-  private static byte[] filterBytes(String field, RowFilter f) {
+  /**
+   * A filter checked up front (so a bad one fails before any row) and passed on serialized.
+   * It is compiled into the node's filter cache, where the tablet's read then finds it.
+   */
+  private byte[] filterBytes(String field, RowFilter f) {
     if (f == null) {
       return new byte[0];
     }
-    RowFilters.compile(f, field);
-    return f.toByteArray();
+    byte[] bytes = f.toByteArray();
+    try {
+      router.checkFilter(bytes);
+    } catch (InvalidFilterException e) {
+      throw e.sentAs(field);
+    }
+    return bytes;
   }
 
   private Source<List<FilteredRow>, NotUsed> range(String table, RowRanges.Range r, byte[] filter,

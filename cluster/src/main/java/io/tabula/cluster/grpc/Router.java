@@ -85,6 +85,11 @@ final class Router {
     return result;
   }
 
+  /** Checks a serialized filter (see {@link LocalTablets#checkFilter}). */
+  void checkFilter(byte[] filter) {
+    local.checkFilter(filter);
+  }
+
   /** The reads of tablet {@code tabletId} when this node serves it, else null. */
   TabletReads localReads(String tabletId) {
     return local.reads(tabletId);

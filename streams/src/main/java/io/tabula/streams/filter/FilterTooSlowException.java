@@ -27,8 +27,7 @@ public final class FilterTooSlowException extends RuntimeException {
    * (say {@code predicate_filter}) where it was compiled under another root name.
    */
   public FilterTooSlowException sentAs(String root) {
-    int dot = field.indexOf('.');
-    return new FilterTooSlowException(dot < 0 ? root : root + field.substring(dot), problem);
+    return new FilterTooSlowException(InvalidFilterException.rerooted(field, root), problem);
   }
 
   /** The proto-style path of the regex filter that was too slow. */

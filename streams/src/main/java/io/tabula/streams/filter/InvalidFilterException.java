@@ -19,6 +19,20 @@ public final class InvalidFilterException extends IllegalArgumentException {
     this.problem = problem;
   }
 
+  /**
+   * The same refusal for the filter as the client sent it in request field {@code root} (say
+   * {@code predicate_filter}), where it was compiled under another root name.
+   */
+  public InvalidFilterException sentAs(String root) {
+    return new InvalidFilterException(rerooted(field, root), problem);
+  }
+
+  /** {@code field} with its first path element replaced by {@code root}. */
+  static String rerooted(String field, String root) {
+    int dot = field.indexOf('.');
+    return dot < 0 ? root : root + field.substring(dot);
+  }
+
   /** The proto-style path of the offending field. */
   public String field() {
     return field;
