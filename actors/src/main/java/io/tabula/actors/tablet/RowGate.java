@@ -117,24 +117,24 @@ final class RowGate {
 
   /** The exclusive request on {@code row} answered without writing. */
   void exclusiveDone(byte[] row) {
-    RowKey k = new RowKey(row);
-    RowState s = rows.get(k);
-    if (s == null || !s.exclusive) {
-      return;
-    }
-    s.exclusive = false;
-    changed(k);
+    releaseExclusive(row, false);
   }
 
   /** The exclusive request on {@code row} applied its write: the row has that write in flight instead. */
   void exclusiveWrote(byte[] row) {
+    releaseExclusive(row, true);
+  }
+
+  private void releaseExclusive(byte[] row, boolean wrote) {
     RowKey k = new RowKey(row);
     RowState s = rows.get(k);
     if (s == null || !s.exclusive) {
       return;
     }
     s.exclusive = false;
-    s.writes++;
+    if (wrote) {
+      s.writes++;
+    }
     changed(k);
   }
 
