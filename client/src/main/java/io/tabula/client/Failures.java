@@ -5,12 +5,11 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.ErrorDetails;
+import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.errors.WireNames;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -30,7 +29,7 @@ final class Failures {
   private Failures() {}
 
   static TabulaException of(Throwable t) {
-    Throwable e = unwrap(t);
+    Throwable e = Refusal.unwrap(t);
     if (e instanceof TabulaException te) {
       return te;
     }
@@ -107,13 +106,5 @@ final class Failures {
       }
     }
     return false;
-  }
-
-  static Throwable unwrap(Throwable t) {
-    Throwable e = t;
-    while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-      e = e.getCause();
-    }
-    return e;
   }
 }

@@ -11,13 +11,13 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.grpc.Status;
 import io.tabula.persistence.encoding.ByteSink;
+import io.tabula.protocol.errors.Refusal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
@@ -219,7 +219,7 @@ final class StrictCalls {
 
   /** The gRPC error for a request that could not be collected whole. */
   private static Throwable collectionFailure(Throwable error) {
-    Throwable e = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    Throwable e = Refusal.unwrap(error);
     if (e instanceof TimeoutException) {
       return new GrpcServiceException(Status.DEADLINE_EXCEEDED.withDescription(
           "request: did not arrive whole within " + COLLECT_MILLIS / 1000 + " s"));
