@@ -250,7 +250,7 @@ class MalformedRequestTest {
   @Test
   void aRegexTooSlowForALargeValueGivesUpWithResourceExhausted() {
     // A 1 MiB value of a's and a pattern whose 2002 instructions all stay alive along it:
-    // re2j would take about 25 s per value; the node gives up after 10 s of matching.
+    // re2j would take about 25 s per value; the node gives up after 5 s of matching.
     byte[] write = MutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("slow"))
         .addMutations(Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder().setFamilyName("f")
             .setColumnQualifier(ByteString.copyFromUtf8("q")).setTimestampMicros(1000)
@@ -266,7 +266,7 @@ class MalformedRequestTest {
             MethodDescriptor.MethodType.SERVER_STREAMING), options, read).forEachRemaining(x -> { }));
     assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode(), e::toString);
     assertTrue(String.valueOf(e.getStatus().getDescription()).startsWith(
-        "filter.value_regex_filter: matching one subject of 1048576 bytes took more than 10000 ms"), e::toString);
+        "filter.value_regex_filter: matching one subject of 1048576 bytes took more than 5000 ms"), e::toString);
     byte[] check = CheckAndMutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("slow"))
         .setPredicateFilter(slow).addTrueMutations(Mutation.newBuilder().setDeleteFromRow(
             Mutation.DeleteFromRow.getDefaultInstance())).build().toByteArray();

@@ -32,9 +32,11 @@ final class ByteRegex {
    * program's size times the subject's length: the largest program a filter may have (50,000
    * instructions) can cost about half a millisecond per byte, hours for a 100 MiB value, and
    * a match cannot be interrupted from outside. Ordinary patterns match a 100 MiB value in a
-   * few seconds.
+   * few seconds. Half the node's default ask timeout (10 s), so that a check-and-mutate whose
+   * predicate meets one such value is answered RESOURCE_EXHAUSTED by the tablet rather than
+   * UNAVAILABLE by the timed-out ask.
    */
-  static final long MATCH_NANOS = 10_000_000_000L;
+  static final long MATCH_NANOS = 5_000_000_000L;
   /** How many characters re2j reads between looks at the clock. */
   private static final int READS_PER_CLOCK = 1024;
 
