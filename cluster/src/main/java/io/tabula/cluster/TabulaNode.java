@@ -179,10 +179,10 @@ public final class TabulaNode implements AutoCloseable {
 
     TabletNode node = new TabletNode(engine, directory, master,
         TabletSettings.from(config.getConfig("tabula.tablet")));
-    TabletShards.start(system, node);
+    TabletShards tablets = TabletShards.start(system, node);
 
     ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, node.local(),
-        table -> dropTable(system, engine, table, settings.askTimeout())), wait, "binding the gRPC port");
+        table -> dropTable(system, tablets, engine, table, settings.askTimeout())), wait, "binding the gRPC port");
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     registerShutdown(system, binding, engine);
     LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}), data in {}",
@@ -197,9 +197,8 @@ public final class TabulaNode implements AutoCloseable {
    * does not answer in time, or files that cannot be removed, are logged and left for the
    * next start, which removes the files of tables the master no longer has.
    */
-  private static CompletionStage<Void> dropTable(ActorSystem<?> system, TabletServer engine, String table,
-      Duration timeout) {
-    TabletShards tablets = TabletShards.of(system);
+  private static CompletionStage<Void> dropTable(ActorSystem<?> system, TabletShards tablets, TabletServer engine,
+      String table, Duration timeout) {
     List<CompletableFuture<Void>> retired = new java.util.ArrayList<>();
     for (Tablet t : engine.tablets()) {
       if (t.table().equals(table)) {

@@ -49,7 +49,7 @@ final class FilterCache {
     return compiled.get(ByteBuffer.wrap(filter), k -> compileNow(filter));
   }
 
-  /** What the filters kept weigh now, after any pending eviction; and how many they are. */
+  /** What the filters kept weigh now, after any pending eviction; and how many they are (for tests). */
   long[] weightAndCount() {
     compiled.cleanUp();
     return new long[] {compiled.policy().eviction().orElseThrow().weightedSize().orElseThrow(),

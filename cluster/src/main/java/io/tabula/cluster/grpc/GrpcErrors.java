@@ -9,6 +9,7 @@ import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.ErrorDetails;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.errors.WireNames;
+import io.tabula.streams.filter.FilterTooSlowException;
 import io.tabula.streams.filter.InvalidFilterException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -134,6 +135,9 @@ final class GrpcErrors {
     }
     if (e instanceof InvalidFilterException f) {
       return invalid(f.field(), f.problem());
+    }
+    if (e instanceof FilterTooSlowException s) {
+      return status(ErrorCode.RESOURCE_EXHAUSTED, s.getMessage(), s.field());
     }
     if (e instanceof InvalidMutationException m && !m.isUnknownFamily()) {
       return status(ErrorCode.INVALID_ARGUMENT, m.getMessage(), m.field());
