@@ -6,9 +6,10 @@ import com.google.bigtable.admin.v2.DeleteTableRequest;
 import com.google.bigtable.admin.v2.DropRowRangeRequest;
 import com.google.bigtable.admin.v2.GetTableRequest;
 import com.google.bigtable.admin.v2.ListTablesRequest;
-import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest;
 import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest.Modification;
+import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest;
 import com.google.bigtable.admin.v2.Table;
+import com.google.protobuf.ByteString;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,12 +41,23 @@ public final class TabulaAdmin {
   }
 
   public CompletionStage<Void> createTable(String table, Map<String, GcPolicy> families) {
+    return createTable(table, families, List.of());
+  }
+
+  /**
+   * Creates a table with its families and, at once, one tablet per range between the
+   * {@code splits} (row keys, each the first row of a tablet), which a cluster spreads over
+   * its nodes.
+   */
+  public CompletionStage<Void> createTable(String table, Map<String, GcPolicy> families, List<byte[]> splits) {
     String name = client.tableName(table);
     Table.Builder t = Table.newBuilder();
     families.forEach((f, p) -> t.putColumnFamilies(Bytes.family(f), ColumnFamily.newBuilder().setGcRule(p.toProto())
         .build()));
-    CreateTableRequest req = CreateTableRequest.newBuilder().setParent(client.instanceName()).setTableId(table)
-        .setTable(t).build();
+    CreateTableRequest.Builder b = CreateTableRequest.newBuilder().setParent(client.instanceName()).setTableId(table)
+        .setTable(t);
+    splits.forEach(k -> b.addInitialSplits(CreateTableRequest.Split.newBuilder().setKey(ByteString.copyFrom(k))));
+    CreateTableRequest req = b.build();
     return retrier.run(false, n -> client.seed().admin.createTable(req), err -> { })
         .thenApply(x -> {
           client.locations().invalidate(name);

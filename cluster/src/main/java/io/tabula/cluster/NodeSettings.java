@@ -7,11 +7,15 @@ import io.tabula.persistence.wal.CommitLogOptions;
 import io.tabula.persistence.wal.Durability;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
 
 /** The {@code tabula.node} settings, read once. */
-public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort, String id, long blockCacheBytes,
-    int backgroundThreads, long memtableBytes, long logSegmentBytes, Durability durability,
-    Duration askTimeout, Duration movedRetryFor, Duration masterStartTimeout) {
+public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort, String name, int clusterPort,
+    List<String> join, long blockCacheBytes, int backgroundThreads, long memtableBytes, long logSegmentBytes,
+    Durability durability, Duration askTimeout, Duration movedRetryFor, Duration masterStartTimeout,
+    Duration wakeOwnedEvery) {
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
   public static NodeSettings from(Config node) {
     String d = node.getString("durability");
@@ -20,15 +24,28 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
       case "os-buffered" -> Durability.OS_BUFFERED;
       default -> throw new IllegalArgumentException("tabula.node.durability must be fsync or os-buffered, was " + d);
     };
+    String name = node.getString("name");
+    if (!NAME.matcher(name).matches()) {
+      throw new IllegalArgumentException("tabula.node.name must be 1 to 64 letters, digits, '-' or '_', was '"
+          + name + "'");
+    }
+    List<String> join = node.getStringList("join");
+    for (String seed : join) {
+      if (!seed.matches("[^:\\s]+:\\d{1,5}")) {
+        throw new IllegalArgumentException("tabula.node.join entries must be host:port, was '" + seed + "'");
+      }
+    }
     return new NodeSettings(Path.of(node.getString("data-dir")).toAbsolutePath(), node.getString("host"),
-        node.getInt("grpc-port"), node.getInt("http-port"), node.getString("id"), node.getBytes("block-cache"),
-        node.getInt("background-threads"), node.getBytes("memtable-bytes"), node.getBytes("log-segment-bytes"),
-        durability, node.getDuration("ask-timeout"), node.getDuration("moved-retry-for"),
-        node.getDuration("master-start-timeout"));
+        node.getInt("grpc-port"), node.getInt("http-port"), name, node.getInt("cluster-port"), List.copyOf(join),
+        node.getBytes("block-cache"), node.getInt("background-threads"), node.getBytes("memtable-bytes"),
+        node.getBytes("log-segment-bytes"), durability, node.getDuration("ask-timeout"),
+        node.getDuration("moved-retry-for"), node.getDuration("master-start-timeout"),
+        node.getDuration("wake-owned-every"));
   }
 
-  TabletServer.Options engineOptions() {
-    return new TabletServer.Options(id, blockCacheBytes, backgroundThreads,
+  /** The storage engine's options, its commit log in the folder {@code logName} under {@code logs/}. */
+  TabletServer.Options engineOptions(String logName) {
+    return new TabletServer.Options(logName, blockCacheBytes, backgroundThreads,
         new CommitLogOptions(logSegmentBytes, durability), TabletOptions.defaults().withMemtableBytes(memtableBytes));
   }
 }

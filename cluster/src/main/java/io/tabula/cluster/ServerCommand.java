@@ -7,9 +7,9 @@ import java.io.File;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code server}: runs one node in the foreground until it is told to stop (SIGTERM or
@@ -19,6 +19,8 @@ import picocli.CommandLine.Option;
  * <pre>{@code
  * java -cp <class path> io.tabula.cluster.ServerCommand --data DIR --port N --http-port N
  * }</pre>
+ * A cluster is nodes sharing one {@code --data} root, each with its own {@code --node}
+ * name and ports, the others started with {@code --join} naming the first's cluster port.
  * as process tests and benchmarks do. Once the API is bound it prints one line on stdout,
  * {@code Tabula serving the Cloud Bigtable API on host:port (data in dir)}; its logging is
  * the program's to configure (this module ships no logging configuration).
@@ -39,6 +41,22 @@ public final class ServerCommand implements Callable<Integer> {
 
   @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default ./tabula-data).")
   File data;
+
+  @Option(names = "--node", paramLabel = "NAME",
+      description = "This node's name, unique in the cluster and kept across restarts (default node1).")
+  String node;
+
+  @Option(names = "--host", paramLabel = "HOST",
+      description = "Address this node binds and other nodes reach it at (default 127.0.0.1).")
+  String host;
+
+  @Option(names = "--cluster-port", paramLabel = "N",
+      description = "Pekko cluster port (default 0: a free port, fine for a node alone).")
+  Integer clusterPort;
+
+  @Option(names = "--join", paramLabel = "HOST:PORT", split = ",",
+      description = "Seed nodes' cluster addresses to join; without it the node forms a cluster of its own.")
+  java.util.List<String> join;
 
   @Option(names = "--config", paramLabel = "FILE",
       description = "HOCON file layered over the defaults; the flags above override it.")
@@ -83,6 +101,18 @@ public final class ServerCommand implements Callable<Integer> {
     }
     if (data != null) {
       flags.put("tabula.node.data-dir", data.getPath());
+    }
+    if (node != null) {
+      flags.put("tabula.node.name", node);
+    }
+    if (host != null) {
+      flags.put("tabula.node.host", host);
+    }
+    if (clusterPort != null) {
+      flags.put("tabula.node.cluster-port", clusterPort);
+    }
+    if (join != null) {
+      flags.put("tabula.node.join", join);
     }
     Config base = ConfigFactory.empty();
     if (config != null) {

@@ -2,13 +2,18 @@ package io.tabula.cluster;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
+import io.tabula.actors.master.MasterSettings;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletNode;
 import io.tabula.actors.tablet.TabletSettings;
 import io.tabula.cluster.grpc.BigtableServices;
+import io.tabula.cluster.http.TabulaRoutes;
+import io.tabula.cluster.sharding.LostRequests;
+import io.tabula.cluster.sharding.OwnedTablets;
 import io.tabula.cluster.sharding.TabletShards;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.FileStorage;
@@ -20,13 +25,18 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.Done;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -34,10 +44,12 @@ import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.ClusterSingletonSettings;
 import org.apache.pekko.cluster.typed.Join;
+import org.apache.pekko.cluster.typed.JoinSeedNodes;
 import org.apache.pekko.cluster.typed.SingletonActor;
 import org.apache.pekko.coordination.lease.LeaseUsageSettings;
 import org.apache.pekko.http.javadsl.ServerBinding;
@@ -64,12 +76,15 @@ public final class TabulaNode implements AutoCloseable {
   private final NodeSettings settings;
   private final ServerBinding grpc;
   private final int httpPort;
+  private final DirectoryCache directory;
 
-  private TabulaNode(ActorSystem<Void> system, NodeSettings settings, ServerBinding grpc, int httpPort) {
+  private TabulaNode(ActorSystem<Void> system, NodeSettings settings, ServerBinding grpc, int httpPort,
+      DirectoryCache directory) {
     this.system = system;
     this.settings = settings;
     this.grpc = grpc;
     this.httpPort = httpPort;
+    this.directory = directory;
   }
 
   /** The JDK property that sizes the common fork-join pool. */
@@ -122,10 +137,16 @@ public final class TabulaNode implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the data directory " + settings.dataDir(), e);
     }
-    Config full = ConfigFactory.parseMap(Map.of(
-        "tabula.master-lease.lease-dir", settings.dataDir().toString(),
-        "pekko-persistence-jdbc.shared-databases.tabula.db.url", h2Url(config, settings)))
-        .withFallback(config);
+    Map<String, Object> derived = new HashMap<>();
+    derived.put("tabula.master-lease.lease-dir", settings.dataDir().toString());
+    derived.put("pekko-persistence-jdbc.shared-databases.tabula.db.url", h2Url(config, settings));
+    derived.put("pekko.remote.artery.canonical.hostname", settings.host());
+    derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
+    derived.put("pekko.cluster.roles", ClusterNodes.roles(settings.name(), settings.host() + ":" + settings.grpcPort(),
+        settings.host() + ":" + settings.httpPort()));
+    Config full = ConfigFactory.parseMap(derived).withFallback(config);
+    // H2's automatic server mode (the master's journal on one machine) listens where the node does.
+    System.setProperty("h2.bindAddress", settings.host());
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "tabula", full);
     try {
       return boot(system, full, settings);
@@ -135,19 +156,27 @@ public final class TabulaNode implements AutoCloseable {
     }
   }
 
+  /**
+   * The master's journal: the configured url, or by default an H2 file under the data
+   * directory in H2's automatic mixed mode, so whichever node runs the master opens it and
+   * serves it to the others (TCP on the node's host), and the next node to open it after
+   * that one stops takes over. {@code WRITE_DELAY=0}: a commit reaches the file before the
+   * master goes on (H2 otherwise writes up to a second later), so what the master answered
+   * survives the process being killed; tablets take writes only after the master recorded
+   * where their log is.
+   */
   private static String h2Url(Config c, NodeSettings s) {
     String url = c.getString("pekko-persistence-jdbc.shared-databases.tabula.db.url");
     if (!url.isEmpty()) {
       return url;
     }
-    // FILE_LOCK=FS: an OS lock, freed at once when the process dies, so a killed node restarts quickly.
-    return "jdbc:h2:file:" + s.dataDir().resolve("master").resolve("journal") + ";FILE_LOCK=FS";
+    return "jdbc:h2:file:" + s.dataDir().resolve("master").resolve("journal") + ";AUTO_SERVER=TRUE;AUTO_RECONNECT=TRUE;WRITE_DELAY=0";
   }
 
   private static TabulaNode boot(ActorSystem<Void> system, Config config, NodeSettings settings) {
     Duration wait = settings.masterStartTimeout();
     Cluster cluster = Cluster.get(system);
-    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    joinCluster(cluster, settings, wait);
     join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
 
     DirectoryCache directory = new DirectoryCache();
@@ -155,39 +184,125 @@ public final class TabulaNode implements AutoCloseable {
         "directory-topic", org.apache.pekko.actor.typed.Props.empty());
     system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
         org.apache.pekko.actor.typed.Props.empty());
+    Master.Nodes nodes = () -> ClusterNodes.all(cluster);
+    Master.Tablets tabletRefs = id -> TabletShards.of(system).tablet(id);
+    MasterSettings masterSettings = MasterSettings.from(config.getConfig("tabula.master"));
     ActorRef<Master.Command> master = ClusterSingleton.get(system).init(SingletonActor.of(
-        Behaviors.supervise(Master.create(Master.PERSISTENCE_ID, MicrosClock.SYSTEM::nowMicros))
+        Behaviors.supervise(Master.create(Master.PERSISTENCE_ID, MicrosClock.SYSTEM::nowMicros, nodes, tabletRefs,
+                masterSettings))
             .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2)),
         "master").withStopMessage(Master.Stop.INSTANCE).withSettings(masterSingletonSettings(system)));
     awaitMaster(system, directory, master, wait);
 
+    String logName = LogSweeper.folder(settings.name(), incarnation());
+    FileStorage storage;
     TabletServer engine;
     try {
-      engine = TabletServer.open(new FileStorage(settings.dataDir()), settings.engineOptions(), MicrosClock.SYSTEM,
+      storage = new FileStorage(settings.dataDir());
+      engine = TabletServer.startOnDemand(storage, settings.engineOptions(logName), MicrosClock.SYSTEM,
           table -> schemaOf(directory.get(), table), (what, failure) -> LOG.error("{} failed", what, failure));
-      for (String table : engine.tablesOnDisk()) {
-        if (directory.get().table(table) == null) {
-          LOG.info("removing files of table {}, which the master no longer has", table);
-          engine.dropTable(table);
-        }
-      }
+      removeDeletedTables(system, directory, master, engine, wait);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the storage engine under " + settings.dataDir(), e);
     }
     directory.addListener(d -> updateSchemas(engine, d));
     updateSchemas(engine, directory.get());
 
-    TabletNode node = new TabletNode(engine, directory, master,
+    TabletNode node = new TabletNode(settings.name(), engine, directory, master,
         TabletSettings.from(config.getConfig("tabula.tablet")));
     TabletShards tablets = TabletShards.start(system, node);
+    system.systemActorOf(LostRequests.create(), "lost-tablet-requests", org.apache.pekko.actor.typed.Props.empty());
+    OwnedTablets owned = new OwnedTablets(settings.name(), tablets, node.local(), settings.wakeOwnedEvery());
+    LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName,
+        system.dispatchers().lookup(DispatcherSelector.blocking()));
+    directory.addListener(owned::wake);
+    directory.addListener(sweeper::sweep);
+    system.scheduler().scheduleWithFixedDelay(settings.wakeOwnedEvery(), settings.wakeOwnedEvery(),
+        () -> owned.wake(directory.get()), system.executionContext());
+    system.scheduler().scheduleWithFixedDelay(Duration.ofMillis(100), Duration.ofMillis(100),
+        () -> owned.wakeArriving(directory.get()), system.executionContext());
+    owned.wake(directory.get());
+    sweeper.sweep(directory.get());
 
     ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, node.local(),
         table -> dropTable(system, tablets, engine, table, settings.askTimeout())), wait, "binding the gRPC port");
+    TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, master, () -> {
+      int[] so = owned.servedOfOwned(directory.get());
+      return cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
+    }, settings.askTimeout()));
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     registerShutdown(system, binding, engine);
-    LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}), data in {}",
-        settings.id(), settings.host(), binding.localAddress().getPort(), http, settings.dataDir());
-    return new TabulaNode(system, settings, binding, http);
+    LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}, cluster port {}),"
+        + " data in {}, commit log logs/{}", settings.name(), settings.host(), binding.localAddress().getPort(), http,
+        cluster.selfMember().address().getPort().orElse(0), settings.dataDir(), logName);
+    return new TabulaNode(system, settings, binding, http, directory);
+  }
+
+  /** A name for this start of the node, never the same twice: the time in base 36 and 16 random bits. */
+  private static String incarnation() {
+    return Long.toString(System.currentTimeMillis(), 36) + "-"
+        + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
+  }
+
+  /**
+   * Joins the seed nodes of {@code --join} (or forms a cluster of its own without them) and
+   * waits until this node is Up. Refuses to start if a node of the same name is already a
+   * member: two nodes of one name would be given each other's tablets.
+   */
+  private static void joinCluster(Cluster cluster, NodeSettings settings, Duration wait) {
+    if (settings.join().isEmpty()) {
+      cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    } else {
+      List<Address> seeds = new ArrayList<>();
+      for (String seed : settings.join()) {
+        int colon = seed.lastIndexOf(':');
+        seeds.add(new Address("pekko", "tabula", seed.substring(0, colon), Integer.parseInt(seed.substring(colon + 1))));
+      }
+      cluster.manager().tell(new JoinSeedNodes(seeds));
+    }
+    long deadline = System.nanoTime() + wait.toNanos();
+    while (cluster.selfMember().status() != MemberStatus.up()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("did not join the cluster (seeds " + settings.join() + ") within " + wait);
+      }
+      sleep(50);
+    }
+    for (ClusterNodes.NodeInfo n : ClusterNodes.all(cluster)) {
+      if (n.name().equals(settings.name()) && !n.address().equals(cluster.selfMember().address())
+          && n.status() != MemberStatus.down() && n.status() != MemberStatus.removed()) {
+        throw new IllegalStateException("a node named " + settings.name() + " is already in the cluster, at "
+            + n.address() + "; give this node another name (--node)");
+      }
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while starting", e);
+    }
+  }
+
+  /**
+   * Removes the files of tables the master no longer has. The directory is asked of the
+   * master after the folders are listed: a table's files are made only after the master has
+   * recorded the table, so a table listed here and missing from that later answer is deleted.
+   */
+  private static void removeDeletedTables(ActorSystem<?> system, DirectoryCache directory,
+      ActorRef<Master.Command> master, TabletServer engine, Duration wait) throws IOException {
+    List<String> onDisk = engine.tablesOnDisk();
+    if (onDisk.stream().allMatch(t -> directory.get().table(t) != null)) {
+      return;
+    }
+    Directory fresh = join(directory.refresh(master, system, wait), wait, "asking the master for its directory");
+    for (String table : onDisk) {
+      if (fresh.table(table) == null) {
+        LOG.info("removing files of table {}, which the master no longer has", table);
+        engine.dropTable(table);
+      }
+    }
   }
 
   /**
@@ -308,6 +423,11 @@ public final class TabulaNode implements AutoCloseable {
 
   public NodeSettings settings() {
     return settings;
+  }
+
+  /** This node's copy of the master's directory, as it holds it now. */
+  public Directory directory() {
+    return directory.get();
   }
 
   /** Shuts the node down cleanly (coordinated shutdown: memtables flushed) and waits for it. */

@@ -9,21 +9,53 @@ import java.util.TreeMap;
 
 /**
  * The master's whole state, and what it publishes to every node: the tables and, per table,
- * its tablets sorted by start row, covering every row exactly once. {@code version} grows
- * with every change, so a node keeps the newest copy it has seen. Immutable: every change
- * makes a new one (the metadata is small), so a copy can be handed to any thread.
+ * its tablets sorted by start row, covering every row exactly once, and where each tablet is
+ * placed. {@code version} grows with every change, so a node keeps the newest copy it has
+ * seen. Immutable: every change makes a new one (the metadata is small), so a copy can be
+ * handed to any thread.
  *
  * @param nextTabletNumber the number the next table's first tablet id gets
+ * @param placement by tablet id; a tablet without an entry is unassigned
  */
 public record Directory(long version, long nextTabletNumber, Map<String, TableInfo> tables,
-    Map<String, List<TabletInfo>> tablets) implements KryoSerializable {
-  public static final Directory EMPTY = new Directory(0, 1, Map.of(), Map.of());
+    Map<String, List<TabletInfo>> tablets, Map<String, TabletPlacement> placement) implements KryoSerializable {
+  public static final Directory EMPTY = new Directory(0, 1, Map.of(), Map.of(), Map.of());
 
   public Directory {
     tables = new TreeMap<>(tables);
     TreeMap<String, List<TabletInfo>> t = new TreeMap<>();
     tablets.forEach((k, v) -> t.put(k, List.copyOf(v)));
     tablets = t;
+    placement = new TreeMap<>(placement);
+  }
+
+  /** Where tablet {@code tabletId} is placed ({@link TabletPlacement#UNASSIGNED} if nowhere yet). */
+  public TabletPlacement placementOf(String tabletId) {
+    return placement.getOrDefault(tabletId, TabletPlacement.UNASSIGNED);
+  }
+
+  /** The owner node of tablet {@code tabletId}; empty if unassigned. */
+  public String ownerOf(String tabletId) {
+    return placementOf(tabletId).owner();
+  }
+
+  /** Every tablet of every table, tables by name and each table's in row order. */
+  public List<TabletInfo> allTablets() {
+    List<TabletInfo> all = new ArrayList<>();
+    tablets.values().forEach(all::addAll);
+    return all;
+  }
+
+  /** How many tablets each node owns (nodes owning none are absent). */
+  public Map<String, Integer> tabletsPerNode() {
+    Map<String, Integer> n = new TreeMap<>();
+    for (TabletInfo t : allTablets()) {
+      String owner = ownerOf(t.id());
+      if (!owner.isEmpty()) {
+        n.merge(owner, 1, Integer::sum);
+      }
+    }
+    return n;
   }
 
   public TableInfo table(String name) {
@@ -101,7 +133,7 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
     ts.put(table.name(), table);
     Map<String, List<TabletInfo>> tl = new TreeMap<>(tablets);
     tl.put(table.name(), tabletsOfTable);
-    return new Directory(version + 1, nextNumber, ts, tl);
+    return new Directory(version + 1, nextNumber, ts, tl, placement);
   }
 
   Directory withoutTable(String name) {
@@ -109,11 +141,17 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
     ts.remove(name);
     Map<String, List<TabletInfo>> tl = new TreeMap<>(tablets);
     tl.remove(name);
-    return new Directory(version + 1, nextTabletNumber, ts, tl);
+    Map<String, TabletPlacement> p = new TreeMap<>(placement);
+    tabletsOf(name).forEach(t -> p.remove(t.id()));
+    return new Directory(version + 1, nextTabletNumber, ts, tl, p);
   }
 
-  /** Replaces the tablet with id {@code oldId} by {@code replacements} (a split), keeping row order. */
-  Directory withTabletReplaced(String table, String oldId, List<TabletInfo> replacements) {
+  /**
+   * Replaces the tablet with id {@code oldId} by {@code replacements} (a split or a merge),
+   * keeping row order; the replacements take {@code placed} as their placement, and the
+   * tablet replaced loses its own.
+   */
+  Directory withTabletReplaced(String table, String oldId, List<TabletInfo> replacements, TabletPlacement placed) {
     List<TabletInfo> l = new ArrayList<>();
     for (TabletInfo t : tabletsOf(table)) {
       if (t.id().equals(oldId)) {
@@ -122,6 +160,22 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
         l.add(t);
       }
     }
-    return withTable(tables.get(table), l, nextTabletNumber);
+    Directory d = withTable(tables.get(table), l, nextTabletNumber);
+    Map<String, TabletPlacement> p = new TreeMap<>(placement);
+    p.remove(oldId);
+    replacements.forEach(r -> p.put(r.id(), placed));
+    return new Directory(d.version, d.nextTabletNumber, d.tables, d.tablets, p);
+  }
+
+  /** The same tablets, with tablet {@code oldId} replaced by {@code updated} (its files changed). */
+  Directory withTabletUpdated(String table, String oldId, TabletInfo updated) {
+    return withTabletReplaced(table, oldId, List.of(updated), placementOf(oldId));
+  }
+
+  /** With the placements in {@code changes} (by tablet id) set. */
+  Directory withPlacements(Map<String, TabletPlacement> changes) {
+    Map<String, TabletPlacement> p = new TreeMap<>(placement);
+    p.putAll(changes);
+    return new Directory(version + 1, nextTabletNumber, tables, tablets, p);
   }
 }

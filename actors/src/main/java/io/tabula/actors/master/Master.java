@@ -1,23 +1,29 @@
 package io.tabula.actors.master;
 
+import io.tabula.actors.tablet.TabletActor;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.RecipientRef;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.apache.pekko.pattern.StatusReply;
 import org.apache.pekko.persistence.typed.PersistenceId;
 import org.apache.pekko.persistence.typed.RecoveryCompleted;
+import org.apache.pekko.persistence.typed.SnapshotAdapter;
 import org.apache.pekko.persistence.typed.javadsl.CommandHandler;
 import org.apache.pekko.persistence.typed.javadsl.Effect;
 import org.apache.pekko.persistence.typed.javadsl.EventHandler;
@@ -69,6 +75,37 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** Stops the master (the singleton's hand-over message). */
   public enum Stop implements Command { INSTANCE }
 
+  /**
+   * Where should tablet {@code tabletId} be served? Answered with its owner if that node is
+   * Up, else with a node the master places it on now (recorded first). Asked by the shard
+   * allocation when a tablet's owner is gone or it has none.
+   */
+  public record Place(String tabletId, ActorRef<StatusReply<String>> replyTo) implements Command {}
+
+  /**
+   * Node {@code node} has opened tablet {@code tabletId} and writes it to its log
+   * {@code log}; it replayed and flushed what the logs {@code recovered} held of it. Answered
+   * once recorded: the tablet takes writes only after that, so a log that holds its writes
+   * is always one the directory names.
+   */
+  public record ReportOpened(String tabletId, String node, String log, List<String> recovered,
+      ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** The tablet was closed cleanly (flushed) on the node writing log {@code log}: that log no longer holds it. */
+  public record ReportClosed(String tabletId, String log) implements Command {}
+
+  /**
+   * Moves tablet {@code tabletId} to node {@code to} (paper §5.2): answered once the move has
+   * started (or refused); it finishes when the tablet serves at {@code to}.
+   */
+  public record Move(String tabletId, String to, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
+  /** The source has compacted the tablet for its move (or failed to); never leaves the master's node. */
+  public record MovePrepared(String tabletId, String to, boolean ok) implements Command {}
+
+  /** The master's periodic look at the cluster. */
+  public enum Tick implements Command { INSTANCE }
+
   public sealed interface Event extends KryoSerializable {}
 
   public record TableCreated(TableInfo table, List<TabletInfo> tablets, long nextTabletNumber) implements Event {}
@@ -83,27 +120,99 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public record TabletFilesRecorded(String table, String tabletId, Map<String, List<String>> files, long redoPoint)
       implements Event {}
 
+  /** Tablets given to nodes (by tablet id): created, unplaced, or whose node is gone. */
+  public record TabletsAssigned(Map<String, String> owners) implements Event {
+    public TabletsAssigned {
+      owners = new TreeMap<>(owners);
+    }
+  }
+
+  /** A move began: {@code from} compacts the tablet while still serving it. */
+  public record MoveStarted(String tabletId, String from, String to) implements Event {}
+
+  /** The move's hand-over began: {@code to} owns the tablet, and sharding hands it over. */
+  public record MoveHandedOver(String tabletId, String to) implements Event {}
+
+  /** The tablet serves at its owner again: the move ended there, or was given up. */
+  public record MoveFinished(String tabletId) implements Event {}
+
+  /** A node opened the tablet writing to log {@code log}, after replaying the logs {@code recovered}. */
+  public record TabletOpened(String tabletId, String node, String log, List<String> recovered) implements Event {}
+
+  /** The tablet was closed cleanly by the node writing log {@code log}. */
+  public record TabletClosed(String tabletId, String log) implements Event {}
+
+  /** The nodes the master may place tablets on. */
+  @FunctionalInterface
+  public interface Nodes {
+    /** No nodes: a master that places nothing (tests of the directory alone). */
+    Nodes NONE = List::of;
+
+    /** Every Tabula node in the cluster membership, any status. */
+    List<ClusterNodes.NodeInfo> all();
+  }
+
+  /** How the master reaches a tablet's actor wherever it is served. */
+  @FunctionalInterface
+  public interface Tablets {
+    RecipientRef<TabletActor.Command> tablet(String tabletId);
+  }
+
+  private final ActorContext<Command> ctx;
   private final ActorRef<Topic.Command<Directory>> topic;
   private final LongSupplier clockMicros;
+  private final Placements placements;
 
-  private Master(PersistenceId id, ActorRef<Topic.Command<Directory>> topic, LongSupplier clockMicros) {
+  private Master(PersistenceId id, ActorContext<Command> ctx, ActorRef<Topic.Command<Directory>> topic,
+      LongSupplier clockMicros, Placements placements) {
     super(id);
+    this.ctx = ctx;
     this.topic = topic;
     this.clockMicros = clockMicros;
+    this.placements = placements;
+  }
+
+  /**
+   * A master that keeps the directory but places no tablet (no cluster): for tests of the
+   * directory alone. {@code clockMicros} stamps table creation.
+   */
+  public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros) {
+    return create(id, clockMicros, Nodes.NONE, null, MasterSettings.DEFAULTS);
   }
 
   /**
    * The master; it publishes on its own handle of the {@link #TOPIC} topic (topics of one
-   * name join across the cluster). {@code clockMicros} stamps table creation.
+   * name join across the cluster), places tablets on {@code nodes} and moves them by
+   * talking to {@code tablets} (null: it does not move tablets). {@code clockMicros} stamps
+   * table creation.
    */
-  public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros) {
-    return Behaviors.setup(ctx -> new Master(id, ctx.spawn(Topic.create(Directory.class, TOPIC), "directory-topic"),
-        clockMicros));
+  public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros, Nodes nodes, Tablets tablets,
+      MasterSettings settings) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+      timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
+      return new Master(id, ctx, ctx.spawn(Topic.create(Directory.class, TOPIC), "directory-topic"), clockMicros,
+          new Placements(nodes, tablets, settings));
+    }));
   }
 
   @Override
   public Directory emptyState() {
     return Directory.EMPTY;
+  }
+
+  @Override
+  public SnapshotAdapter<Directory> snapshotAdapter() {
+    return new SnapshotAdapter<>() {
+      @Override
+      public Object toJournal(Directory state) {
+        return state;
+      }
+
+      @Override
+      public Directory fromJournal(Object from) {
+        return from instanceof LegacyDirectory l ? l.toDirectory() : (Directory) from;
+      }
+    };
   }
 
   @Override
@@ -125,8 +234,101 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(GetDirectory.class, (d, c) -> Effect().reply(c.replyTo(), d))
         .onCommand(RecordSplit.class, this::onRecordSplit)
         .onCommand(RecordFiles.class, this::onRecordFiles)
+        .onCommand(Place.class, this::onPlace)
+        .onCommand(ReportOpened.class, this::onReportOpened)
+        .onCommand(ReportClosed.class, this::onReportClosed)
+        .onCommand(Move.class, this::onMove)
+        .onCommand(MovePrepared.class, this::onMovePrepared)
+        .onCommand(Tick.class, this::onTick)
         .onCommand(Stop.class, (d, c) -> Effect().stop())
         .build();
+  }
+
+  private Effect<Event, Directory> onPlace(Directory d, Place c) {
+    TabletInfo t = d.tablet(c.tabletId());
+    if (t == null) {
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
+          + " is not known").reply());
+    }
+    String owner = d.ownerOf(t.id());
+    if (placements.isUp(owner)) {
+      return Effect().reply(c.replyTo(), StatusReply.success(owner));
+    }
+    String node = placements.leastLoaded(d);
+    if (node == null) {
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "no node is up to serve tablet "
+          + t.id()).reply());
+    }
+    ctx.getLog().info("placing tablet {} (owner was '{}') on {}", t.id(), owner, node);
+    return Effect().persist(new TabletsAssigned(Map.of(t.id(), node))).thenRun(this::publish)
+        .thenReply(c.replyTo(), s -> StatusReply.success(node));
+  }
+
+  private Effect<Event, Directory> onReportOpened(Directory d, ReportOpened c) {
+    if (d.tablet(c.tabletId()) == null) {
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
+          + " is not known").reply());
+    }
+    TabletPlacement p = d.placementOf(c.tabletId());
+    List<Event> events = new ArrayList<>();
+    if (!p.logs().contains(c.log()) || c.recovered().stream().anyMatch(p.logs()::contains)) {
+      events.add(new TabletOpened(c.tabletId(), c.node(), c.log(), c.recovered()));
+    }
+    if (p.state() == TabletPlacement.State.MOVING && p.owner().equals(c.node())) {
+      events.add(new MoveFinished(c.tabletId()));
+      placements.moveEnded(c.tabletId(), ctx.getLog(), "served at " + c.node());
+    }
+    if (events.isEmpty()) {
+      return Effect().reply(c.replyTo(), StatusReply.ack());
+    }
+    return Effect().persist(events).thenRun(this::publish).thenReply(c.replyTo(), s -> StatusReply.ack());
+  }
+
+  private Effect<Event, Directory> onReportClosed(Directory d, ReportClosed c) {
+    if (!d.placementOf(c.tabletId()).logs().contains(c.log())) {
+      return Effect().none();
+    }
+    return Effect().persist(new TabletClosed(c.tabletId(), c.log())).thenRun(this::publish);
+  }
+
+  private Effect<Event, Directory> onMove(Directory d, Move c) {
+    Refusal refused = placements.refuseMove(d, c.tabletId(), c.to());
+    if (refused != null) {
+      return Effect().reply(c.replyTo(), refused.reply());
+    }
+    TabletPlacement p = d.placementOf(c.tabletId());
+    if (p.owner().equals(c.to())) {
+      return Effect().reply(c.replyTo(), StatusReply.ack());
+    }
+    if (!p.assigned()) {
+      return Effect().persist(new TabletsAssigned(Map.of(c.tabletId(), c.to()))).thenRun(this::publish)
+          .thenReply(c.replyTo(), s -> StatusReply.ack());
+    }
+    return Effect().persist(new MoveStarted(c.tabletId(), p.owner(), c.to())).thenRun(s -> {
+      publish(s);
+      placements.prepare(ctx, c.tabletId(), p.owner(), c.to());
+    }).thenReply(c.replyTo(), s -> StatusReply.ack());
+  }
+
+  private Effect<Event, Directory> onMovePrepared(Directory d, MovePrepared c) {
+    TabletPlacement p = d.placementOf(c.tabletId());
+    if (d.tablet(c.tabletId()) == null || p.state() != TabletPlacement.State.PREPARING || !p.peer().equals(c.to())) {
+      return Effect().none();
+    }
+    if (!c.ok() || !placements.isUp(c.to())) {
+      placements.moveEnded(c.tabletId(), ctx.getLog(), "given up: the source could not compact it or "
+          + c.to() + " is not up");
+      return Effect().persist(new MoveFinished(c.tabletId())).thenRun(this::publish);
+    }
+    return Effect().persist(new MoveHandedOver(c.tabletId(), c.to())).thenRun(this::publish);
+  }
+
+  private Effect<Event, Directory> onTick(Directory d, Tick c) {
+    List<Event> events = placements.onTick(d, ctx.getLog());
+    if (events.isEmpty()) {
+      return Effect().none();
+    }
+    return Effect().persist(events).thenRun(this::publish);
   }
 
   private Effect<Event, Directory> onCreateTable(Directory d, CreateTable c) {
@@ -148,7 +350,12 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }
     tablets.add(TabletInfo.empty(c.name(), tabletId(c.name(), n++), start, new byte[0]));
     TableInfo table = new TableInfo(c.name(), c.families(), clockMicros.getAsLong());
-    return Effect().persist(new TableCreated(table, tablets, n)).thenRun(this::publish)
+    List<Event> events = new ArrayList<>(List.of(new TableCreated(table, tablets, n)));
+    Map<String, String> spread = placements.spread(d, tablets.stream().map(TabletInfo::id).toList());
+    if (!spread.isEmpty()) {
+      events.add(new TabletsAssigned(spread));
+    }
+    return Effect().persist(events).thenRun(this::publish)
         .thenReply(c.replyTo(), s -> StatusReply.success(s.table(c.name())));
   }
 
@@ -233,13 +440,36 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             d.tabletsOf(e.table()), d.nextTabletNumber()))
         .onEvent(TabletSplit.class, Master::applySplit)
         .onEvent(TabletFilesRecorded.class, Master::applyFiles)
+        .onEvent(TabletsAssigned.class, (d, e) -> d.withPlacements(changed(d, e.owners().keySet(),
+            id -> d.placementOf(id).servedBy(e.owners().get(id)))))
+        .onEvent(MoveStarted.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
+            id -> d.placementOf(id).preparing(e.to()))))
+        .onEvent(MoveHandedOver.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
+            id -> d.placementOf(id).handedTo(e.to()))))
+        .onEvent(MoveFinished.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
+            id -> d.placementOf(id).settled())))
+        .onEvent(TabletOpened.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
+            id -> d.placementOf(id).withLogs(e.log(), e.recovered()))))
+        .onEvent(TabletClosed.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
+            id -> d.placementOf(id).withLogs("", List.of(e.log())))))
         .build();
+  }
+
+  /** The new placements of those of {@code ids} the directory has as tablets. */
+  private static Map<String, TabletPlacement> changed(Directory d, Collection<String> ids,
+      Function<String, TabletPlacement> f) {
+    Map<String, TabletPlacement> out = new TreeMap<>();
+    for (String id : ids) {
+      if (d.tablet(id) != null) {
+        out.put(id, f.apply(id));
+      }
+    }
+    return out;
   }
 
   private static Directory applyFiles(Directory d, TabletFilesRecorded e) {
     TabletInfo t = d.tablet(e.table(), e.tabletId());
-    return t == null ? d
-        : d.withTabletReplaced(e.table(), t.id(), List.of(t.withFiles(e.files(), e.redoPoint())));
+    return t == null ? d : d.withTabletUpdated(e.table(), t.id(), t.withFiles(e.files(), e.redoPoint()));
   }
 
   private static Directory applySplit(Directory d, TabletSplit e) {
@@ -251,6 +481,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         parent.redoPoint());
     TabletInfo right = new TabletInfo(e.table(), e.rightId(), e.splitRow(), parent.endRow(), parent.files(),
         parent.redoPoint());
-    return d.withTabletReplaced(e.table(), e.parentId(), List.of(left, right));
+    // The children start where the parent was served, with its logs (a split flushes the
+    // parent, but a log named once stays named until a node opening the tablet recovers it).
+    return d.withTabletReplaced(e.table(), e.parentId(), List.of(left, right),
+        d.placementOf(e.parentId()).settled());
   }
 }

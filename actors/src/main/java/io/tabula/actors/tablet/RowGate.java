@@ -184,7 +184,7 @@ final class RowGate {
     return out;
   }
 
-  /** Whether nothing is in flight or waiting (for tests). */
+  /** Whether nothing is in flight or waiting. */
   boolean isEmpty() {
     return rows.isEmpty() && holds.isEmpty();
   }

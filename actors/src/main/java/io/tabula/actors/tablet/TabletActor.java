@@ -6,9 +6,7 @@ import io.tabula.actors.master.TabletInfo;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
-import io.tabula.persistence.tablet.ManifestCodec;
 import io.tabula.persistence.tablet.Tablet;
-import io.tabula.persistence.tablet.TabletManifest;
 import io.tabula.persistence.tablet.TabletUnavailableException;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
@@ -45,6 +43,12 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
  * messages.
  *
  * <ul>
+ *   <li>It opens its tablet off its thread ({@link TabletOpening}: from the shared storage,
+ *       replaying what logs of earlier incarnations hold of it) and takes requests once the
+ *       master has recorded that this node serves it; requests that come meanwhile wait.
+ *   <li>A move (paper §5.2) is {@link PrepareMove} (a minor compaction while serving), then
+ *       {@link HandOff}: what is in flight finishes, the tablet is flushed and closed, and the
+ *       actor stops; its next owner opens it with nothing to replay.
  *   <li>Writes, batches, check-and-mutate, read-modify-write and row-range drops go through
  *       {@link TabletWrites}: answered only once durable, ordered per row so that every
  *       read-then-write is atomic ({@link RowGate}), held back (not blocked on) while the
@@ -121,6 +125,29 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    */
   public record Retire(ActorRef<StatusReply<Done>> replyTo) implements Request {}
 
+  /**
+   * Compacts the memtable while still serving (paper §5.2: the first minor compaction of a
+   * move, so that the hand-over has little left to write); answered once done.
+   */
+  public record PrepareMove(ActorRef<StatusReply<Done>> replyTo) implements Request {}
+
+  /**
+   * The tablet is handed to another node (Cluster Sharding's stop message for the entity):
+   * once nothing is in flight, the tablet is flushed and closed, so its next owner has
+   * nothing to replay, and the actor stops.
+   */
+  public enum HandOff implements Command { INSTANCE }
+
+  /** Starts the tablet's actor where it is placed, so it opens its tablet; nothing is answered. */
+  public enum Wake implements Command { INSTANCE }
+
+  /** The tablet is open (or is not to be served here); never leaves the node. */
+  private record Opened(TabletOpening.Result result, Throwable failure)
+      implements Command, NoSerializationVerificationNeeded {}
+
+  /** The tablet was closed for its hand-over; never leaves the node. */
+  private record HandedOff(Throwable failure) implements Command, NoSerializationVerificationNeeded {}
+
   /** The engine tablet of a retiring actor is closed; never leaves the node. */
   private record Retired(Retire request, Throwable failure) implements Command, NoSerializationVerificationNeeded {}
 
@@ -182,36 +209,57 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.splits = new TabletSplits(ctx, node, tablet, info, blockingIo);
   }
 
-  /** The actor of tablet {@code tabletId} on {@code node}. */
+  /** Requests that may wait while the tablet opens; more are refused as moved, to be retried. */
+  private static final int OPENING_STASH = 10_000;
+
+  /**
+   * The actor of tablet {@code tabletId} on {@code node}. It opens the tablet off its thread
+   * ({@link TabletOpening}); requests that arrive meanwhile wait, and are served once the
+   * tablet is open and the master has recorded that this node serves it.
+   */
   public static Behavior<Command> create(String tabletId, TabletNode node) {
-    return Behaviors.setup(ctx -> {
-      TabletInfo info = node.directory().get().tablet(tabletId);
-      Tablet t = node.server().tablet(tabletId);
-      if (t == null && info != null) {
-        String dir = Tablet.dirOf(info.table(), tabletId);
-        if (!ManifestCodec.exists(node.server().env().storage(), dir)) {
-          t = node.server().createTablet(info.table(), tabletId, info.startRow(), info.endRow());
-        } else {
-          reportFinishedSplit(node, ManifestCodec.read(node.server().env().storage(), dir), ctx.getSystem().ignoreRef());
-        }
-      }
-      if (t == null || info == null) {
-        return gone(tabletId);
-      }
-      Tablet tablet = t;
-      return Behaviors.withTimers(timers -> {
-        timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
-        return new TabletActor(ctx, timers, node, tablet, info);
-      });
-    });
+    return Behaviors.withStash(OPENING_STASH, stash -> Behaviors.setup(ctx -> {
+      Executor io = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
+      ctx.pipeToSelf(TabletOpening.open(node, tabletId, ctx.getSystem(), io), Opened::new);
+      return Behaviors.receive(Command.class)
+          .onMessage(Opened.class, o -> {
+            if (o.failure() != null) {
+              ctx.getLog().error("tablet {} could not be opened on this node", tabletId, o.failure());
+              return stash.unstashAll(failed(tabletId, o.failure()));
+            }
+            if (o.result().tablet() == null) {
+              return stash.unstashAll(gone(tabletId));
+            }
+            Tablet tablet = o.result().tablet();
+            TabletInfo info = o.result().info();
+            return stash.unstashAll(Behaviors.withTimers(timers -> {
+              timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
+              return new TabletActor(ctx, timers, node, tablet, info);
+            }));
+          })
+          .onAnyMessage(c -> {
+            if (stash.isFull()) {
+              refuseMoved(c, "tablet " + tabletId + " is opening; try again");
+            } else {
+              stash.stash(c);
+            }
+            return Behaviors.same();
+          }).build();
+    }));
   }
 
-  /** A split the master may not have heard of (the node stopped in between): tell it again. */
-  private static void reportFinishedSplit(TabletNode node, TabletManifest m, ActorRef<StatusReply<Done>> ignore) {
-    if (m.state() == TabletManifest.State.SPLIT && m.split() != null) {
-      node.master().tell(new Master.RecordSplit(m.table(), m.tabletId(), m.split().splitRow(), m.split().leftId(),
-          m.split().rightId(), ignore));
-    }
+  /** A tablet that could not be opened here (its files are damaged or unreadable): every request is refused with why. */
+  private static Behavior<Command> failed(String tabletId, Throwable failure) {
+    Refusal why = Refusal.of(ErrorCode.UNAVAILABLE, "tablet " + tabletId + " could not be opened: "
+        + Refusal.unwrap(failure).getMessage());
+    return Behaviors.receive(Command.class).onAnyMessage(c -> {
+      if (c instanceof Request r) {
+        r.replyTo().<Object>unsafeUpcast().tell(why.reply());
+      } else if (c == HandOff.INSTANCE) {
+        return Behaviors.stopped();
+      }
+      return Behaviors.same();
+    }).build();
   }
 
   /**
@@ -221,6 +269,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    */
   private static Behavior<Command> gone(String tabletId) {
     return Behaviors.receive(Command.class).onAnyMessage(c -> {
+      if (c == HandOff.INSTANCE) {
+        return Behaviors.stopped();
+      }
       refuseMoved(c, "tablet " + tabletId + " is not served here; look the row up again");
       return Behaviors.same();
     }).build();
@@ -254,6 +305,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(SampleRows.class, this::onSampleRows)
         .onMessage(DropRows.class, this::onDropRows)
         .onMessage(Retire.class, this::onRetire)
+        .onMessage(PrepareMove.class, this::onPrepareMove)
+        .onMessageEquals(HandOff.INSTANCE, this::onHandOff)
+        .onMessageEquals(Wake.INSTANCE, () -> this)
         .onMessage(WriteFinished.class, w -> {
           writes.writeFinished(w);
           return this;
@@ -322,6 +376,82 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessageEquals(Tick.INSTANCE, Behaviors::same)
         .onAnyMessage(c -> {
           refuseMoved(c, why);
+          return Behaviors.same();
+        }).build();
+  }
+
+  private Behavior<Command> onPrepareMove(PrepareMove p) {
+    CompletableFuture.runAsync(() -> tablet.freezeAndFlush().join(), blockingIo).whenComplete((ok, err) ->
+        p.replyTo().tell(err == null ? StatusReply.ack() : refusal(err)));
+    return this;
+  }
+
+  /**
+   * The hand-over of a move (paper §5.2): reads leave the node's local list at once (they go
+   * through sharding, which holds them for the new owner); what is in flight finishes; then
+   * the tablet is flushed and closed, the master hears that this node's log no longer holds
+   * it, and the actor stops. Sharding delivers nothing new to it meanwhile.
+   */
+  private Behavior<Command> onHandOff() {
+    node.local().stop(info.id(), reads);
+    timers.cancelAll();
+    long started = System.nanoTime();
+    return handingOff(started, false);
+  }
+
+  private Behavior<Command> handingOff(long started, boolean closing) {
+    if (!closing && writes.idle() && !splits.running()) {
+      getContext().pipeToSelf(CompletableFuture.runAsync(() -> {
+        try {
+          node.server().closeTablet(info.id());
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }, blockingIo), (ok, err) -> new HandedOff(err));
+      return handingOff(started, true);
+    }
+    return Behaviors.receive(Command.class)
+        .onMessage(HandedOff.class, h -> {
+          writes.closed();
+          if (h.failure() != null) {
+            getContext().getLog().error("tablet {} could not be flushed for its hand-over; its next owner replays"
+                + " this node's log", info.id(), h.failure());
+          } else {
+            node.master().tell(new Master.ReportClosed(info.id(), node.server().logName()));
+            getContext().getLog().info("tablet {} handed over: closed {} ms after the hand-over began", info.id(),
+                (System.nanoTime() - started) / 1_000_000);
+          }
+          return Behaviors.stopped();
+        })
+        .onMessage(WriteFinished.class, w -> {
+          writes.writeFinished(w);
+          return handingOff(started, closing);
+        })
+        .onMessage(RowDecided.class, d -> {
+          writes.decided(d);
+          return handingOff(started, closing);
+        })
+        .onMessage(DropDone.class, d -> {
+          writes.dropped(d);
+          return handingOff(started, closing);
+        })
+        .onMessage(SplitDone.class, d -> {
+          if (!splits.finished(d)) {
+            return handingOff(started, closing);
+          }
+          // The split closed the tablet: the children are placed anew; a record the master misses is
+          // made again by whoever opens the parent next (its manifest says it split).
+          writes.closed();
+          splits.record(d);
+          return Behaviors.stopped();
+        })
+        .onMessageEquals(RetryHeldWrites.INSTANCE, () -> {
+          writes.retryHeld();
+          return handingOff(started, closing);
+        })
+        .onMessageEquals(Tick.INSTANCE, Behaviors::same)
+        .onAnyMessage(c -> {
+          refuseMoved(c, "tablet " + info.id() + " is moving to another node");
           return Behaviors.same();
         }).build();
   }

@@ -6,15 +6,16 @@ import io.tabula.persistence.tablet.TabletServer;
 import org.apache.pekko.actor.typed.ActorRef;
 
 /**
- * What every tablet actor on a node shares: the node's engine (commit log, block cache,
- * compaction threads and open tablets), its copy of the master's directory, a reference
- * to the master (a singleton proxy), and the list of tablets served here for direct reads.
+ * What every tablet actor on a node shares: the node's name in the cluster, its engine
+ * (commit log, block cache, compaction threads and open tablets), its copy of the master's
+ * directory, a reference to the master (a singleton proxy), and the list of tablets served
+ * here for direct reads.
  */
-public record TabletNode(TabletServer server, DirectoryCache directory, ActorRef<Master.Command> master,
+public record TabletNode(String name, TabletServer server, DirectoryCache directory, ActorRef<Master.Command> master,
     TabletSettings settings, LocalTablets local) {
   /** A node whose served tablets start out none. */
-  public TabletNode(TabletServer server, DirectoryCache directory, ActorRef<Master.Command> master,
+  public TabletNode(String name, TabletServer server, DirectoryCache directory, ActorRef<Master.Command> master,
       TabletSettings settings) {
-    this(server, directory, master, settings, new LocalTablets());
+    this(name, server, directory, master, settings, new LocalTablets());
   }
 }

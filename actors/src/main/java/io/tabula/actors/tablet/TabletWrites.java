@@ -290,6 +290,11 @@ final class TabletWrites {
 
   // ---- closing
 
+  /** Whether nothing is in flight, waiting in the row gate or held for the flush backlog. */
+  boolean idle() {
+    return rows.isEmpty() && held.isEmpty();
+  }
+
   /**
    * The tablet has closed (split): every write held for the flush backlog and every request
    * waiting in the row gate meets the closed tablet now and is refused as moved.

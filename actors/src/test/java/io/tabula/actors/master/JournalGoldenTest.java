@@ -61,7 +61,18 @@ class JournalGoldenTest {
     out.put("TabletSplit", new Master.TabletSplit("users", "users-2", b("t"), "users-a", "users-b"));
     out.put("TabletFilesRecorded", new Master.TabletFilesRecorded("users", "users-1",
         Map.of("default", List.of("tables/users/users-1/000002.sst", "tables/users/users-1/000001.sst")), 7));
-    out.put("Directory", Directory.EMPTY.withTable(table, List.of(t1, t2), 3));
+    Directory legacy = Directory.EMPTY.withTable(table, List.of(t1, t2), 3);
+    out.put("LegacyDirectory", new LegacyDirectory(legacy.version(), legacy.nextTabletNumber(), legacy.tables(),
+        legacy.tablets()));
+    out.put("TabletsAssigned", new Master.TabletsAssigned(Map.of("users-1", "n1", "users-2", "n2")));
+    out.put("MoveStarted", new Master.MoveStarted("users-1", "n1", "n3"));
+    out.put("MoveHandedOver", new Master.MoveHandedOver("users-1", "n3"));
+    out.put("MoveFinished", new Master.MoveFinished("users-1"));
+    out.put("TabletOpened", new Master.TabletOpened("users-1", "n3", "n3.19a2b3c4d5e-7f01", List.of("n1.19a2b3c4000-0a0b")));
+    out.put("TabletClosed", new Master.TabletClosed("users-1", "n3.19a2b3c4d5e-7f01"));
+    out.put("Directory", legacy.withPlacements(Map.of("users-1", new TabletPlacement("n3",
+        TabletPlacement.State.MOVING, "n1", List.of("n1.19a2b3c4000-0a0b")), "users-2", TabletPlacement.UNASSIGNED
+        .servedBy("n2"))));
     return out;
   }
 

@@ -52,6 +52,7 @@ import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
 import org.apache.pekko.actor.testkit.typed.javadsl.LogCapturingExtension;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.pattern.StatusReply;
 import org.apache.pekko.persistence.typed.PersistenceId;
 import org.apache.pekko.stream.SourceRef;
@@ -120,7 +121,21 @@ class TabletActorTest {
 
   private ActorRef<TabletActor.Command> spawnTablet(String id, ActorRef<Master.Command> masterRef,
       TabletSettings settings) {
-    return kit.spawn(TabletActor.create(id, new TabletNode(server, cache, masterRef, settings, local)));
+    return kit.spawn(TabletActor.create(id, new TabletNode("node1", server, cache, masterRef, settings, local)));
+  }
+
+  /**
+   * A master that records every opening a tablet reports (a tablet serves only once it has)
+   * and passes every message on to {@code probe}.
+   */
+  private ActorRef<Master.Command> recordingOpens(TestProbe<Master.Command> probe) {
+    return kit.spawn(Behaviors.receive(Master.Command.class).onAnyMessage(m -> {
+      if (m instanceof Master.ReportOpened r) {
+        r.replyTo().tell(StatusReply.ack());
+      }
+      probe.getRef().tell(m);
+      return Behaviors.same();
+    }).build());
   }
 
   private ActorRef<TabletActor.Command> spawnTablet() {
@@ -435,7 +450,7 @@ class TabletActorTest {
   @Test
   void aTabletPastItsSplitSizeSplitsAndRefusesOnceTheMasterRecordsIt() throws IOException {
     TestProbe<Master.Command> masterProbe = kit.createTestProbe();
-    ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, masterProbe.getRef(),
+    ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, recordingOpens(masterProbe),
         new TabletSettings(4096, Duration.ofMillis(100)));
     List<String> keys = writeUntilSplitting(tablet);
 
@@ -473,12 +488,13 @@ class TabletActorTest {
     assertArrayEquals(split.splitRow(), right.startRow());
     ActorRef<TabletActor.Command> leftActor = spawnTablet(split.leftId(), master, NEVER_SPLIT);
     ActorRef<TabletActor.Command> rightActor = spawnTablet(split.rightId(), master, NEVER_SPLIT);
+    List<String> leftRows = scan(leftActor, "", "", false);
+    List<String> rightRows = scan(rightActor, "", "", false);
+    // Served now (a child opens its tablet before it answers).
     Throwable outside = assertThrows(RuntimeException.class,
         () -> local.reads(split.leftId()).row(b(keys.get(keys.size() - 1)), new byte[0]));
     assertEquals(ErrorCode.MOVED, TabletReads.failure(outside).code(),
         "a direct read of a row outside the tablet is refused as moved");
-    List<String> leftRows = scan(leftActor, "", "", false);
-    List<String> rightRows = scan(rightActor, "", "", false);
     assertFalse(leftRows.isEmpty());
     assertFalse(rightRows.isEmpty());
     List<String> all = new ArrayList<>(leftRows);
@@ -492,7 +508,7 @@ class TabletActorTest {
   @Test
   void aSplitTheMasterMissedIsReportedAgainWhenTheParentIsStartedAgain() {
     TestProbe<Master.Command> lostMaster = kit.createTestProbe();
-    ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, lostMaster.getRef(),
+    ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, recordingOpens(lostMaster),
         new TabletSettings(4096, Duration.ofMillis(100)));
     writeUntilSplitting(tablet);
     List<Master.Command> told = lostMaster.fishForMessage(WAIT, m -> m instanceof Master.RecordSplit

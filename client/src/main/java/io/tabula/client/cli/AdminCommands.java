@@ -18,20 +18,32 @@ final class AdminCommands {
       description = {"Creates a table, with column families if given.",
           "Each family may carry a GC policy after a colon, in the syntax of setgcpolicy (quote the argument "
               + "if the policy has spaces). Example:",
-          "  tabula createtable webtable families=contents:maxversions=3,anchor"})
+          "Rows listed in splits= start tablets of their own at once (a cluster spreads them over its nodes).",
+          "  tabula createtable webtable families=contents:maxversions=3,anchor splits=com.m,org.a"})
   static final class CreateTable extends ClientCommand {
     @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
     String table;
 
-    @Parameters(index = "1..*", paramLabel = "families=F[:POLICY],...",
-        description = "The column families, comma-separated, each optionally family:gcpolicy.")
+    @Parameters(index = "1..*", paramLabel = "families=F[:POLICY],... splits=ROW,...",
+        description = "The column families, comma-separated, each optionally family:gcpolicy; the split rows.")
     List<String> args = List.of();
 
     private final Map<String, GcPolicy> families = new LinkedHashMap<>();
+    private final List<byte[]> splits = new java.util.ArrayList<>();
 
     @Override
     void check() {
-      String spec = CbtArgs.parse(cmd(), args, Set.of("families"), Set.of()).get("families");
+      CbtArgs given = CbtArgs.parse(cmd(), args, Set.of("families", "splits"), Set.of());
+      String rows = given.get("splits");
+      if (rows != null) {
+        for (String r : rows.split(",", -1)) {
+          if (r.isEmpty()) {
+            throw usage("splits=" + rows + ": a split row is empty");
+          }
+          splits.add(r.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+      }
+      String spec = given.get("families");
       if (spec == null) {
         return;
       }
@@ -58,7 +70,7 @@ final class AdminCommands {
 
     @Override
     int run(TabulaClient client) {
-      Blocking.join(client.admin().createTable(table, families));
+      Blocking.join(client.admin().createTable(table, families, splits));
       return 0;
     }
   }

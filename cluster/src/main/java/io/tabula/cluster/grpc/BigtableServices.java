@@ -50,7 +50,8 @@ public final class BigtableServices {
     // moment between the bind and this stage's completion.
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();
     Supplier<String> endpoint = () -> settings.host() + ":" + bound.join().localAddress().getPort();
-    DataService dataService = new DataService(router);
+    Owners owners = new Owners(org.apache.pekko.cluster.typed.Cluster.get(system), settings.name(), endpoint);
+    DataService dataService = new DataService(router, owners);
     // Every failure, also of a request that does not parse, is answered through GrpcErrors.
     Materializer mat = SystemMaterializer.get(system).materializer();
     Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtablePowerApiHandlerFactory.partial(
@@ -59,7 +60,7 @@ public final class BigtableServices {
         new AdminService(system, master, router, settings.askTimeout(), onTableDeleted),
         com.google.bigtable.admin.v2.BigtableTableAdmin.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> locations = LocationsHandlerFactory.partial(
-        new LocationsService(router, endpoint), Locations.name, mat, GrpcErrors.handler(), system);
+        new LocationsService(router, owners), Locations.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
         locations);
     StrictCalls strict = new StrictCalls(dataService, system, services);

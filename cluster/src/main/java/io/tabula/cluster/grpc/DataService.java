@@ -76,9 +76,9 @@ public final class DataService implements BigtablePowerApi {
   private final RouteCheck routes;
   private final TabletBatches batches;
 
-  DataService(Router router) {
+  DataService(Router router, Owners owners) {
     this.router = router;
-    this.routes = new RouteCheck(router);
+    this.routes = new RouteCheck(router, owners);
     this.batches = new TabletBatches(router);
   }
 

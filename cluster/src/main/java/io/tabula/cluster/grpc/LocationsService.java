@@ -9,7 +9,6 @@ import io.tabula.protocol.locations.Locations;
 import io.tabula.protocol.locations.TabletLocation;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 
 /**
  * Tabula's {@code tabula.v1.Locations} service (paper §5.1): which tablet holds a row, the
@@ -18,19 +17,19 @@ import java.util.function.Supplier;
  * {@value RouteCheck#TABLET_HEADER} header of its single-row requests, and asks again when
  * one is refused as a stale route ({@link RouteCheck}).
  *
- * <p>One node serves every tablet, so every endpoint is this node's gRPC {@code host:port},
- * given by {@code endpoint} (with port 0 the port is known only once bound). Thread-safe.
+ * <p>Each tablet's endpoint is its owner's gRPC {@code host:port} ({@link Owners}); a tablet
+ * with no owner that is Up is given this node's, which forwards. Thread-safe.
  */
 final class LocationsService implements Locations {
   /** The most tablets after the located one a request may ask for. */
   static final int MAX_PREFETCH = 100;
 
   private final Router router;
-  private final Supplier<String> endpoint;
+  private final Owners owners;
 
-  LocationsService(Router router, Supplier<String> endpoint) {
+  LocationsService(Router router, Owners owners) {
     this.router = router;
-    this.endpoint = endpoint;
+    this.owners = owners;
   }
 
   @Override
@@ -56,11 +55,10 @@ final class LocationsService implements Locations {
     if (first == tablets.size()) {
       throw GrpcErrors.notFound("table " + table + " not found");
     }
-    String here = endpoint.get();
     LocateResponse.Builder b = LocateResponse.newBuilder().setDirectoryVersion(d.version());
     for (TabletInfo t : tablets.subList(first, Math.min(tablets.size(), first + 1 + prefetch))) {
       b.addTablets(TabletLocation.newBuilder().setTabletId(t.id()).setStartKey(ByteString.copyFrom(t.startRow()))
-          .setEndKey(ByteString.copyFrom(t.endRow())).setEndpoint(here));
+          .setEndKey(ByteString.copyFrom(t.endRow())).setEndpoint(owners.endpointOf(d, t.id())));
     }
     return b.build();
   }

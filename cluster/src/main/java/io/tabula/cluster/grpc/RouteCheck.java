@@ -20,6 +20,10 @@ import org.apache.pekko.grpc.javadsl.Metadata;
  * the {@link ErrorCode#STALE_ROUTE} reason in its details and the trailer
  * {@value WireNames#STALE_ROUTE_TRAILER} {@code = 1}, so the client locates the row again.
  *
+ * <p>A tablet this node's directory places on another Up node is a stale route too: the
+ * client asks this node's Locations service again and is told the owner's endpoint, rather
+ * than every request taking a forwarding hop.
+ *
  * <p>A request without the header is not checked: the official Cloud Bigtable clients never
  * send it. An unknown table is NOT_FOUND, as it is without the header. The check is made
  * before the request is routed; a split that happens after it is handled as for any
@@ -32,9 +36,11 @@ final class RouteCheck {
   private static final CompletionStage<Void> PASS = CompletableFuture.completedStage(null);
 
   private final Router router;
+  private final Owners owners;
 
-  RouteCheck(Router router) {
+  RouteCheck(Router router, Owners owners) {
     this.router = router;
+    this.owners = owners;
   }
 
   /**
@@ -47,8 +53,10 @@ final class RouteCheck {
       return PASS;
     }
     String id = named.get();
-    if (holds(router.directory(), table, id, row)) {
-      return PASS;
+    Directory now = router.directory();
+    if (holds(now, table, id, row)) {
+      String owner = owners.otherOwner(now, id);
+      return owner == null ? PASS : CompletableFuture.failedStage(movedTo(table, id, owner));
     }
     return router.refreshedDirectory().thenApply(d -> {
       if (d.table(table) == null) {
@@ -64,6 +72,11 @@ final class RouteCheck {
   private static boolean holds(Directory d, String table, String id, byte[] row) {
     TabletInfo t = d.tablet(table, id);
     return t != null && t.containsRow(row);
+  }
+
+  private static GrpcServiceException movedTo(String table, String id, String endpoint) {
+    return GrpcErrors.status(ErrorCode.STALE_ROUTE, "stale route: tablet '" + id + "' of table " + table
+        + " is served by " + endpoint + "; locate the row again", null);
   }
 
   private static GrpcServiceException stale(String table, String id) {

@@ -5,6 +5,8 @@ import io.tabula.actors.tablet.TabletNode;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.sharding.typed.ShardingEnvelope;
+import org.apache.pekko.cluster.sharding.typed.ShardingMessageExtractor;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
@@ -12,9 +14,11 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 
 /**
  * Where tablets live as Cluster Sharding entities: the entity type, this node's region for
- * it, and the reference to one tablet's entity by its id. The tablet actor itself does not
- * know it is sharded; this is the one place that does, so placement can change here without
- * touching the actor. Thread-safe (Pekko's sharding extension is).
+ * it, and the reference to one tablet's entity by its id. One tablet is one shard (the shard
+ * id is the tablet id), placed where the master says ({@link MasterAllocation}), and handed
+ * over with {@link TabletActor.HandOff} as its stop message. The tablet actor itself does not
+ * know it is sharded; this is the one place that does. Thread-safe (Pekko's sharding
+ * extension is).
  */
 public final class TabletShards {
   /** The tablets' entity type; an entity id is a tablet id. */
@@ -35,7 +39,10 @@ public final class TabletShards {
   public static TabletShards start(ActorSystem<?> system, TabletNode node) {
     ClusterSharding sharding = ClusterSharding.get(system);
     sharding.init(Entity.of(KEY, ctx -> Behaviors.supervise(TabletActor.create(ctx.getEntityId(), node))
-        .onFailure(SupervisorStrategy.restart())));
+            .onFailure(SupervisorStrategy.restart()))
+        .withMessageExtractor(new OneTabletPerShard())
+        .withAllocationStrategy(new MasterAllocation(system, node.directory(), node.master()))
+        .withStopMessage(TabletActor.HandOff.INSTANCE));
     return new TabletShards(sharding);
   }
 
@@ -47,5 +54,24 @@ public final class TabletShards {
   /** The entity of tablet {@code tabletId}, wherever it is served. */
   public EntityRef<TabletActor.Command> tablet(String tabletId) {
     return sharding.entityRefFor(KEY, tabletId);
+  }
+
+  /** Shard id = entity id = tablet id. */
+  private static final class OneTabletPerShard
+      extends ShardingMessageExtractor<ShardingEnvelope<TabletActor.Command>, TabletActor.Command> {
+    @Override
+    public String entityId(ShardingEnvelope<TabletActor.Command> envelope) {
+      return envelope.entityId();
+    }
+
+    @Override
+    public String shardId(String entityId) {
+      return entityId;
+    }
+
+    @Override
+    public TabletActor.Command unwrapMessage(ShardingEnvelope<TabletActor.Command> envelope) {
+      return envelope.message();
+    }
   }
 }

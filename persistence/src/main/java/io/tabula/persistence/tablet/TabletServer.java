@@ -9,6 +9,7 @@ import io.tabula.persistence.wal.ReplayResult;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -48,13 +49,22 @@ public final class TabletServer implements Closeable {
   private final ExecutorService merges;
   private final TabletEnv env;
   private final Map<String, Tablet> tablets = new ConcurrentHashMap<>();
+  /** The name of this server's commit-log folder under {@code logs/}. */
+  private final String logName;
+  /**
+   * Opens tablets only when asked ({@link #openTablet}), as a cluster node does; otherwise
+   * {@link #open} opened every tablet on the storage and split children stay open here.
+   */
+  private final boolean onDemand;
   private ReplayResult recovery;
 
   private TabletServer(Storage storage, Options options, MicrosClock clock, Function<String, TableSchema> schemas,
-      CommitLog log, BackgroundFailures failures) {
+      CommitLog log, BackgroundFailures failures, boolean onDemand) {
     this.storage = storage;
     this.schemas = schemas;
     this.log = log;
+    this.logName = options.nodeId();
+    this.onDemand = onDemand;
     this.background = daemonPool(options.backgroundThreads(), "tabula-compaction-");
     this.merges = daemonPool(Math.max(1, options.backgroundThreads() / 2), "tabula-merge-");
     this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()), background, merges,
@@ -80,7 +90,7 @@ public final class TabletServer implements Closeable {
   public static TabletServer open(Storage storage, Options options, MicrosClock clock,
       Function<String, TableSchema> schemas, BackgroundFailures failures) throws IOException {
     CommitLog log = CommitLog.open(storage, Storage.path("logs", options.nodeId()), options.log());
-    TabletServer server = new TabletServer(storage, options, clock, schemas, log, failures);
+    TabletServer server = new TabletServer(storage, options, clock, schemas, log, failures, false);
     try {
       server.recover();
     } catch (IOException | RuntimeException e) {
@@ -88,6 +98,107 @@ public final class TabletServer implements Closeable {
       throw e;
     }
     return server;
+  }
+
+  /**
+   * Starts the storage side of a cluster node: a new commit log in {@code logs/<nodeId>},
+   * which must not exist yet (a restarted node takes a new name, so it never appends to the
+   * log of its previous life), and no tablet open: the node opens each tablet it is given
+   * with {@link #openTablet}.
+   *
+   * @param schemas the schema of a table by name (the master's metadata)
+   */
+  public static TabletServer startOnDemand(Storage storage, Options options, MicrosClock clock,
+      Function<String, TableSchema> schemas, BackgroundFailures failures) throws IOException {
+    String dir = Storage.path("logs", options.nodeId());
+    if (!storage.list(dir).isEmpty()) {
+      throw new IllegalStateException("commit-log folder " + dir + " already exists: a node's log folder is never "
+          + "reused");
+    }
+    return new TabletServer(storage, options, clock, schemas, CommitLog.open(storage, dir, options.log()), failures,
+        true);
+  }
+
+  /** A tablet this server opened, and what it replayed from the logs it was given to open it. */
+  public record Opened(Tablet tablet, long replayedRecords, List<String> recoveredLogs) {}
+
+  /**
+   * Opens tablet {@code tabletId} of {@code table} from its manifest (creating it, empty,
+   * over {@code [startRow, endRow)} if it has none), then replays its records past its redo
+   * point from each of {@code logs} other than this server's own: the logs of earlier
+   * incarnations that served it without closing it cleanly. If anything was replayed the
+   * tablet flushes before this returns, so those logs are no longer needed for it (they are
+   * the {@link Opened#recoveredLogs}). Returns the tablet already open if there is one; null
+   * if the tablet was split (any child manifest a crash left unwritten is written first).
+   * Blocks on file I/O.
+   */
+  public Opened openTablet(String table, String tabletId, byte[] startRow, byte[] endRow, Collection<String> logs)
+      throws IOException {
+    Tablet open = tablets.get(tabletId);
+    if (open != null) {
+      return new Opened(open, 0, List.of());
+    }
+    String dir = Tablet.dirOf(table, tabletId);
+    if (!ManifestCodec.exists(storage, dir)) {
+      return new Opened(createTablet(table, tabletId, startRow, endRow), 0, List.of());
+    }
+    TabletManifest m = ManifestCodec.read(storage, dir);
+    if (m.state() != TabletManifest.State.ACTIVE) {
+      finishSplit(m, new ArrayList<>());
+      return null;
+    }
+    Tablet t = Tablet.open(env, schemaOf(table), m);
+    long replayed = 0;
+    List<String> recovered = new ArrayList<>();
+    try {
+      for (String other : logs) {
+        if (other.equals(logName)) {
+          continue;
+        }
+        replayed += CommitLog.readFolder(storage, Storage.path("logs", other), (id, seq, payload) -> {
+          if (id.equals(tabletId)) {
+            t.replay(seq, payload);
+          }
+        });
+        recovered.add(other);
+      }
+      if (t.visibleSequence() > t.redoPoint()) {
+        TabletMaintenance.join(t.freezeAndFlush());
+      }
+    } catch (IOException | RuntimeException e) {
+      t.closeWithoutFlush();
+      throw e;
+    }
+    if (tablets.putIfAbsent(tabletId, t) != null) {
+      t.closeWithoutFlush();
+      return new Opened(tablets.get(tabletId), 0, List.of());
+    }
+    return new Opened(t, replayed, recovered);
+  }
+
+  /**
+   * Closes an open tablet cleanly (paper §5.2, a tablet handed to another server): stops its
+   * writes, waits for those in flight, flushes its memtable, so whoever opens it next has
+   * nothing to replay. Nothing happens if it is not open. Blocks on file I/O.
+   */
+  public void closeTablet(String tabletId) throws IOException {
+    Tablet t = tablets.remove(tabletId);
+    if (t != null) {
+      t.close();
+    }
+  }
+
+  /** Closes an open tablet without flushing, its data being thrown away (its table is gone). */
+  public void discardTablet(String tabletId) {
+    Tablet t = tablets.remove(tabletId);
+    if (t != null) {
+      t.closeWithoutFlush();
+    }
+  }
+
+  /** The name of this server's commit-log folder under {@code logs/}. */
+  public String logName() {
+    return logName;
   }
 
   private void recover() throws IOException {
@@ -168,8 +279,14 @@ public final class TabletServer implements Closeable {
       throw new IllegalArgumentException("tablet " + tabletId + " is not open on this node");
     }
     List<Tablet> children = t.split(row, leftId, rightId);
-    children.forEach(c -> tablets.put(c.id(), c));
     tablets.remove(tabletId);
+    if (onDemand) {
+      // Each child is opened where it is placed next, perhaps on another node; their manifests
+      // say everything (the split flushed the parent).
+      children.forEach(Tablet::closeWithoutFlush);
+    } else {
+      children.forEach(c -> tablets.put(c.id(), c));
+    }
     return children;
   }
 

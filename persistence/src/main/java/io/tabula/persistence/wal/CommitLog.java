@@ -5,6 +5,7 @@ import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
 import java.util.function.ToLongFunction;
 
@@ -347,6 +347,30 @@ public final class CommitLog implements Closeable {
       }
     }
     return new ReplayResult(records, oldSegments, torn, tornOffset, tornBytes);
+  }
+
+  /**
+   * Reads the log another incarnation left in {@code dir} (read only: nothing is cut or
+   * deleted), delivering each valid record in order. A torn tail of its last segment is the
+   * crash that ended it and is skipped; damage anywhere else is thrown. The folder must no
+   * longer be written to.
+   *
+   * @return how many records were delivered
+   */
+  public static long readFolder(Storage storage, String dir, RecordVisitor visitor) throws IOException {
+    List<String> names = new ArrayList<>();
+    for (String name : storage.list(dir)) {
+      if (CommitLogFormat.segmentNumber(name) >= 0) {
+        names.add(name);
+      }
+    }
+    names.sort(java.util.Comparator.comparingLong(CommitLogFormat::segmentNumber));
+    long records = 0;
+    for (int i = 0; i < names.size(); i++) {
+      String path = Storage.path(dir, names.get(i));
+      records += LogReader.read(path, LogReader.readAll(storage, path), i == names.size() - 1, visitor).records();
+    }
+    return records;
   }
 
   /**

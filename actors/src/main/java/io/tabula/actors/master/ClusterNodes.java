@@ -1,0 +1,73 @@
+package io.tabula.actors.master;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
+
+/**
+ * Tabula nodes as cluster members. A node states its name and endpoints in its member roles
+ * ({@link #roles}), which every member sees with the membership itself, so no node has to
+ * ask another who it is and the answer is never older than the membership.
+ */
+public final class ClusterNodes {
+  private static final String NAME = "tabula-node:";
+  private static final String GRPC = "tabula-grpc:";
+  private static final String HTTP = "tabula-http:";
+
+  private ClusterNodes() {}
+
+  /**
+   * A node as the membership shows it.
+   *
+   * @param grpc the {@code host:port} of its Cloud Bigtable API
+   * @param http the {@code host:port} of its Management HTTP
+   */
+  public record NodeInfo(String name, Address address, String grpc, String http, MemberStatus status) {
+    /** Up: serving, and a place for tablets. */
+    public boolean up() {
+      return status == MemberStatus.up();
+    }
+  }
+
+  /** The roles a node named {@code name} joins with. */
+  public static List<String> roles(String name, String grpc, String http) {
+    return List.of(NAME + name, GRPC + grpc, HTTP + http);
+  }
+
+  /** The node a member is, if it is a Tabula node. */
+  public static Optional<NodeInfo> of(Member m) {
+    String name = null;
+    String grpc = "";
+    String http = "";
+    for (String r : m.getRoles()) {
+      if (r.startsWith(NAME)) {
+        name = r.substring(NAME.length());
+      } else if (r.startsWith(GRPC)) {
+        grpc = r.substring(GRPC.length());
+      } else if (r.startsWith(HTTP)) {
+        http = r.substring(HTTP.length());
+      }
+    }
+    return name == null ? Optional.empty() : Optional.of(new NodeInfo(name, m.address(), grpc, http, m.status()));
+  }
+
+  /** Every Tabula node in the membership (any status), by name. */
+  public static List<NodeInfo> all(Cluster cluster) {
+    List<NodeInfo> out = new ArrayList<>();
+    for (Member m : cluster.state().getMembers()) {
+      of(m).ifPresent(out::add);
+    }
+    out.sort(Comparator.comparing(NodeInfo::name));
+    return out;
+  }
+
+  /** The names of the nodes that are Up, sorted. */
+  public static List<String> upNames(Cluster cluster) {
+    return all(cluster).stream().filter(NodeInfo::up).map(NodeInfo::name).toList();
+  }
+}

@@ -1,0 +1,123 @@
+package io.tabula.actors.tablet;
+
+import io.tabula.actors.Stages;
+import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.Master;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.persistence.tablet.ManifestCodec;
+import io.tabula.persistence.tablet.Tablet;
+import io.tabula.persistence.tablet.TabletManifest;
+import io.tabula.persistence.tablet.TabletServer;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.pattern.StatusReply;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How a tablet actor comes to serve its tablet (paper §5.2, a tablet server loading a
+ * tablet): find the tablet in the directory, open it from its manifest on the shared storage
+ * (creating a new tablet's, replaying what logs of earlier incarnations still hold of it),
+ * then have the master record that this node's log now holds its writes. Only then does the
+ * actor take requests. Runs off the actor's thread; the file work on the blocking-I/O
+ * dispatcher.
+ */
+final class TabletOpening {
+  private static final Logger LOG = LoggerFactory.getLogger(TabletOpening.class);
+  private static final Duration ASK = Duration.ofSeconds(5);
+
+  /** The tablet and its directory entry; both null when this node is not to serve it (split, deleted, unknown). */
+  record Result(Tablet tablet, TabletInfo info) {
+    static final Result NONE = new Result(null, null);
+  }
+
+  private TabletOpening() {}
+
+  static CompletionStage<Result> open(TabletNode node, String tabletId, ActorSystem<?> system, Executor blockingIo) {
+    return directoryWith(node, tabletId, system)
+        .thenApplyAsync(d -> openFiles(node, d, tabletId, system), blockingIo)
+        .thenCompose(o -> o == null ? CompletableFuture.completedFuture(Result.NONE)
+            : reportOpened(node, o, system, 0));
+  }
+
+  /** The directory, asked again of the master once when it does not have the tablet yet (it may be new). */
+  private static CompletionStage<Directory> directoryWith(TabletNode node, String tabletId, ActorSystem<?> system) {
+    Directory d = node.directory().get();
+    if (d.tablet(tabletId) != null) {
+      return CompletableFuture.completedFuture(d);
+    }
+    return node.directory().refresh(node.master(), system, ASK).exceptionally(err -> node.directory().get());
+  }
+
+  private record Opening(TabletInfo info, TabletServer.Opened opened) {}
+
+  private static Opening openFiles(TabletNode node, Directory d, String tabletId, ActorSystem<?> system) {
+    TabletInfo info = d.tablet(tabletId);
+    if (info == null) {
+      return null;
+    }
+    TabletServer server = node.server();
+    try {
+      TabletServer.Opened o = server.openTablet(info.table(), tabletId, info.startRow(), info.endRow(),
+          d.placementOf(tabletId).logs());
+      if (o == null) {
+        reportFinishedSplit(node, ManifestCodec.read(server.env().storage(), Tablet.dirOf(info.table(), tabletId)),
+            system);
+        return null;
+      }
+      if (o.replayedRecords() > 0) {
+        LOG.info("tablet {}: replayed {} records from the logs {}", tabletId, o.replayedRecords(),
+            o.recoveredLogs());
+      }
+      return new Opening(info, o);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open tablet " + tabletId, e);
+    }
+  }
+
+  /** A split the master may not have heard of (the node stopped in between): tell it again. */
+  private static void reportFinishedSplit(TabletNode node, TabletManifest m, ActorSystem<?> system) {
+    if (m.state() == TabletManifest.State.SPLIT && m.split() != null) {
+      node.master().tell(new Master.RecordSplit(m.table(), m.tabletId(), m.split().splitRow(), m.split().leftId(),
+          m.split().rightId(), system.ignoreRef()));
+    }
+  }
+
+  /**
+   * Has the master record the opening, asking again each second while it does not answer
+   * (a master moving to another node); completes with the tablet once recorded. A master
+   * that no longer knows the tablet (its table was deleted meanwhile) closes it again.
+   */
+  private static CompletionStage<Result> reportOpened(TabletNode node, Opening o, ActorSystem<?> system,
+      int attempt) {
+    String id = o.info().id();
+    Tablet t = o.opened().tablet();
+    return Stages.direct(AskPattern.<Master.Command, StatusReply<Done>>ask(node.master(),
+        r -> new Master.ReportOpened(id, node.name(), node.server().logName(), o.opened().recoveredLogs(), r), ASK,
+        system.scheduler())).handle((reply, err) -> {
+          if (err == null && reply.isSuccess()) {
+            return CompletableFuture.completedFuture(new Result(t, o.info()));
+          }
+          if (err == null && Refusal.is(reply.getError(), ErrorCode.NOT_FOUND)) {
+            node.server().discardTablet(id);
+            return CompletableFuture.completedFuture(Result.NONE);
+          }
+          if (attempt % 10 == 0) {
+            LOG.info("tablet {}: the master has not recorded its opening yet ({}); asking again", id,
+                err != null ? err.toString() : reply.getError().getMessage());
+          }
+          return CompletableFuture.supplyAsync(() -> null, CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS))
+              .thenCompose(x -> reportOpened(node, o, system, attempt + 1));
+        }).thenCompose(x -> x);
+  }
+}

@@ -1,0 +1,170 @@
+package io.tabula.cluster.sharding;
+
+import io.tabula.actors.master.ClusterNodes;
+import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.DirectoryCache;
+import io.tabula.actors.master.Master;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.ActorRef;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.sharding.ShardCoordinator;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.pattern.StatusReply;
+import scala.collection.immutable.IndexedSeq;
+import scala.concurrent.Future;
+import scala.jdk.javaapi.FutureConverters;
+
+/**
+ * Cluster Sharding's allocation of tablets, following the master (paper §5.2: the master
+ * assigns tablets to tablet servers). Sharding only carries out the placement the master
+ * recorded in the directory; it never picks a node of its own:
+ *
+ * <ul>
+ *   <li>A tablet goes to its owner's region. If its owner is Up but has no region yet (it is
+ *       starting), the allocation fails after a short pause and sharding asks again. If it
+ *       has no owner, or its owner is leaving or gone, the master is asked to place it
+ *       ({@link Master.Place}: recorded before it answers), and it goes there.
+ *   <li>A tablet the directory does not know (a split parent, a deleted table's, a made-up
+ *       id) goes to the region that asked: its actor only answers that the row moved.
+ *   <li>Rebalancing hands over exactly the tablets whose region is not their owner's, when
+ *       the owner has a region: a master's move (or placement) is carried out this way.
+ * </ul>
+ *
+ * Unlike {@code ExternalShardAllocation}, whose locations live in non-durable distributed
+ * data, are never removed and fall back silently to the requester, the locations here are the
+ * master's journaled directory, and a tablet never lands where the master did not put it.
+ *
+ * <p>Runs on the node of the shard coordinator (a singleton), reading that node's copy of the
+ * directory; thread-safe (the coordinator calls it from its actor, the futures complete
+ * anywhere).
+ */
+final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStrategy {
+  private static final Duration ASK = Duration.ofSeconds(5);
+  /** How long an allocation waits before failing when the owner has no region yet (sharding then asks again). */
+  private static final long NOT_YET_MS = 300;
+
+  private final ActorSystem<?> system;
+  private final DirectoryCache directory;
+  private final org.apache.pekko.actor.typed.ActorRef<Master.Command> master;
+  private final Cluster cluster;
+
+  MasterAllocation(ActorSystem<?> system, DirectoryCache directory,
+      org.apache.pekko.actor.typed.ActorRef<Master.Command> master) {
+    this.system = system;
+    this.directory = directory;
+    this.master = master;
+    this.cluster = Cluster.get(system);
+  }
+
+  /** A tablet that cannot be placed right now; sharding asks again. Not an error of the node. */
+  static final class NotYet extends RuntimeException {
+    NotYet(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  @Override
+  public Future<ActorRef> allocateShard(ActorRef requester, String shardId,
+      Map<ActorRef, IndexedSeq<String>> currentShardAllocations) {
+    Set<ActorRef> regions = Set.copyOf(currentShardAllocations.keySet());
+    Directory d = directory.get();
+    CompletionStage<ActorRef> region = d.tablet(shardId) != null ? allocate(d, requester, shardId, regions)
+        : directory.refresh(master, system, ASK).thenCompose(fresh -> allocate(fresh, requester, shardId, regions));
+    return FutureConverters.asScala(region);
+  }
+
+  private CompletionStage<ActorRef> allocate(Directory d, ActorRef requester, String shardId, Set<ActorRef> regions) {
+    if (d.tablet(shardId) == null) {
+      return CompletableFuture.completedFuture(regions.contains(requester) ? requester : regions.iterator().next());
+    }
+    String owner = d.ownerOf(shardId);
+    ActorRef region = regionOf(owner, regions);
+    if (region != null) {
+      return CompletableFuture.completedFuture(region);
+    }
+    Optional<ClusterNodes.NodeInfo> member = ClusterNodes.all(cluster).stream()
+        .filter(n -> n.name().equals(owner)).findFirst();
+    if (member.isPresent() && isStarting(member.get().status())) {
+      return notYet("tablet " + shardId + ": its node " + owner + " has no region yet");
+    }
+    return AskPattern.<Master.Command, StatusReply<String>>ask(master, r -> new Master.Place(shardId, r), ASK,
+        system.scheduler()).thenCompose(reply -> {
+          if (reply.isError()) {
+            return notYet("tablet " + shardId + " could not be placed: " + reply.getError().getMessage());
+          }
+          ActorRef placed = regionOf(reply.getValue(), regions);
+          return placed != null ? CompletableFuture.completedFuture(placed)
+              : notYet("tablet " + shardId + ": its node " + reply.getValue() + " has no region yet");
+        });
+  }
+
+  private static boolean isStarting(MemberStatus s) {
+    return s == MemberStatus.joining() || s == MemberStatus.weaklyUp() || s == MemberStatus.up();
+  }
+
+  private static CompletionStage<ActorRef> notYet(String why) {
+    CompletableFuture<ActorRef> f = new CompletableFuture<>();
+    CompletableFuture.delayedExecutor(NOT_YET_MS, TimeUnit.MILLISECONDS).execute(() ->
+        f.completeExceptionally(new NotYet(why)));
+    return f;
+  }
+
+  @Override
+  public Future<java.util.Set<String>> rebalance(Map<ActorRef, IndexedSeq<String>> currentShardAllocations,
+      java.util.Set<String> rebalanceInProgress) {
+    Directory d = directory.get();
+    Set<ActorRef> regions = currentShardAllocations.keySet();
+    java.util.Set<String> move = new HashSet<>();
+    for (Map.Entry<ActorRef, IndexedSeq<String>> e : currentShardAllocations.entrySet()) {
+      String node = nodeOf(e.getKey());
+      scala.collection.Iterator<String> shards = e.getValue().iterator();
+      while (shards.hasNext()) {
+        String shard = shards.next();
+        if (rebalanceInProgress.contains(shard) || d.tablet(shard) == null) {
+          continue;
+        }
+        String owner = d.ownerOf(shard);
+        if (!owner.isEmpty() && !owner.equals(node) && regionOf(owner, regions) != null) {
+          move.add(shard);
+        }
+      }
+    }
+    return Future.successful(move);
+  }
+
+  /** The region of node {@code name} among {@code regions}, or null. */
+  private ActorRef regionOf(String name, Collection<ActorRef> regions) {
+    if (name.isEmpty()) {
+      return null;
+    }
+    for (ActorRef r : regions) {
+      if (name.equals(nodeOf(r))) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  /** The name of the node a region lives on, or null if it is not a Tabula node. */
+  private String nodeOf(ActorRef region) {
+    Address a = region.path().address();
+    Address at = a.hasGlobalScope() ? a : cluster.selfMember().address();
+    for (ClusterNodes.NodeInfo n : ClusterNodes.all(cluster)) {
+      if (n.address().equals(at)) {
+        return n.name();
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,146 @@
+package io.tabula.multijvm;
+
+import com.google.api.gax.retrying.RetrySettings;
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.BigtableDataSettings;
+import com.google.cloud.bigtable.data.v2.stub.EnhancedBigtableStubSettings;
+import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.TestWatcher;
+
+/**
+ * The nodes of one scenario on one fresh storage root: started in order (the first forms
+ * the cluster, the others join it), every one stopped at the end whatever happened, and each
+ * node's log tail printed when the scenario failed. Official clients built here stay on
+ * loopback ({@code newBuilderForEmulator}).
+ */
+final class ClusterFixture implements AutoCloseable {
+  static final String PROJECT = "p";
+  static final String INSTANCE = "i";
+  private static final Pattern TABLET = Pattern.compile("\"id\":\"([^\"]+)\".*?\"owner\":\"([^\"]*)\",\"state\":\"([a-z]+)\"");
+
+  final Path root;
+  final Path data;
+  final List<NodeJvm> nodes = new ArrayList<>();
+
+  /**
+   * A fixture on a fresh temporary root, which outlives {@link #close} (that only stops the
+   * nodes) so a failed scenario's logs can still be printed; {@link LogsOnFailure} deletes it.
+   */
+  ClusterFixture() throws IOException {
+    this.root = Files.createTempDirectory("tabula-cluster-");
+    this.data = Files.createDirectories(root.resolve("data"));
+    current = this;
+  }
+
+  /** Starts node {@code name}, joining the first node (if any), and waits until it is ready. */
+  NodeJvm add(String name) throws IOException, InterruptedException {
+    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root);
+    nodes.add(n);
+    n.awaitReady(Duration.ofSeconds(90));
+    return n;
+  }
+
+  NodeJvm node(String name) {
+    return nodes.stream().filter(n -> n.name.equals(name)).findFirst().orElseThrow();
+  }
+
+  /** Tablet id to {owner, state}, in row order, as {@code via}'s {@code /tabula/tablets?table=} shows them. */
+  static Map<String, String[]> tablets(NodeJvm via, String table) throws IOException, InterruptedException {
+    String body = via.get("/tabula/tablets?table=" + table).body();
+    Map<String, String[]> out = new LinkedHashMap<>();
+    for (String t : body.split("\\},\\{")) {
+      Matcher m = TABLET.matcher(t);
+      if (m.find()) {
+        out.put(m.group(1), new String[] {m.group(2), m.group(3)});
+      }
+    }
+    return out;
+  }
+
+  static BigtableDataClient data(NodeJvm n) throws IOException {
+    BigtableDataSettings.Builder b = BigtableDataSettings.newBuilderForEmulator(NodeJvm.HOST, n.grpcPort)
+        .setProjectId(PROJECT).setInstanceId(INSTANCE).setMetricsProvider(NoopMetricsProvider.INSTANCE)
+        .disableInternalMetrics();
+    EnhancedBigtableStubSettings.Builder stub = b.stubSettings();
+    RetrySettings retry = RetrySettings.newBuilder().setMaxAttempts(20)
+        .setInitialRetryDelayDuration(Duration.ofMillis(20)).setMaxRetryDelayDuration(Duration.ofMillis(500))
+        .setRetryDelayMultiplier(2.0).setInitialRpcTimeoutDuration(Duration.ofSeconds(10))
+        .setMaxRpcTimeoutDuration(Duration.ofSeconds(10)).setRpcTimeoutMultiplier(1.0)
+        .setTotalTimeoutDuration(Duration.ofSeconds(30)).build();
+    stub.readRowsSettings().setRetrySettings(retry).setIdleTimeoutDuration(Duration.ofSeconds(30));
+    stub.mutateRowSettings().setRetrySettings(retry);
+    stub.bulkMutateRowsSettings().setRetrySettings(retry);
+    return BigtableDataClient.create(b.build());
+  }
+
+  static BigtableTableAdminClient admin(NodeJvm n) throws IOException {
+    return BigtableTableAdminClient.create(BigtableTableAdminSettings.newBuilderForEmulator(NodeJvm.HOST, n.grpcPort)
+        .setProjectId(PROJECT).setInstanceId(INSTANCE).build());
+  }
+
+  /** Prints every node's log tail (for a failed scenario). */
+  void printLogs() {
+    for (NodeJvm n : nodes) {
+      System.out.println("===== last lines of node " + n.name + " (" + n.log + ") =====");
+      System.out.println(n.tail(120));
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    for (NodeJvm n : nodes) {
+      n.close();
+    }
+  }
+
+  /** Prints the nodes' logs when a scenario fails, then deletes the scenario's root either way. */
+  static final class LogsOnFailure implements TestWatcher {
+    @Override
+    public void testFailed(ExtensionContext context, Throwable cause) {
+      ClusterFixture f = current;
+      if (f != null) {
+        f.printLogs();
+      }
+      deleteRoot();
+    }
+
+    @Override
+    public void testSuccessful(ExtensionContext context) {
+      deleteRoot();
+    }
+
+    @Override
+    public void testAborted(ExtensionContext context, Throwable cause) {
+      deleteRoot();
+    }
+
+    private static void deleteRoot() {
+      ClusterFixture f = current;
+      current = null;
+      if (f == null) {
+        return;
+      }
+      try (java.util.stream.Stream<Path> paths = Files.walk(f.root)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      } catch (IOException e) {
+        System.out.println("could not delete " + f.root + ": " + e);
+      }
+    }
+  }
+
+  /** The fixture of the scenario running now (scenarios run one at a time). */
+  static volatile ClusterFixture current;
+}

@@ -1,0 +1,134 @@
+package io.tabula.multijvm;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One Tabula node as its own JVM: {@code tabula server} (the app module's entry point) with
+ * this test's class path, on 127.0.0.1 with fresh ports, its output in a log file. The
+ * scenario that starts one stops it ({@link #close} kills it if it still runs).
+ */
+final class NodeJvm implements AutoCloseable {
+  static final String HOST = "127.0.0.1";
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+  final String name;
+  final int grpcPort;
+  final int httpPort;
+  final int clusterPort;
+  final Path log;
+  private final Process process;
+
+  private NodeJvm(String name, int grpcPort, int httpPort, int clusterPort, Path log, Process process) {
+    this.name = name;
+    this.grpcPort = grpcPort;
+    this.httpPort = httpPort;
+    this.clusterPort = clusterPort;
+    this.log = log;
+    this.process = process;
+  }
+
+  /**
+   * Starts node {@code name} over {@code data}, joining {@code seed} (null: it forms the
+   * cluster). A small heap and a light JIT, so that four fit beside the test.
+   */
+  static NodeJvm start(String name, Path data, NodeJvm seed, Path logs) throws IOException {
+    int grpc = freePort();
+    int http = freePort();
+    int cluster = freePort();
+    Path log = logs.resolve(name + ".log");
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+        "-XX:+ExitOnOutOfMemoryError", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
+        "-cp", System.getProperty("java.class.path"), "io.tabula.app.Main", "server", "--data", data.toString(),
+        "--node", name, "--host", HOST, "--port", Integer.toString(grpc), "--http-port", Integer.toString(http),
+        "--cluster-port", Integer.toString(cluster)));
+    if (seed != null) {
+      command.addAll(List.of("--join", HOST + ":" + seed.clusterPort));
+    }
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    return new NodeJvm(name, grpc, http, cluster, log, p);
+  }
+
+  String endpoint() {
+    return HOST + ":" + grpcPort;
+  }
+
+  boolean alive() {
+    return process.isAlive();
+  }
+
+  /** Waits until the node answers {@code /ready} with 200 (Up, directory held, its tablets open). */
+  void awaitReady(Duration within) throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (true) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException(name + " exited with code " + process.exitValue() + "; its log:\n"
+            + tail(80));
+      }
+      try {
+        if (get("/ready").statusCode() == 200) {
+          return;
+        }
+      } catch (IOException notYet) {
+        // not listening yet
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(name + " was not ready within " + within + "; its log:\n" + tail(80));
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  HttpResponse<String> get(String path) throws IOException, InterruptedException {
+    return HTTP.send(HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + httpPort + path))
+        .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  HttpResponse<String> post(String path) throws IOException, InterruptedException {
+    return HTTP.send(HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + httpPort + path))
+        .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** The last {@code lines} lines of the node's log. */
+  String tail(int lines) {
+    try {
+      List<String> all = Files.readAllLines(log);
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  /** SIGTERM (coordinated shutdown), waiting up to {@code within} for the process to end. */
+  boolean terminate(Duration within) throws InterruptedException {
+    process.destroy();
+    return process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroyForcibly();
+      process.waitFor(15, TimeUnit.SECONDS);
+    }
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+      return s.getLocalPort();
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package io.tabula.multijvm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.models.Query;
+import com.google.cloud.bigtable.data.v2.models.Row;
+import com.google.cloud.bigtable.data.v2.models.RowMutation;
+import com.google.cloud.bigtable.data.v2.models.TableId;
+import com.google.protobuf.ByteString;
+import io.tabula.client.TabulaClient;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Scenario 1: three nodes on one storage root; a table created with initial splits has its
+ * tablets spread over all three at once; rows written through every node, with the official
+ * client (which talks to one node, so a row owned elsewhere is forwarded) and with the Tabula
+ * client (which sends each row to its owner), read back whole and in order through every node.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+@ExtendWith(ClusterFixture.LogsOnFailure.class)
+class ThreeNodesTest {
+  @Test
+  void tabletsSpreadAndEveryNodeServesEveryRow() throws Exception {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      for (String n : List.of("n1", "n2", "n3")) {
+        cluster.add(n);
+      }
+      try (BigtableTableAdminClient admin = ClusterFixture.admin(cluster.node("n2"))) {
+        CreateTableRequest create = CreateTableRequest.of("t").addFamily("f");
+        for (String s : List.of("k1", "k2", "k3", "k4", "k5")) {
+          create.addSplit(ByteString.copyFromUtf8(s));
+        }
+        admin.createTable(create);
+      }
+      Map<String, String[]> tablets = ClusterFixture.tablets(cluster.node("n3"), "t");
+      assertEquals(6, tablets.size(), "one tablet per split range");
+      Set<String> owners = new TreeSet<>();
+      tablets.values().forEach(o -> owners.add(o[0]));
+      assertEquals(Set.of("n1", "n2", "n3"), owners, "the tablets are spread over all three nodes");
+      for (NodeJvm n : cluster.nodes) {
+        n.awaitReady(java.time.Duration.ofSeconds(30));
+      }
+
+      List<String> expected = new ArrayList<>();
+      List<BigtableDataClient> official = new ArrayList<>();
+      try {
+        for (NodeJvm n : cluster.nodes) {
+          official.add(ClusterFixture.data(n));
+        }
+        for (int i = 0; i < 300; i++) {
+          String key = String.format("k%d-official-%03d", i % 6, i);
+          official.get(i % 3).mutateRow(RowMutation.create(TableId.of("t"), key).setCell("f", "q", "o" + i));
+          expected.add(key);
+        }
+        try (TabulaClient tabula = TabulaClient.builder().endpoint(cluster.node("n1").endpoint())
+            .instance(ClusterFixture.PROJECT, ClusterFixture.INSTANCE).build()) {
+          for (int i = 0; i < 300; i++) {
+            String key = String.format("k%d-tabula-%03d", i % 6, i);
+            tabula.apply("t", io.tabula.client.RowMutation.create(key).setCell("f", "q", "t" + i))
+                .toCompletableFuture().get(30, TimeUnit.SECONDS);
+            expected.add(key);
+          }
+          List<io.tabula.client.Row> scanned = tabula.readRows(io.tabula.client.Query.table("t"))
+              .toCompletableFuture().get(60, TimeUnit.SECONDS);
+          List<String> keys = scanned.stream().map(io.tabula.client.Row::keyUtf8).toList();
+          expected.sort(String::compareTo);
+          assertEquals(expected, keys, "the Tabula client's scan returns every row once, in order");
+        }
+        for (int i = 0; i < 3; i++) {
+          List<String> read = new ArrayList<>();
+          for (Row r : official.get(i).readRows(Query.create(TableId.of("t")))) {
+            read.add(r.getKey().toStringUtf8());
+          }
+          assertEquals(expected, read, "every row, in order, through " + cluster.nodes.get(i).name);
+        }
+      } finally {
+        for (BigtableDataClient c : official) {
+          c.close();
+        }
+      }
+      String nodes = cluster.node("n1").get("/tabula/nodes").body();
+      for (String n : List.of("n1", "n2", "n3")) {
+        assertTrue(nodes.contains("\"name\":\"" + n + "\""), nodes);
+      }
+    }
+  }
+}
