@@ -438,4 +438,28 @@ class CliTest {
     assertOneErrorLine(tabula("ls", "--timeout", "soon"), 2, "tabula: Invalid value for option '--timeout'");
     assertOneErrorLine(tabula("nosuchcommand"), 2, "tabula: Unmatched argument");
   }
+  @Test
+  void clusterCommandsGoThroughManagementHttp() {
+    String http = "127.0.0.1:" + node.httpPort();
+    tabula("createtable", "ops", "families=f", "splits=m").assertOk();
+    Run nodes = tabulaAt("nodes", "--http", http);
+    nodes.assertOk();
+    assertTrue(nodes.out().lines().anyMatch(l -> l.startsWith("node1") && l.contains(" up ")), nodes.out());
+
+    Run tablets = tabulaAt("tablets", "ops", "--http", http);
+    tablets.assertOk();
+    List<String> rows = tablets.out().lines().filter(l -> l.startsWith("ops ")).toList();
+    assertEquals(2, rows.size(), tablets.out());
+    assertTrue(rows.get(0).contains("\"m\"") && rows.get(0).contains("node1"), tablets.out());
+
+    String tablet = rows.get(0).split("\\s+")[1];
+    Run move = tabulaAt("move", tablet, "node1", "--http", http);
+    move.assertOk();
+    assertEquals("moving " + tablet + " to node1\n", move.out(), "a move to where it is is nothing to do");
+    assertOneErrorLine(tabulaAt("move", tablet, "elsewhere", "--http", http), 1,
+        "tabula: node elsewhere is not an Up node");
+    assertOneErrorLine(tabulaAt("move", "nosuch-1", "node1", "--http", http), 1, "tabula: tablet nosuch-1 is not known");
+    assertOneErrorLine(tabulaAt("drain", "elsewhere", "--http", http), 1, "tabula: node elsewhere is not a member");
+    assertOneErrorLine(tabulaAt("nodes", "--http", "127.0.0.1:1"), 1, "tabula: cannot reach Management HTTP");
+  }
 }

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
 public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort, String name, int clusterPort,
     List<String> join, long blockCacheBytes, int backgroundThreads, long memtableBytes, long logSegmentBytes,
     Durability durability, Duration askTimeout, Duration movedRetryFor, Duration masterStartTimeout,
-    Duration wakeOwnedEvery) {
+    Duration wakeOwnedEvery, Duration drainTimeout) {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
   public static NodeSettings from(Config node) {
@@ -40,7 +40,7 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
         node.getBytes("block-cache"), node.getInt("background-threads"), node.getBytes("memtable-bytes"),
         node.getBytes("log-segment-bytes"), durability, node.getDuration("ask-timeout"),
         node.getDuration("moved-retry-for"), node.getDuration("master-start-timeout"),
-        node.getDuration("wake-owned-every"));
+        node.getDuration("wake-owned-every"), node.getDuration("drain-timeout"));
   }
 
   /** The storage engine's options, its commit log in the folder {@code logName} under {@code logs/}. */

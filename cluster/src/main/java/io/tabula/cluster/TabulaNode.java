@@ -50,6 +50,7 @@ import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.ClusterSingletonSettings;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.JoinSeedNodes;
+import org.apache.pekko.cluster.typed.Leave;
 import org.apache.pekko.cluster.typed.SingletonActor;
 import org.apache.pekko.coordination.lease.LeaseUsageSettings;
 import org.apache.pekko.http.javadsl.ServerBinding;
@@ -184,7 +185,17 @@ public final class TabulaNode implements AutoCloseable {
         "directory-topic", org.apache.pekko.actor.typed.Props.empty());
     system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
         org.apache.pekko.actor.typed.Props.empty());
-    Master.Nodes nodes = () -> ClusterNodes.all(cluster);
+    Master.Nodes nodes = new Master.Nodes() {
+      @Override
+      public List<ClusterNodes.NodeInfo> all() {
+        return ClusterNodes.all(cluster);
+      }
+
+      @Override
+      public void leave(ClusterNodes.NodeInfo node) {
+        cluster.manager().tell(Leave.create(node.address()));
+      }
+    };
     Master.Tablets tabletRefs = id -> TabletShards.of(system).tablet(id);
     MasterSettings masterSettings = MasterSettings.from(config.getConfig("tabula.master"));
     ActorRef<Master.Command> master = ClusterSingleton.get(system).init(SingletonActor.of(
@@ -232,6 +243,7 @@ public final class TabulaNode implements AutoCloseable {
     }, settings.askTimeout()));
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     registerShutdown(system, binding, engine);
+    registerDrain(system, cluster, settings, directory, master);
     LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}, cluster port {}),"
         + " data in {}, commit log logs/{}", settings.name(), settings.host(), binding.localAddress().getPort(), http,
         cluster.selfMember().address().getPort().orElse(0), settings.dataDir(), logName);
@@ -378,6 +390,48 @@ public final class TabulaNode implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * A node that leaves gracefully (SIGTERM, coordinated shutdown, or drained on request)
+   * first moves its tablets to the other nodes, with graceful moves, before it stops serving:
+   * it asks the master to drain it, again every half second, until the directory shows it
+   * owning none, or {@code drain-timeout} has passed (what is left is then handed over by
+   * sharding as the node stops, and placed by the master once it is gone). Alone in the
+   * cluster, it has nowhere to move them and skips this.
+   */
+  private static void registerDrain(ActorSystem<?> system, Cluster cluster, NodeSettings settings,
+      DirectoryCache directory, ActorRef<Master.Command> master) {
+    CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "drain-tablets", () -> {
+      boolean othersUp = ClusterNodes.all(cluster).stream().anyMatch(n -> n.up() && !n.name().equals(settings.name()));
+      if (!othersUp || directory.get().tabletsPerNode().getOrDefault(settings.name(), 0) == 0) {
+        return CompletableFuture.completedFuture(Done.getInstance());
+      }
+      LOG.info("draining: moving this node's {} tablets to the other nodes before stopping",
+          directory.get().tabletsPerNode().getOrDefault(settings.name(), 0));
+      CompletableFuture<Done> drained = new CompletableFuture<>();
+      long deadline = System.nanoTime() + settings.drainTimeout().toNanos();
+      drainStep(system, settings, directory, master, deadline, drained);
+      return drained;
+    });
+  }
+
+  private static void drainStep(ActorSystem<?> system, NodeSettings settings, DirectoryCache directory,
+      ActorRef<Master.Command> master, long deadline, CompletableFuture<Done> drained) {
+    int left = directory.get().tabletsPerNode().getOrDefault(settings.name(), 0);
+    if (left == 0 || System.nanoTime() > deadline) {
+      if (left > 0) {
+        LOG.warn("draining: {} tablets were not moved within {}; they are handed over as the node stops", left,
+            settings.drainTimeout());
+      } else {
+        LOG.info("draining: done, no tablet left on this node");
+      }
+      drained.complete(Done.getInstance());
+      return;
+    }
+    master.tell(new Master.Drain(settings.name(), system.ignoreRef()));
+    system.scheduler().scheduleOnce(Duration.ofMillis(500), () -> drainStep(system, settings, directory, master,
+        deadline, drained), system.executionContext());
   }
 
   private static void registerShutdown(ActorSystem<?> system, ServerBinding binding, TabletServer engine) {

@@ -112,6 +112,11 @@ final class NodeJvm implements AutoCloseable {
     }
   }
 
+  /** Waits up to {@code within} for the process to end on its own; whether it did. */
+  boolean awaitExit(Duration within) throws InterruptedException {
+    return process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
   /** SIGTERM (coordinated shutdown), waiting up to {@code within} for the process to end. */
   boolean terminate(Duration within) throws InterruptedException {
     process.destroy();

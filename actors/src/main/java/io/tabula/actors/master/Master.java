@@ -106,6 +106,24 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** The master's periodic look at the cluster. */
   public enum Tick implements Command { INSTANCE }
 
+  /** A tablet's reads and writes (rows) over the last {@code nanos}, and its size: for balancing. */
+  public record ReportLoad(String tabletId, long reads, long writes, long bytes, long nanos) implements Command {}
+
+  /**
+   * Moves every tablet off {@code node} (a few at a time), then asks it to leave the cluster.
+   * Answered at once with how many tablets it still owns; asking again is harmless.
+   */
+  public record Drain(String node, ActorRef<StatusReply<Integer>> replyTo) implements Command {}
+
+  /** Asks for the tablets' recent load. */
+  public record GetLoad(ActorRef<LoadReport> replyTo) implements Command {}
+
+  /** Recent load by tablet id: reads and writes per second, and size in bytes. */
+  public record LoadReport(Map<String, TabletLoad> tablets) implements KryoSerializable {}
+
+  /** One tablet's recent load. */
+  public record TabletLoad(double opsPerSecond, long bytes) implements KryoSerializable {}
+
   public sealed interface Event extends KryoSerializable {}
 
   public record TableCreated(TableInfo table, List<TabletInfo> tablets, long nextTabletNumber) implements Event {}
@@ -150,6 +168,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
     /** Every Tabula node in the cluster membership, any status. */
     List<ClusterNodes.NodeInfo> all();
+
+    /** Asks {@code node} to leave the cluster (it has been drained). */
+    default void leave(ClusterNodes.NodeInfo node) {}
   }
 
   /** How the master reaches a tablet's actor wherever it is served. */
@@ -240,6 +261,16 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(Move.class, this::onMove)
         .onCommand(MovePrepared.class, this::onMovePrepared)
         .onCommand(Tick.class, this::onTick)
+        .onCommand(ReportLoad.class, (d, c) -> {
+          placements.load(c);
+          return Effect().none();
+        })
+        .onCommand(Drain.class, this::onDrain)
+        .onCommand(GetLoad.class, (d, c) -> {
+          Map<String, TabletLoad> out = new TreeMap<>();
+          placements.loads().forEach((id, l) -> out.put(id, new TabletLoad(l[0], (long) l[1])));
+          return Effect().reply(c.replyTo(), new LoadReport(out));
+        })
         .onCommand(Stop.class, (d, c) -> Effect().stop())
         .build();
   }
@@ -324,11 +355,25 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, Directory> onTick(Directory d, Tick c) {
-    List<Event> events = placements.onTick(d, ctx.getLog());
-    if (events.isEmpty()) {
+    Placements.Plan plan = placements.onTick(d, ctx.getLog());
+    if (plan.isEmpty()) {
       return Effect().none();
     }
-    return Effect().persist(events).thenRun(this::publish);
+    List<Event> events = new ArrayList<>(plan.events());
+    events.addAll(plan.moves());
+    return Effect().persist(events).thenRun(s -> {
+      publish(s);
+      plan.moves().forEach(m -> placements.prepare(ctx, m.tabletId(), m.from(), m.to()));
+    });
+  }
+
+  private Effect<Event, Directory> onDrain(Directory d, Drain c) {
+    if (!placements.drain(c.node())) {
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "node " + c.node()
+          + " is not a member of the cluster").reply());
+    }
+    ctx.getLog().info("draining node {}: {} tablets to move", c.node(), d.tabletsPerNode().getOrDefault(c.node(), 0));
+    return Effect().reply(c.replyTo(), StatusReply.success(d.tabletsPerNode().getOrDefault(c.node(), 0)));
   }
 
   private Effect<Event, Directory> onCreateTable(Directory d, CreateTable c) {

@@ -11,14 +11,18 @@ import java.time.Duration;
  * @param absentFor how long a node may be missing from the cluster before the master places
  *     its tablets elsewhere
  * @param tick how often the master looks at the cluster for tablets to place
+ * @param balanceEvery how often the master balances the nodes (also when one joins)
+ * @param movedStays how long a tablet that moved stays where it went before balancing moves it again
  */
-public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absentFor, Duration tick) {
+public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absentFor, Duration tick,
+    Duration balanceEvery, Duration movedStays) {
   /** For tests that run a master without a cluster. */
   public static final MasterSettings DEFAULTS = new MasterSettings(2, Duration.ofSeconds(60), Duration.ofSeconds(30),
-      Duration.ofSeconds(1));
+      Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60));
 
   public static MasterSettings from(Config master) {
     return new MasterSettings(master.getInt("max-concurrent-moves"), master.getDuration("move-timeout"),
-        master.getDuration("place-tablets-of-absent-node-after"), master.getDuration("tick"));
+        master.getDuration("place-tablets-of-absent-node-after"), master.getDuration("tick"),
+        master.getDuration("balance-every"), master.getDuration("moved-tablet-stays"));
   }
 }

@@ -7,9 +7,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -35,6 +37,23 @@ final class Placements {
   /** When each node was last seen in the cluster (System.nanoTime). */
   private final Map<String, Long> lastSeen = new HashMap<>();
   private final long bornNanos = System.nanoTime();
+  /** Nodes whose tablets move away (they leave once none is left), by name. */
+  private final Set<String> draining = new HashSet<>();
+  /** Nodes asked to leave once drained (so asked once). */
+  private final Set<String> toldToLeave = new HashSet<>();
+  /** Recent load by tablet id: reads and writes per second (a moving average) and size in bytes. */
+  private final Map<String, double[]> load = new HashMap<>();
+  /** When each tablet last finished a move (System.nanoTime). */
+  private final Map<String, Long> lastMoved = new HashMap<>();
+  private long lastBalanceNanos = System.nanoTime();
+  private Set<String> lastTargets = Set.of();
+
+  /** What a periodic look decided: events to record, and moves whose first step follows the recording. */
+  record Plan(List<Master.Event> events, List<Master.MoveStarted> moves) {
+    boolean isEmpty() {
+      return events.isEmpty() && moves.isEmpty();
+    }
+  }
 
   Placements(Master.Nodes nodes, Master.Tablets tablets, MasterSettings settings) {
     this.nodes = nodes;
@@ -42,13 +61,15 @@ final class Placements {
     this.settings = settings;
   }
 
-  /** Whether {@code node} is an Up member now. */
+  /** Whether {@code node} may take tablets now: an Up member, not draining. */
   boolean isUp(String node) {
     return !node.isEmpty() && upNodes().contains(node);
   }
 
+  /** The Up nodes that are not draining: where tablets may go. */
   private List<String> upNodes() {
-    return nodes.all().stream().filter(ClusterNodes.NodeInfo::up).map(ClusterNodes.NodeInfo::name).toList();
+    return nodes.all().stream().filter(ClusterNodes.NodeInfo::up).map(ClusterNodes.NodeInfo::name)
+        .filter(n -> !draining.contains(n)).toList();
   }
 
   /** The Up node owning the fewest tablets (ties: by name), or null when none is Up. */
@@ -56,6 +77,34 @@ final class Placements {
     Map<String, Integer> load = d.tabletsPerNode();
     return upNodes().stream().min(Comparator.<String>comparingInt(n -> load.getOrDefault(n, 0))
         .thenComparing(Comparator.naturalOrder())).orElse(null);
+  }
+
+  /**
+   * Starts draining {@code node}: its tablets move away (a few at a time, at each tick), and
+   * once it owns none it is asked to leave the cluster. Returns false if it is not a member.
+   */
+  boolean drain(String node) {
+    if (nodes.all().stream().noneMatch(n -> n.name().equals(node))) {
+      return false;
+    }
+    draining.add(node);
+    return true;
+  }
+
+  /** Takes a tablet's report of its load over the last {@code nanos}. */
+  void load(Master.ReportLoad r) {
+    double seconds = Math.max(1e-3, r.nanos() / 1e9);
+    double rate = (r.reads() + r.writes()) / seconds;
+    double[] l = load.computeIfAbsent(r.tabletId(), k -> new double[] {rate, 0});
+    l[0] = 0.5 * l[0] + 0.5 * rate;
+    l[1] = r.bytes();
+  }
+
+  /** Recent load by tablet id: {ops per second, bytes}. */
+  Map<String, double[]> loads() {
+    Map<String, double[]> out = new TreeMap<>();
+    load.forEach((k, v) -> out.put(k, v.clone()));
+    return out;
   }
 
   /**
@@ -121,6 +170,7 @@ final class Placements {
 
   /** A move ended (served at its destination, or given up): logs how long it took. */
   void moveEnded(String id, Logger log, String how) {
+    lastMoved.put(id, System.nanoTime());
     Long started = moveStarted.remove(id);
     log.info("move of tablet {} {}{}", id, how, started == null ? ""
         : " after " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
@@ -132,9 +182,11 @@ final class Placements {
    * timeout) and tablets to place (unassigned, or owned by a node gone from the cluster for
    * longer than {@code absentFor}) on the least loaded Up nodes.
    */
-  List<Master.Event> onTick(Directory d, Logger log) {
+  Plan onTick(Directory d, Logger log) {
     long now = System.nanoTime();
     List<Master.Event> events = new ArrayList<>();
+    load.keySet().removeIf(id -> d.tablet(id) == null);
+    lastMoved.keySet().removeIf(id -> d.tablet(id) == null);
     for (Map.Entry<String, TabletPlacement> e : d.placement().entrySet()) {
       TabletPlacement p = e.getValue();
       if (p.state() == TabletPlacement.State.SERVING) {
@@ -152,11 +204,15 @@ final class Placements {
       }
     }
     List<ClusterNodes.NodeInfo> all = nodes.all();
+    Set<String> present = new HashSet<>();
     for (ClusterNodes.NodeInfo n : all) {
       if (n.status() != MemberStatus.down() && n.status() != MemberStatus.removed()) {
         lastSeen.put(n.name(), now);
+        present.add(n.name());
       }
     }
+    draining.retainAll(present);
+    toldToLeave.retainAll(present);
     List<String> orphans = new ArrayList<>();
     for (TabletInfo t : d.allTablets()) {
       String owner = d.ownerOf(t.id());
@@ -171,6 +227,86 @@ final class Placements {
         events.add(new Master.TabletsAssigned(owners));
       }
     }
-    return events;
+    List<Master.MoveStarted> moves = new ArrayList<>();
+    if (events.isEmpty()) {
+      moves.addAll(drainMoves(d, all, log));
+      if (moves.isEmpty()) {
+        moves.addAll(balanceMoves(d, now, log));
+      }
+    }
+    return new Plan(events, moves);
+  }
+
+  /** Moves off draining nodes, within the moves allowed at once; a drained node is asked to leave. */
+  private List<Master.MoveStarted> drainMoves(Directory d, List<ClusterNodes.NodeInfo> all, Logger log) {
+    List<Master.MoveStarted> out = new ArrayList<>();
+    int room = settings.maxMoves() - movesUnderWay(d);
+    Map<String, Integer> owned = d.tabletsPerNode();
+    for (String node : List.copyOf(draining)) {
+      if (owned.getOrDefault(node, 0) == 0) {
+        if (toldToLeave.add(node)) {
+          all.stream().filter(n -> n.name().equals(node)).findFirst().ifPresent(n -> {
+            log.info("node {} is drained: asking it to leave the cluster", node);
+            nodes.leave(n);
+          });
+        }
+        continue;
+      }
+      // Each node's tablets, counting those on their way to it, so a drain spreads them.
+      Map<String, Integer> count = new HashMap<>(owned);
+      d.placement().values().forEach(p -> {
+        if (p.state() == TabletPlacement.State.PREPARING) {
+          count.merge(p.peer(), 1, Integer::sum);
+        }
+      });
+      List<String> targets = upNodes();
+      for (TabletInfo t : d.allTablets()) {
+        if (room <= 0 || targets.isEmpty()) {
+          return out;
+        }
+        TabletPlacement p = d.placementOf(t.id());
+        if (p.owner().equals(node) && p.state() == TabletPlacement.State.SERVING) {
+          String to = targets.stream().min(Comparator.<String>comparingInt(n -> count.getOrDefault(n, 0))
+              .thenComparing(Comparator.naturalOrder())).orElseThrow();
+          out.add(new Master.MoveStarted(t.id(), node, to));
+          count.merge(to, 1, Integer::sum);
+          room--;
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Balancing moves, every {@code balanceEvery} or at once when the nodes changed. */
+  private List<Master.MoveStarted> balanceMoves(Directory d, long now, Logger log) {
+    List<String> targets = upNodes();
+    Set<String> nowTargets = Set.copyOf(targets);
+    boolean changed = !nowTargets.equals(lastTargets);
+    if (!changed && now - lastBalanceNanos < settings.balanceEvery().toNanos()) {
+      return List.of();
+    }
+    lastTargets = nowTargets;
+    lastBalanceNanos = now;
+    Set<String> frozen = new HashSet<>();
+    d.placement().forEach((id, p) -> {
+      if (p.state() != TabletPlacement.State.SERVING) {
+        frozen.add(id);
+      }
+    });
+    lastMoved.forEach((id, at) -> {
+      if (now - at < settings.movedStays().toNanos()) {
+        frozen.add(id);
+      }
+    });
+    Map<String, Double> ops = new HashMap<>();
+    load.forEach((id, l) -> ops.put(id, l[0]));
+    List<Master.MoveStarted> out = new ArrayList<>();
+    for (Balancer.Move m : Balancer.plan(d, targets, ops, frozen, settings.maxMoves() - movesUnderWay(d))) {
+      out.add(new Master.MoveStarted(m.tabletId(), m.from(), m.to()));
+    }
+    if (!out.isEmpty()) {
+      log.info("balancing: moving {}", out.stream().map(m -> m.tabletId() + " " + m.from() + "->" + m.to()).toList());
+    }
+    return out;
   }
 }

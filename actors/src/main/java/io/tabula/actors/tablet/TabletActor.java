@@ -195,6 +195,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletSplits splits;
   private Map<String, List<String>> reportedFiles = Map.of();
   private long reportedRedo = -1;
+  /** When the tablet last reported its load (System.nanoTime). */
+  private long lastTickNanos = System.nanoTime();
 
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
       TabletInfo info) {
@@ -518,6 +520,11 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private void tick() {
+    long now = System.nanoTime();
+    long size = tablet.approximateRangeBytes();
+    node.master().tell(new Master.ReportLoad(info.id(), reads.takeReads(), writes.takeWrites(), size,
+        now - lastTickNanos));
+    lastTickNanos = now;
     Map<String, List<String>> files = tablet.files();
     long redo = tablet.redoPoint();
     if (!files.equals(reportedFiles) || redo != reportedRedo) {
@@ -525,7 +532,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       reportedFiles = files;
       reportedRedo = redo;
     }
-    long size = tablet.approximateRangeBytes();
     if (splits.due(size)) {
       splits.start();
     } else if (quiet.dueAtTick(files)) {

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.stream.javadsl.Source;
 
@@ -29,11 +30,18 @@ public final class TabletReads {
   private final String tabletId;
   private final Tablet tablet;
   private final FilterCache filters;
+  /** Rows read since the last {@link #takeReads}, from any thread. */
+  private final LongAdder rowsRead = new LongAdder();
 
   TabletReads(String tabletId, Tablet tablet, FilterCache filters) {
     this.tabletId = tabletId;
     this.tablet = tablet;
     this.filters = filters;
+  }
+
+  /** The rows read (point reads and scanned rows) since the last call. */
+  long takeReads() {
+    return rowsRead.sumThenReset();
   }
 
   /** The compiled form of a serialized filter; InvalidFilterException if it is not one. */
@@ -66,6 +74,7 @@ public final class TabletReads {
   }
 
   FilteredRow row(byte[] key, CompiledFilter filter) {
+    rowsRead.increment();
     if (!tablet.containsRow(key)) {
       throw new TabletUnavailableException("row " + ByteArrays.show(key) + " is not in tablet " + tabletId);
     }
@@ -87,7 +96,7 @@ public final class TabletReads {
 
   Source<FilteredRow, NotUsed> scan(byte[] start, byte[] end, CompiledFilter filter, boolean reversed) {
     return (reversed ? TabletScans.rowsReversed(tablet, start, end, ReadFilter.all())
-        : TabletScans.rows(tablet, start, end, ReadFilter.all()))
+        : TabletScans.rows(tablet, start, end, ReadFilter.all())).wireTap(r -> rowsRead.increment())
         .map(filter::apply).filter(x -> !x.cells().isEmpty());
   }
 

@@ -2,9 +2,9 @@ package io.tabula.client.cli;
 
 import java.util.List;
 import java.util.Map;
-import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParseResult;
+import picocli.CommandLine;
 
 /**
  * The cbt-like data and admin commands of the {@code tabula} command line, for the
@@ -28,7 +28,8 @@ public final class TabulaCommands {
   private static final List<Class<?>> COMMANDS = List.of(AdminCommands.Ls.class, AdminCommands.CreateTable.class,
       AdminCommands.DeleteTable.class, AdminCommands.CreateFamily.class, AdminCommands.SetGcPolicy.class,
       RowCommands.SetCells.class, RowCommands.Lookup.class, ScanCommands.Read.class, ScanCommands.Count.class,
-      RowCommands.DeleteRow.class, ImportCommand.class, ExportCommand.class);
+      RowCommands.DeleteRow.class, ImportCommand.class, ExportCommand.class, ClusterCommands.Nodes.class,
+      ClusterCommands.Tablets.class, ClusterCommands.Move.class, ClusterCommands.Drain.class);
 
   private TabulaCommands() {}
 

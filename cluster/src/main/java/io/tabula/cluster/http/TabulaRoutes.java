@@ -52,6 +52,7 @@ import org.apache.pekko.pattern.StatusReply;
  *   <li>{@code GET /tabula/tablets} (and {@code ?table=T}): every tablet: table, id, row range,
  *       owner, state, files and redo point.
  *   <li>{@code POST /tabula/tablets/{id}/move?to=NODE}: starts a move (202), or says why not.
+ *   <li>{@code POST /tabula/nodes/{node}/drain}: moves the node's tablets away, then it leaves (202).
  * </ul>
  * The node attaches what the routes read once it has started ({@link #attach}); before
  * that they answer 503.
@@ -95,11 +96,14 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
     @Override
     public Route routes(ManagementRouteProviderSettings settings) {
       return pathPrefix("tabula", () -> concat(
-          path("nodes", () -> Directives.get(() -> withView(v -> ok(nodes(v))))),
-          path("tablets", () -> Directives.get(() -> parameterOptional("table", table -> withView(v -> ok(tablets(v,
-              table)))))),
+          path("nodes", () -> Directives.get(() -> withView(v -> completeWithFuture(load(v).thenApply(l ->
+              json(StatusCodes.OK, nodes(v, l))))))),
+          path("tablets", () -> Directives.get(() -> parameterOptional("table", table -> withView(v ->
+              completeWithFuture(load(v).thenApply(l -> json(StatusCodes.OK, tablets(v, table, l)))))))),
           path(PathMatchers.segment("tablets").slash(PathMatchers.segment()).slash("move"), id -> post(() ->
-              parameter("to", to -> withView(v -> completeWithFuture(move(v, id, to))))))));
+              parameter("to", to -> withView(v -> completeWithFuture(move(v, id, to)))))),
+          path(PathMatchers.segment("nodes").slash(PathMatchers.segment()).slash("drain"), node -> post(() ->
+              withView(v -> completeWithFuture(drain(v, node)))))));
     }
 
     private Route withView(java.util.function.Function<NodeView, Route> route) {
@@ -118,8 +122,17 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
         Json.write(body)));
   }
 
-  private static List<Map<String, Object>> nodes(NodeView v) {
-    Map<String, Integer> owned = v.directory().get().tabletsPerNode();
+  /** The tablets' recent load from the master; none if it does not answer within 2 s. */
+  private static CompletionStage<Map<String, Master.TabletLoad>> load(NodeView v) {
+    return AskPattern.<Master.Command, Master.LoadReport>ask(v.master(), Master.GetLoad::new, Duration.ofSeconds(2),
+        v.system().scheduler()).handle((r, err) -> err == null ? r.tablets() : Map.of());
+  }
+
+  private static List<Map<String, Object>> nodes(NodeView v, Map<String, Master.TabletLoad> load) {
+    Directory d = v.directory().get();
+    Map<String, Integer> owned = d.tabletsPerNode();
+    Map<String, Double> ops = new java.util.HashMap<>();
+    load.forEach((id, l) -> ops.merge(d.ownerOf(id), l.opsPerSecond(), Double::sum));
     List<Map<String, Object>> out = new ArrayList<>();
     for (ClusterNodes.NodeInfo n : ClusterNodes.all(v.cluster())) {
       Map<String, Object> m = new LinkedHashMap<>();
@@ -129,12 +142,14 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
       m.put("grpc", n.grpc());
       m.put("http", n.http());
       m.put("tablets", owned.getOrDefault(n.name(), 0));
+      m.put("opsPerSecond", Math.round(ops.getOrDefault(n.name(), 0.0)));
       out.add(m);
     }
     return out;
   }
 
-  private static List<Map<String, Object>> tablets(NodeView v, Optional<String> table) {
+  private static List<Map<String, Object>> tablets(NodeView v, Optional<String> table,
+      Map<String, Master.TabletLoad> load) {
     Directory d = v.directory().get();
     List<Map<String, Object>> out = new ArrayList<>();
     for (TabletInfo t : d.allTablets()) {
@@ -153,6 +168,9 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
         m.put(p.state() == TabletPlacement.State.PREPARING ? "to" : "from", p.peer());
       }
       m.put("files", t.files().values().stream().mapToInt(List::size).sum());
+      Master.TabletLoad l = load.get(t.id());
+      m.put("bytes", l == null ? 0 : l.bytes());
+      m.put("opsPerSecond", l == null ? 0 : Math.round(l.opsPerSecond()));
       m.put("redoPoint", t.redoPoint());
       m.put("logs", p.logs());
       out.add(m);
@@ -162,23 +180,34 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
 
   private static CompletionStage<HttpResponse> move(NodeView v, String id, String to) {
     return AskPattern.<Master.Command, StatusReply<Done>>ask(v.master(), r -> new Master.Move(id, to, r),
-        v.askTimeout(), v.system().scheduler()).handle((reply, err) -> {
-          if (err != null) {
-            return json(StatusCodes.SERVICE_UNAVAILABLE, Map.of("error", "the master did not answer: " + err));
-          }
-          if (reply.isSuccess()) {
-            return json(StatusCodes.ACCEPTED, Map.of("tablet", id, "to", to, "moving", true));
-          }
-          Optional<Refusal> r = Refusal.in(reply.getError());
-          ErrorCode code = r.map(Refusal::code).orElse(ErrorCode.INTERNAL);
-          StatusCode status = switch (code) {
-            case NOT_FOUND -> StatusCodes.NOT_FOUND;
-            case FAILED_PRECONDITION, INVALID_ARGUMENT -> StatusCodes.CONFLICT;
-            case UNAVAILABLE, RESOURCE_EXHAUSTED -> StatusCodes.SERVICE_UNAVAILABLE;
-            default -> StatusCodes.INTERNAL_SERVER_ERROR;
-          };
-          return json(status, Map.of("error", reply.getError().getMessage()));
-        });
+        v.askTimeout(), v.system().scheduler()).handle((reply, err) -> answer(reply, err,
+            () -> Map.of("tablet", id, "to", to, "moving", true)));
+  }
+
+  private static CompletionStage<HttpResponse> drain(NodeView v, String node) {
+    return AskPattern.<Master.Command, StatusReply<Integer>>ask(v.master(), r -> new Master.Drain(node, r),
+        v.askTimeout(), v.system().scheduler()).handle((reply, err) -> answer(reply, err,
+            () -> Map.of("node", node, "draining", true, "tablets", reply.getValue())));
+  }
+
+  /** 202 with {@code accepted}'s body, or the master's refusal as an HTTP status, or 503 if it did not answer. */
+  private static HttpResponse answer(StatusReply<?> reply, Throwable err,
+      java.util.function.Supplier<Map<String, Object>> accepted) {
+    if (err != null) {
+      return json(StatusCodes.SERVICE_UNAVAILABLE, Map.of("error", "the master did not answer: " + err));
+    }
+    if (reply.isSuccess()) {
+      return json(StatusCodes.ACCEPTED, accepted.get());
+    }
+    Optional<Refusal> r = Refusal.in(reply.getError());
+    ErrorCode code = r.map(Refusal::code).orElse(ErrorCode.INTERNAL);
+    StatusCode status = switch (code) {
+      case NOT_FOUND -> StatusCodes.NOT_FOUND;
+      case FAILED_PRECONDITION, INVALID_ARGUMENT -> StatusCodes.CONFLICT;
+      case UNAVAILABLE, RESOURCE_EXHAUSTED -> StatusCodes.SERVICE_UNAVAILABLE;
+      default -> StatusCodes.INTERNAL_SERVER_ERROR;
+    };
+    return json(status, Map.of("error", r.map(Refusal::message).orElse(reply.getError().getMessage())));
   }
 
   static CompletionStage<Boolean> readyStage(org.apache.pekko.actor.ActorSystem system) {

@@ -1,0 +1,151 @@
+package io.tabula.client.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine;
+
+/**
+ * The cluster's operations on the command line, over a node's Management HTTP routes
+ * ({@code --http host:port}, default 127.0.0.1:8558): {@code nodes}, {@code tablets
+ * [TABLE]}, {@code move TABLET NODE} and {@code drain NODE}. Any node answers for the
+ * whole cluster.
+ */
+final class ClusterCommands {
+  private ClusterCommands() {}
+
+  abstract static class HttpCommand implements Callable<Integer> {
+    @Option(names = "--http", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:8558",
+        description = "A node's Management HTTP address (default ${DEFAULT-VALUE}).")
+    String http;
+
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    /** The answer's JSON; a non-2xx answer is thrown as its error message. */
+    Object call(String method, String path) throws IOException {
+      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + http + path))
+          .timeout(Duration.ofSeconds(30));
+      b = method.equals("POST") ? b.POST(HttpRequest.BodyPublishers.noBody()) : b.GET();
+      HttpResponse<String> r;
+      try {
+        r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      } catch (ConnectException e) {
+        throw new CommandFailedException("cannot reach Management HTTP at " + http + " (" + e.getMessage() + ")");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CommandFailedException("interrupted");
+      }
+      Object body;
+      try {
+        body = MiniJson.parse(r.body());
+      } catch (IllegalArgumentException e) {
+        throw new CommandFailedException("HTTP " + r.statusCode() + " from " + http + ": " + r.body());
+      }
+      if (r.statusCode() / 100 != 2) {
+        Object error = body instanceof Map<?, ?> m ? m.get("error") : body;
+        throw new CommandFailedException(String.valueOf(error));
+      }
+      return body;
+    }
+
+    PrintWriter out() {
+      return spec.commandLine().getOut();
+    }
+
+    static String enc(String s) {
+      return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    static String num(Object v) {
+      return v instanceof Double d ? Long.toString(Math.round(d)) : String.valueOf(v);
+    }
+  }
+
+  @Command(name = "nodes", mixinStandardHelpOptions = true,
+      description = "Lists the cluster's nodes: name, state, tablets owned, recent operations per second, gRPC address.")
+  static final class Nodes extends HttpCommand {
+    @Override
+    public Integer call() throws IOException {
+      PrintWriter out = out();
+      out.printf("%-16s %-8s %8s %8s  %s%n", "NODE", "STATE", "TABLETS", "OPS/S", "GRPC");
+      for (Object o : (List<?>) call("GET", "/tabula/nodes")) {
+        Map<?, ?> n = (Map<?, ?>) o;
+        out.printf("%-16s %-8s %8s %8s  %s%n", n.get("name"), n.get("state"), num(n.get("tablets")),
+            num(n.get("opsPerSecond")), n.get("grpc"));
+      }
+      out.flush();
+      return 0;
+    }
+  }
+
+  @Command(name = "tablets", mixinStandardHelpOptions = true,
+      description = "Lists the tablets (of one table if given): id, row range, owner, state, size, recent load.")
+  static final class Tablets extends HttpCommand {
+    @Parameters(index = "0", arity = "0..1", paramLabel = "TABLE", description = "Only this table's tablets.")
+    String table;
+
+    @Override
+    public Integer call() throws IOException {
+      PrintWriter out = out();
+      out.printf("%-12s %-24s %-16s %-16s %-10s %-9s %12s %8s%n", "TABLE", "TABLET", "START", "END", "OWNER", "STATE",
+          "BYTES", "OPS/S");
+      for (Object o : (List<?>) call("GET", "/tabula/tablets" + (table == null ? "" : "?table=" + enc(table)))) {
+        Map<?, ?> t = (Map<?, ?>) o;
+        out.printf("%-12s %-24s %-16s %-16s %-10s %-9s %12s %8s%n", t.get("table"), t.get("id"), t.get("start"),
+            t.get("end"), t.get("owner"), t.get("state"), num(t.get("bytes")), num(t.get("opsPerSecond")));
+      }
+      out.flush();
+      return 0;
+    }
+  }
+
+  @Command(name = "move", mixinStandardHelpOptions = true,
+      description = "Moves a tablet to a node (paper §5.2: compacted, handed over, opened there with nothing to replay).")
+  static final class Move extends HttpCommand {
+    @Parameters(index = "0", paramLabel = "TABLET", description = "The tablet id (see 'tablets').")
+    String tablet;
+
+    @Parameters(index = "1", paramLabel = "NODE", description = "The node to move it to (see 'nodes').")
+    String node;
+
+    @Override
+    public Integer call() throws IOException {
+      call("POST", "/tabula/tablets/" + enc(tablet) + "/move?to=" + enc(node));
+      out().println("moving " + tablet + " to " + node);
+      out().flush();
+      return 0;
+    }
+  }
+
+  @Command(name = "drain", mixinStandardHelpOptions = true,
+      description = "Moves every tablet off a node, which then leaves the cluster and stops.")
+  static final class Drain extends HttpCommand {
+    @Parameters(index = "0", paramLabel = "NODE", description = "The node to drain (see 'nodes').")
+    String node;
+
+    @Override
+    public Integer call() throws IOException {
+      Map<?, ?> r = (Map<?, ?>) call("POST", "/tabula/nodes/" + enc(node) + "/drain");
+      out().println("draining " + node + ": " + num(r.get("tablets")) + " tablets to move");
+      out().flush();
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,194 @@
+package io.tabula.multijvm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.models.BulkMutation;
+import com.google.cloud.bigtable.data.v2.models.Query;
+import com.google.cloud.bigtable.data.v2.models.Row;
+import com.google.cloud.bigtable.data.v2.models.RowMutation;
+import com.google.cloud.bigtable.data.v2.models.RowMutationEntry;
+import com.google.cloud.bigtable.data.v2.models.TableId;
+import com.google.protobuf.ByteString;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The load a scenario runs while it changes the cluster: a table {@code t} of {@code ranges}
+ * tablets (split at {@code k1}, {@code k2}, ...), rows written before, writers through some
+ * nodes and a scanner through another, all with the official client. It records every
+ * acknowledged write and checks each scan (every row once, in order, none of the rows
+ * written before missing); {@link #verify} reads the table back afterwards.
+ */
+final class Workload {
+  static final TableId T = TableId.of("t");
+
+  /** A write: its tablet range, when it started and ended (System.nanoTime), its key. */
+  record Write(int range, long start, long end, String key) {}
+
+  private final int ranges;
+  private final Set<String> before = new TreeSet<>();
+  private final AtomicBoolean stop = new AtomicBoolean();
+  private final ConcurrentLinkedQueue<Write> acked = new ConcurrentLinkedQueue<>();
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private final List<Integer> scans = Collections.synchronizedList(new ArrayList<>());
+
+  private Workload(int ranges) {
+    this.ranges = ranges;
+  }
+
+  /** Creates the table through {@code via}, waits until every node is ready, and writes the rows before. */
+  static Workload create(ClusterFixture cluster, NodeJvm via, int ranges, int rowsBefore) throws Exception {
+    Workload w = new Workload(ranges);
+    try (BigtableTableAdminClient admin = ClusterFixture.admin(via)) {
+      CreateTableRequest create = CreateTableRequest.of("t").addFamily("f");
+      for (int i = 1; i < ranges; i++) {
+        create.addSplit(ByteString.copyFromUtf8("k" + i));
+      }
+      admin.createTable(create);
+    }
+    for (NodeJvm n : cluster.nodes) {
+      n.awaitReady(Duration.ofSeconds(30));
+    }
+    try (BigtableDataClient c = ClusterFixture.data(via)) {
+      BulkMutation bulk = BulkMutation.create(T);
+      for (int i = 0; i < rowsBefore; i++) {
+        String key = String.format("k%d-pre-%05d", i % ranges, i);
+        bulk.add(RowMutationEntry.create(key).setCell("f", "q", "p" + i));
+        w.before.add(key);
+      }
+      c.bulkMutateRows(bulk);
+    }
+    return w;
+  }
+
+  /** Starts a writer through each of {@code writers} and a scanner through {@code scanner}. */
+  Workload start(List<NodeJvm> writers, NodeJvm scanner) {
+    for (NodeJvm via : writers) {
+      threads.add(started("writer-" + via.name, () -> {
+        try (BigtableDataClient c = ClusterFixture.data(via)) {
+          for (int seq = 0; !stop.get(); seq++) {
+            int range = seq % ranges;
+            String key = String.format("k%d-%s-%06d", range, via.name, seq);
+            long start = System.nanoTime();
+            c.mutateRow(RowMutation.create(T, key).setCell("f", "q", "w" + seq));
+            acked.add(new Write(range, start, System.nanoTime(), key));
+          }
+        }
+      }));
+    }
+    threads.add(started("scanner", () -> {
+      try (BigtableDataClient c = ClusterFixture.data(scanner)) {
+        while (!stop.get()) {
+          List<String> keys = new ArrayList<>();
+          for (Row r : c.readRows(Query.create(T))) {
+            keys.add(r.getKey().toStringUtf8());
+          }
+          if (!new ArrayList<>(new TreeSet<>(keys)).equals(keys)) {
+            throw new AssertionError("a scan returned rows out of order or twice");
+          }
+          if (!keys.containsAll(before)) {
+            throw new AssertionError("a scan missed rows written before the load began");
+          }
+          scans.add(keys.size());
+        }
+      }
+    }));
+    return this;
+  }
+
+  private Thread started(String name, ThrowingRunnable body) {
+    Thread t = new Thread(() -> {
+      try {
+        body.run();
+      } catch (Throwable e) {
+        failure.compareAndSet(null, new AssertionError(name + " failed", e));
+      }
+    }, name);
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  @FunctionalInterface
+  interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  /** The first failure of a writer or the scanner, or null. */
+  Throwable failure() {
+    return failure.get();
+  }
+
+  /** Stops the writers and the scanner; throws what failed in them. */
+  void stop() throws InterruptedException {
+    stop.set(true);
+    for (Thread t : threads) {
+      t.join(60_000);
+    }
+    if (failure.get() != null) {
+      throw new AssertionError("the load failed", failure.get());
+    }
+  }
+
+  /** Reads the table back through {@code via}: every acknowledged write and every row written before, once, in order. */
+  void verify(NodeJvm via) throws Exception {
+    Set<String> all = new TreeSet<>(before);
+    acked.forEach(w -> all.add(w.key()));
+    List<String> read = new ArrayList<>();
+    try (BigtableDataClient c = ClusterFixture.data(via)) {
+      for (Row r : c.readRows(Query.create(T))) {
+        read.add(r.getKey().toStringUtf8());
+      }
+    }
+    assertEquals(new ArrayList<>(all), read, "every acknowledged write reads back, once, in order");
+    System.out.printf("%d writes acknowledged, %d scans completed during the load, %d rows read back%n",
+        acked.size(), scans.size(), read.size());
+  }
+
+  /** The longest write to tablet range {@code range} that started within [from, to] (System.nanoTime), in ms. */
+  long longestWriteMs(int range, long from, long to) {
+    long worst = 0;
+    for (Write w : acked) {
+      if ((range < 0 || w.range() == range) && w.start() >= from && w.start() <= to) {
+        worst = Math.max(worst, w.end() - w.start());
+      }
+    }
+    return TimeUnit.NANOSECONDS.toMillis(worst);
+  }
+
+  int scans() {
+    return scans.size();
+  }
+
+  /** Polls {@code via}'s tablet list until every tablet is serving at one of {@code nodes} (and, if given, check holds). */
+  static Map<String, String[]> awaitPlacement(NodeJvm via, Set<String> nodes, Duration within,
+      java.util.function.Predicate<Map<String, String[]>> check) throws Exception {
+    long deadline = System.nanoTime() + within.toNanos();
+    Map<String, String[]> t = Map.of();
+    while (System.nanoTime() < deadline) {
+      t = ClusterFixture.tablets(via, "t");
+      boolean settled = !t.isEmpty() && t.values().stream().allMatch(o -> nodes.contains(o[0])
+          && o[1].equals("serving"));
+      if (settled && check.test(t)) {
+        return t;
+      }
+      Thread.sleep(200);
+    }
+    StringBuilder sb = new StringBuilder();
+    t.forEach((id, o) -> sb.append(id).append('=').append(o[0]).append('/').append(o[1]).append(' '));
+    throw new AssertionError("the tablets did not settle on " + nodes + " within " + within + ": " + sb);
+  }
+}
