@@ -45,9 +45,17 @@ final class ClusterFixture implements AutoCloseable {
     current = this;
   }
 
+  /** HOCON every node started from now on is given ({@code --config}); null: none. */
+  private Path config;
+
+  /** Gives the nodes started from now on this configuration (HOCON) over the defaults. */
+  void configure(String hocon) throws IOException {
+    config = Files.writeString(root.resolve("node.conf"), hocon);
+  }
+
   /** Starts node {@code name}, joining the first node (if any), and waits until it is ready. */
   NodeJvm add(String name) throws IOException, InterruptedException {
-    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root);
+    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config);
     nodes.add(n);
     n.awaitReady(Duration.ofSeconds(90));
     return n;

@@ -43,7 +43,7 @@ final class NodeJvm implements AutoCloseable {
    * Starts node {@code name} over {@code data}, joining {@code seed} (null: it forms the
    * cluster). A small heap and a light JIT, so that four fit beside the test.
    */
-  static NodeJvm start(String name, Path data, NodeJvm seed, Path logs) throws IOException {
+  static NodeJvm start(String name, Path data, NodeJvm seed, Path logs, Path config) throws IOException {
     int grpc = freePort();
     int http = freePort();
     int cluster = freePort();
@@ -56,6 +56,9 @@ final class NodeJvm implements AutoCloseable {
         "--cluster-port", Integer.toString(cluster)));
     if (seed != null) {
       command.addAll(List.of("--join", HOST + ":" + seed.clusterPort));
+    }
+    if (config != null) {
+      command.addAll(List.of("--config", config.toString()));
     }
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     return new NodeJvm(name, grpc, http, cluster, log, p);

@@ -37,7 +37,7 @@ final class Workload {
   /** A write: its tablet range, when it started and ended (System.nanoTime), its key. */
   record Write(int range, long start, long end, String key) {}
 
-  private final int ranges;
+  private final List<String> prefixes;
   private final Set<String> before = new TreeSet<>();
   private final AtomicBoolean stop = new AtomicBoolean();
   private final ConcurrentLinkedQueue<Write> acked = new ConcurrentLinkedQueue<>();
@@ -45,18 +45,36 @@ final class Workload {
   private final List<Thread> threads = new ArrayList<>();
   private final List<Integer> scans = Collections.synchronizedList(new ArrayList<>());
 
-  private Workload(int ranges) {
-    this.ranges = ranges;
+  private Workload(List<String> prefixes) {
+    this.prefixes = prefixes;
   }
 
-  /** Creates the table through {@code via}, waits until every node is ready, and writes the rows before. */
+  /**
+   * Creates the table through {@code via} with {@code ranges} tablets (split at k1, k2, ...),
+   * waits until every node is ready, and writes the rows before.
+   */
   static Workload create(ClusterFixture cluster, NodeJvm via, int ranges, int rowsBefore) throws Exception {
-    Workload w = new Workload(ranges);
+    List<String> splits = new ArrayList<>();
+    List<String> prefixes = new ArrayList<>();
+    for (int i = 0; i < ranges; i++) {
+      prefixes.add("k" + i);
+      if (i > 0) {
+        splits.add("k" + i);
+      }
+    }
+    return create(cluster, via, splits, prefixes, rowsBefore);
+  }
+
+  /**
+   * Creates the table through {@code via} split at {@code splits}, waits until every node is
+   * ready, and writes {@code rowsBefore} rows whose keys start with the {@code prefixes} in turn.
+   */
+  static Workload create(ClusterFixture cluster, NodeJvm via, List<String> splits, List<String> prefixes,
+      int rowsBefore) throws Exception {
+    Workload w = new Workload(prefixes);
     try (BigtableTableAdminClient admin = ClusterFixture.admin(via)) {
       CreateTableRequest create = CreateTableRequest.of("t").addFamily("f");
-      for (int i = 1; i < ranges; i++) {
-        create.addSplit(ByteString.copyFromUtf8("k" + i));
-      }
+      splits.forEach(s -> create.addSplit(ByteString.copyFromUtf8(s)));
       admin.createTable(create);
     }
     for (NodeJvm n : cluster.nodes) {
@@ -65,7 +83,7 @@ final class Workload {
     try (BigtableDataClient c = ClusterFixture.data(via)) {
       BulkMutation bulk = BulkMutation.create(T);
       for (int i = 0; i < rowsBefore; i++) {
-        String key = String.format("k%d-pre-%05d", i % ranges, i);
+        String key = String.format("%s-pre-%05d", prefixes.get(i % prefixes.size()), i);
         bulk.add(RowMutationEntry.create(key).setCell("f", "q", "p" + i));
         w.before.add(key);
       }
@@ -76,14 +94,24 @@ final class Workload {
 
   /** Starts a writer through each of {@code writers} and a scanner through {@code scanner}. */
   Workload start(List<NodeJvm> writers, NodeJvm scanner) {
+    return start(writers, scanner, prefixes.size(), 0);
+  }
+
+  /**
+   * Starts a writer through each of {@code writers}, writing rows under the first
+   * {@code writtenPrefixes} prefixes in turn with values of {@code valueBytes} (0: short
+   * ones), and a scanner through {@code scanner}.
+   */
+  Workload start(List<NodeJvm> writers, NodeJvm scanner, int writtenPrefixes, int valueBytes) {
+    String pad = "x".repeat(valueBytes);
     for (NodeJvm via : writers) {
       threads.add(started("writer-" + via.name, () -> {
         try (BigtableDataClient c = ClusterFixture.data(via)) {
           for (int seq = 0; !stop.get(); seq++) {
-            int range = seq % ranges;
-            String key = String.format("k%d-%s-%06d", range, via.name, seq);
+            int range = seq % writtenPrefixes;
+            String key = String.format("%s-%s-%06d", prefixes.get(range), via.name, seq);
             long start = System.nanoTime();
-            c.mutateRow(RowMutation.create(T, key).setCell("f", "q", "w" + seq));
+            c.mutateRow(RowMutation.create(T, key).setCell("f", "q", "w" + seq + pad));
             acked.add(new Write(range, start, System.nanoTime(), key));
           }
         }

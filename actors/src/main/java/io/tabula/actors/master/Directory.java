@@ -172,6 +172,27 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
     return withTabletReplaced(table, oldId, List.of(updated), placementOf(oldId));
   }
 
+  /**
+   * Replaces the adjacent tablets {@code leftId} and {@code rightId} by {@code child} (a
+   * merge), which takes {@code placed} as its placement.
+   */
+  Directory withTabletsMerged(String table, String leftId, String rightId, TabletInfo child, TabletPlacement placed) {
+    List<TabletInfo> l = new ArrayList<>();
+    for (TabletInfo t : tabletsOf(table)) {
+      if (t.id().equals(leftId)) {
+        l.add(child);
+      } else if (!t.id().equals(rightId)) {
+        l.add(t);
+      }
+    }
+    Directory d = withTable(tables.get(table), l, nextTabletNumber);
+    Map<String, TabletPlacement> p = new TreeMap<>(placement);
+    p.remove(leftId);
+    p.remove(rightId);
+    p.put(child.id(), placed);
+    return new Directory(d.version, d.nextTabletNumber, d.tables, d.tablets, p);
+  }
+
   /** With the placements in {@code changes} (by tablet id) set. */
   Directory withPlacements(Map<String, TabletPlacement> changes) {
     Map<String, TabletPlacement> p = new TreeMap<>(placement);

@@ -115,6 +115,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    */
   public record Drain(String node, ActorRef<StatusReply<Integer>> replyTo) implements Command {}
 
+  /**
+   * A step of a merge ended: {@code step} 1 (the right tablet closed) or 2 (the left one
+   * closed and wrote the merged manifest), {@code ok} whether it did. Never leaves the master's node.
+   */
+  public record MergeStep(String table, String leftId, String rightId, String childId, int step, boolean ok)
+      implements Command {}
+
   /** Asks for the tablets' recent load. */
   public record GetLoad(ActorRef<LoadReport> replyTo) implements Command {}
 
@@ -159,6 +166,15 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   /** The tablet was closed cleanly by the node writing log {@code log}. */
   public record TabletClosed(String tabletId, String log) implements Event {}
+
+  /** A merge of the adjacent tablets began: neither may be opened until it ends. */
+  public record MergeStarted(String table, String leftId, String rightId, String childId) implements Event {}
+
+  /** The adjacent tablets were merged into {@code childId}, which references both one's SSTables. */
+  public record TabletsMerged(String table, String leftId, String rightId, String childId) implements Event {}
+
+  /** The merge was given up: both tablets serve on as they were. */
+  public record MergeAbandoned(String leftId, String rightId) implements Event {}
 
   /** The nodes the master may place tablets on. */
   @FunctionalInterface
@@ -266,6 +282,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           return Effect().none();
         })
         .onCommand(Drain.class, this::onDrain)
+        .onCommand(MergeStep.class, this::onMergeStep)
         .onCommand(GetLoad.class, (d, c) -> {
           Map<String, TabletLoad> out = new TreeMap<>();
           placements.loads().forEach((id, l) -> out.put(id, new TabletLoad(l[0], (long) l[1])));
@@ -301,6 +318,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
           + " is not known").reply());
     }
     TabletPlacement p = d.placementOf(c.tabletId());
+    if (p.state() == TabletPlacement.State.MERGING) {
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + c.tabletId()
+          + " is being merged").reply());
+    }
     List<Event> events = new ArrayList<>();
     if (!p.logs().contains(c.log()) || c.recovered().stream().anyMatch(p.logs()::contains)) {
       events.add(new TabletOpened(c.tabletId(), c.node(), c.log(), c.recovered()));
@@ -361,10 +382,31 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }
     List<Event> events = new ArrayList<>(plan.events());
     events.addAll(plan.moves());
+    events.addAll(plan.merges());
     return Effect().persist(events).thenRun(s -> {
       publish(s);
       plan.moves().forEach(m -> placements.prepare(ctx, m.tabletId(), m.from(), m.to()));
+      plan.merges().forEach(m -> placements.closeRight(ctx, m));
     });
+  }
+
+  private Effect<Event, Directory> onMergeStep(Directory d, MergeStep c) {
+    TabletPlacement left = d.placementOf(c.leftId());
+    if (left.state() != TabletPlacement.State.MERGING || !left.peer().equals(c.childId())) {
+      return Effect().none();
+    }
+    if (!c.ok()) {
+      placements.mergeEnded(c.leftId(), ctx.getLog(), "of " + c.leftId() + " and " + c.rightId() + " given up at step "
+          + c.step());
+      return Effect().persist(new MergeAbandoned(c.leftId(), c.rightId())).thenRun(this::publish);
+    }
+    if (c.step() == 1) {
+      placements.mergeLeft(ctx, new MergeStarted(c.table(), c.leftId(), c.rightId(), c.childId()));
+      return Effect().none();
+    }
+    placements.mergeEnded(c.leftId(), ctx.getLog(), "of " + c.leftId() + " and " + c.rightId() + " into "
+        + c.childId() + " done");
+    return Effect().persist(new TabletsMerged(c.table(), c.leftId(), c.rightId(), c.childId())).thenRun(this::publish);
   }
 
   private Effect<Event, Directory> onDrain(Directory d, Drain c) {
@@ -497,6 +539,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             id -> d.placementOf(id).withLogs(e.log(), e.recovered()))))
         .onEvent(TabletClosed.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
             id -> d.placementOf(id).withLogs("", List.of(e.log())))))
+        .onEvent(MergeStarted.class, (d, e) -> d.withPlacements(changed(d, List.of(e.leftId(), e.rightId()),
+            id -> d.placementOf(id).merging(e.childId()))))
+        .onEvent(MergeAbandoned.class, (d, e) -> d.withPlacements(changed(d, List.of(e.leftId(), e.rightId()),
+            id -> d.placementOf(id).settled())))
+        .onEvent(TabletsMerged.class, Master::applyMerge)
         .build();
   }
 
@@ -515,6 +562,25 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private static Directory applyFiles(Directory d, TabletFilesRecorded e) {
     TabletInfo t = d.tablet(e.table(), e.tabletId());
     return t == null ? d : d.withTabletUpdated(e.table(), t.id(), t.withFiles(e.files(), e.redoPoint()));
+  }
+
+  private static Directory applyMerge(Directory d, TabletsMerged e) {
+    TabletInfo left = d.tablet(e.table(), e.leftId());
+    TabletInfo right = d.tablet(e.table(), e.rightId());
+    if (left == null || right == null) {
+      return d;
+    }
+    Map<String, List<String>> files = new TreeMap<>();
+    for (TabletInfo parent : List.of(left, right)) {
+      parent.files().forEach((g, l) -> files.computeIfAbsent(g, k -> new ArrayList<>()).addAll(l));
+    }
+    TabletInfo child = new TabletInfo(e.table(), e.childId(), left.startRow(), right.endRow(), files,
+        Math.max(left.redoPoint(), right.redoPoint()));
+    TabletPlacement l = d.placementOf(e.leftId());
+    List<String> logs = new ArrayList<>(l.logs());
+    logs.addAll(d.placementOf(e.rightId()).logs());
+    return d.withTabletsMerged(e.table(), e.leftId(), e.rightId(), child,
+        new TabletPlacement(l.owner(), TabletPlacement.State.SERVING, "", logs));
   }
 
   private static Directory applySplit(Directory d, TabletSplit e) {

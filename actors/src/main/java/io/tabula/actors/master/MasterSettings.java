@@ -13,16 +13,22 @@ import java.time.Duration;
  * @param tick how often the master looks at the cluster for tablets to place
  * @param balanceEvery how often the master balances the nodes (also when one joins)
  * @param movedStays how long a tablet that moved stays where it went before balancing moves it again
+ * @param mergeBelowBytes two adjacent tablets merge only if together they are smaller than this
+ * @param mergeColdFor ... and both have been cold this long
+ * @param coldOpsPerSecond a tablet is cold below this many reads and writes per second
  */
 public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absentFor, Duration tick,
-    Duration balanceEvery, Duration movedStays) {
+    Duration balanceEvery, Duration movedStays, long mergeBelowBytes, Duration mergeColdFor,
+    double coldOpsPerSecond) {
   /** For tests that run a master without a cluster. */
   public static final MasterSettings DEFAULTS = new MasterSettings(2, Duration.ofSeconds(60), Duration.ofSeconds(30),
-      Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60));
+      Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60), 32L << 20, Duration.ofMinutes(10), 1.0);
 
   public static MasterSettings from(Config master) {
     return new MasterSettings(master.getInt("max-concurrent-moves"), master.getDuration("move-timeout"),
         master.getDuration("place-tablets-of-absent-node-after"), master.getDuration("tick"),
-        master.getDuration("balance-every"), master.getDuration("moved-tablet-stays"));
+        master.getDuration("balance-every"), master.getDuration("moved-tablet-stays"),
+        master.getBytes("merge.below-bytes"), master.getDuration("merge.cold-for"),
+        master.getDouble("merge.cold-ops-per-second"));
   }
 }

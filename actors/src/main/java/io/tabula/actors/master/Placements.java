@@ -48,10 +48,18 @@ final class Placements {
   private long lastBalanceNanos = System.nanoTime();
   private Set<String> lastTargets = Set.of();
 
-  /** What a periodic look decided: events to record, and moves whose first step follows the recording. */
-  record Plan(List<Master.Event> events, List<Master.MoveStarted> moves) {
+  /** When each tablet last had reads or writes above the cold threshold (or was first reported), by id. */
+  private final Map<String, Long> warmAt = new HashMap<>();
+  /** The merge under way, if any: when it started, by the left tablet's id. */
+  private final Map<String, Long> merging = new HashMap<>();
+
+  /**
+   * What a periodic look decided: events to record, then moves and merges whose first step
+   * follows the recording.
+   */
+  record Plan(List<Master.Event> events, List<Master.MoveStarted> moves, List<Master.MergeStarted> merges) {
     boolean isEmpty() {
-      return events.isEmpty() && moves.isEmpty();
+      return events.isEmpty() && moves.isEmpty() && merges.isEmpty();
     }
   }
 
@@ -98,6 +106,11 @@ final class Placements {
     double[] l = load.computeIfAbsent(r.tabletId(), k -> new double[] {rate, 0});
     l[0] = 0.5 * l[0] + 0.5 * rate;
     l[1] = r.bytes();
+    if (l[0] >= settings.coldOpsPerSecond()) {
+      warmAt.put(r.tabletId(), System.nanoTime());
+    } else {
+      warmAt.putIfAbsent(r.tabletId(), System.nanoTime());
+    }
   }
 
   /** Recent load by tablet id: {ops per second, bytes}. */
@@ -187,9 +200,14 @@ final class Placements {
     List<Master.Event> events = new ArrayList<>();
     load.keySet().removeIf(id -> d.tablet(id) == null);
     lastMoved.keySet().removeIf(id -> d.tablet(id) == null);
+    warmAt.keySet().removeIf(id -> d.tablet(id) == null);
     for (Map.Entry<String, TabletPlacement> e : d.placement().entrySet()) {
       TabletPlacement p = e.getValue();
       if (p.state() == TabletPlacement.State.SERVING) {
+        continue;
+      }
+      if (p.state() == TabletPlacement.State.MERGING) {
+        events.addAll(staleMerge(d, e.getKey(), p, now, log));
         continue;
       }
       Long started = moveStarted.get(e.getKey());
@@ -228,13 +246,110 @@ final class Placements {
       }
     }
     List<Master.MoveStarted> moves = new ArrayList<>();
+    List<Master.MergeStarted> merges = new ArrayList<>();
     if (events.isEmpty()) {
       moves.addAll(drainMoves(d, all, log));
       if (moves.isEmpty()) {
         moves.addAll(balanceMoves(d, now, log));
       }
+      if (moves.isEmpty() && movesUnderWay(d) == 0 && merging.isEmpty()) {
+        mergeOrColocate(d, now, log, moves, merges);
+      }
     }
-    return new Plan(events, moves);
+    return new Plan(events, moves, merges);
+  }
+
+  /**
+   * A merging tablet this master did not start (an earlier master's: only it knew how far it
+   * got, and the tablets are intact until the merge is recorded) or that took longer than the
+   * move timeout: the merge is given up. Looked at from its left tablet.
+   */
+  private List<Master.Event> staleMerge(Directory d, String id, TabletPlacement p, long now, Logger log) {
+    TabletInfo t = d.tablet(id);
+    TabletInfo next = nextOf(d, t);
+    if (next == null || !d.placementOf(next.id()).peer().equals(p.peer())) {
+      return List.of();
+    }
+    Long started = merging.get(id);
+    if (started != null && now - started <= settings.moveTimeout().toNanos()) {
+      return List.of();
+    }
+    merging.remove(id);
+    log.info("giving up the merge of tablets {} and {}: {}", id, next.id(), started == null
+        ? "an earlier master started it" : "not finished in " + settings.moveTimeout());
+    return List.of(new Master.MergeAbandoned(id, next.id()));
+  }
+
+  /** The tablet after {@code t} in its table, or null. */
+  private static TabletInfo nextOf(Directory d, TabletInfo t) {
+    List<TabletInfo> l = d.tabletsOf(t.table());
+    int i = l.indexOf(t);
+    return i >= 0 && i + 1 < l.size() ? l.get(i + 1) : null;
+  }
+
+  /**
+   * Finds two adjacent tablets, both serving, cold for {@code mergeColdFor} and together
+   * smaller than {@code mergeBelowBytes}: on one node, a merge starts; on two, the right one
+   * moves to the left one's node first.
+   */
+  private void mergeOrColocate(Directory d, long now, Logger log, List<Master.MoveStarted> moves,
+      List<Master.MergeStarted> merges) {
+    for (String table : d.tables().keySet()) {
+      List<TabletInfo> l = d.tabletsOf(table);
+      for (int i = 0; i + 1 < l.size(); i++) {
+        TabletInfo a = l.get(i);
+        TabletInfo b = l.get(i + 1);
+        TabletPlacement pa = d.placementOf(a.id());
+        TabletPlacement pb = d.placementOf(b.id());
+        if (!mergeable(a.id(), pa, now) || !mergeable(b.id(), pb, now)
+            || load.get(a.id())[1] + load.get(b.id())[1] >= settings.mergeBelowBytes()) {
+          continue;
+        }
+        if (pa.owner().equals(pb.owner())) {
+          String child = table + "-" + java.util.HexFormat.of().toHexDigits(
+              java.util.concurrent.ThreadLocalRandom.current().nextLong()).substring(4);
+          log.info("merging the small, cold tablets {} and {} of table {} into {} on {}", a.id(), b.id(), table, child,
+              pa.owner());
+          merges.add(new Master.MergeStarted(table, a.id(), b.id(), child));
+        } else if (isUp(pa.owner())) {
+          log.info("moving tablet {} to {} to merge it with {}", b.id(), pa.owner(), a.id());
+          moves.add(new Master.MoveStarted(b.id(), pb.owner(), pa.owner()));
+        } else {
+          continue;
+        }
+        return;
+      }
+    }
+  }
+
+  private boolean mergeable(String id, TabletPlacement p, long now) {
+    Long warm = warmAt.get(id);
+    return p.state() == TabletPlacement.State.SERVING && p.assigned() && load.containsKey(id) && warm != null
+        && now - warm >= settings.mergeColdFor().toNanos();
+  }
+
+  /** The first step of a merge: the right tablet closes cleanly. The answer comes back as a {@link Master.MergeStep}. */
+  void closeRight(ActorContext<Master.Command> ctx, Master.MergeStarted m) {
+    merging.put(m.leftId(), System.nanoTime());
+    ctx.pipeToSelf(AskPattern.<TabletActor.Command, StatusReply<Done>>ask(tablets.tablet(m.rightId()),
+        TabletActor.CloseForMerge::new, settings.moveTimeout().dividedBy(2), ctx.getSystem().scheduler()),
+        (ok, err) -> new Master.MergeStep(m.table(), m.leftId(), m.rightId(), m.childId(), 1,
+            err == null && ok.isSuccess()));
+  }
+
+  /** The second step: the left tablet closes cleanly and writes the merged tablet's manifest. */
+  void mergeLeft(ActorContext<Master.Command> ctx, Master.MergeStarted m) {
+    ctx.pipeToSelf(AskPattern.<TabletActor.Command, StatusReply<Done>>ask(tablets.tablet(m.leftId()),
+        r -> new TabletActor.MergeInto(m.rightId(), m.childId(), r), settings.moveTimeout().dividedBy(2),
+        ctx.getSystem().scheduler()), (ok, err) -> new Master.MergeStep(m.table(), m.leftId(), m.rightId(),
+        m.childId(), 2, err == null && ok.isSuccess()));
+  }
+
+  /** A merge ended (done or given up): logs how long it took. */
+  void mergeEnded(String leftId, Logger log, String how) {
+    Long started = merging.remove(leftId);
+    log.info("merge {}{}", how, started == null ? ""
+        : " after " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
   }
 
   /** Moves off draining nodes, within the moves allowed at once; a drained node is asked to leave. */

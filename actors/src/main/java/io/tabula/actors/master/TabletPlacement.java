@@ -14,7 +14,8 @@ import java.util.TreeSet;
  * @param owner the node (by name) that serves it, or where Cluster Sharding is to place it
  *     now; empty while unassigned
  * @param state {@link State#PREPARING}: the owner compacts it for a move to {@code peer};
- *     {@link State#MOVING}: it is being handed from {@code peer} to the owner
+ *     {@link State#MOVING}: it is being handed from {@code peer} to the owner;
+ *     {@link State#MERGING}: it is being merged into tablet {@code peer}
  * @param peer the other end of a move; empty when serving
  * @param logs the log folders (names under {@code logs/}) of every node incarnation that
  *     opened the tablet and has not closed it cleanly: whoever opens it next replays its
@@ -22,7 +23,7 @@ import java.util.TreeSet;
  */
 public record TabletPlacement(String owner, State state, String peer, List<String> logs) implements KryoSerializable {
   /** A tablet's movement. The names are shown by Management HTTP; the stored form is Kryo's enum ordinal. */
-  public enum State { SERVING, PREPARING, MOVING }
+  public enum State { SERVING, PREPARING, MOVING, MERGING }
 
   public static final TabletPlacement UNASSIGNED = new TabletPlacement("", State.SERVING, "", List.of());
 
@@ -47,6 +48,11 @@ public record TabletPlacement(String owner, State state, String peer, List<Strin
   /** Being handed from its owner to {@code to}, which becomes the owner. */
   TabletPlacement handedTo(String to) {
     return new TabletPlacement(to, State.MOVING, owner, logs);
+  }
+
+  /** Being merged into tablet {@code childId}. */
+  TabletPlacement merging(String childId) {
+    return new TabletPlacement(owner, State.MERGING, childId, logs);
   }
 
   /** No longer moving. */

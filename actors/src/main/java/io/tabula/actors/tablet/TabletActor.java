@@ -138,6 +138,15 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    */
   public enum HandOff implements Command { INSTANCE }
 
+  /** The right tablet of a merge closes cleanly and its actor stops; answered once closed. */
+  public record CloseForMerge(ActorRef<StatusReply<Done>> replyTo) implements Request {}
+
+  /**
+   * The left tablet of a merge closes cleanly, writes the manifest of tablet {@code childId}
+   * over itself and {@code rightId} (closed already), and its actor stops; answered once written.
+   */
+  public record MergeInto(String rightId, String childId, ActorRef<StatusReply<Done>> replyTo) implements Request {}
+
   /** Starts the tablet's actor where it is placed, so it opens its tablet; nothing is answered. */
   public enum Wake implements Command { INSTANCE }
 
@@ -229,6 +238,11 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
               ctx.getLog().error("tablet {} could not be opened on this node", tabletId, o.failure());
               return stash.unstashAll(failed(tabletId, o.failure()));
             }
+            if (o.result().notNow()) {
+              stash.forEach(c -> refuseMoved(c, "tablet " + tabletId + " is being merged; look the row up again"));
+              stash.clear();
+              return Behaviors.stopped();
+            }
             if (o.result().tablet() == null) {
               return stash.unstashAll(gone(tabletId));
             }
@@ -308,6 +322,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(DropRows.class, this::onDropRows)
         .onMessage(Retire.class, this::onRetire)
         .onMessage(PrepareMove.class, this::onPrepareMove)
+        .onMessage(CloseForMerge.class, this::onCloseForMerge)
+        .onMessage(MergeInto.class, this::onMergeInto)
         .onMessageEquals(HandOff.INSTANCE, this::onHandOff)
         .onMessageEquals(Wake.INSTANCE, () -> this)
         .onMessage(WriteFinished.class, w -> {
@@ -395,65 +411,105 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * it, and the actor stops. Sharding delivers nothing new to it meanwhile.
    */
   private Behavior<Command> onHandOff() {
-    node.local().stop(info.id(), reads);
-    timers.cancelAll();
     long started = System.nanoTime();
-    return handingOff(started, false);
+    return closeFor("handed over", () -> { }, failure -> {
+      if (failure != null) {
+        getContext().getLog().error("tablet {} could not be flushed for its hand-over; its next owner replays"
+            + " this node's log", info.id(), failure);
+      } else {
+        getContext().getLog().info("tablet {} handed over: closed {} ms after the hand-over began", info.id(),
+            (System.nanoTime() - started) / 1_000_000);
+      }
+    });
   }
 
-  private Behavior<Command> handingOff(long started, boolean closing) {
-    if (!closing && writes.idle() && !splits.running()) {
+  /** The first half of a merge: this tablet, the right one, closes cleanly and its actor stops. */
+  private Behavior<Command> onCloseForMerge(CloseForMerge c) {
+    return closeFor("closed for a merge", () -> { }, failure -> c.replyTo().tell(failure == null
+        ? StatusReply.ack() : refusal(failure)));
+  }
+
+  /**
+   * The second half of a merge: this tablet, the left one, closes cleanly, then writes the
+   * manifest of the merged tablet over both (the right one closed already), answers, and stops.
+   */
+  private Behavior<Command> onMergeInto(MergeInto m) {
+    return closeFor("closed for a merge", () -> node.server().writeMergedManifest(info.table(), info.id(),
+        m.rightId(), m.childId()), failure -> m.replyTo().tell(failure == null ? StatusReply.ack()
+        : refusal(failure)));
+  }
+
+  /** Work done once the tablet is closed cleanly, on the blocking-I/O dispatcher. */
+  @FunctionalInterface
+  private interface AfterClose {
+    void run() throws java.io.IOException;
+  }
+
+  /**
+   * Stops serving: reads leave the node's local list, periodic work stops, what is in flight
+   * finishes (writes, row-atomic requests, drops, a split under way), then the tablet is
+   * flushed and closed and {@code after} runs; the master hears that this node's log no
+   * longer holds the tablet, {@code done} gets the failure (null if none), and the actor
+   * stops. Requests that still come are refused as moved, to be retried where the tablet goes.
+   */
+  private Behavior<Command> closeFor(String what, AfterClose after, java.util.function.Consumer<Throwable> done) {
+    node.local().stop(info.id(), reads);
+    timers.cancelAll();
+    return closing(what, after, done, false);
+  }
+
+  private Behavior<Command> closing(String what, AfterClose after, java.util.function.Consumer<Throwable> done,
+      boolean closed) {
+    if (!closed && writes.idle() && !splits.running()) {
       getContext().pipeToSelf(CompletableFuture.runAsync(() -> {
         try {
           node.server().closeTablet(info.id());
+          after.run();
         } catch (java.io.IOException e) {
           throw new java.io.UncheckedIOException(e);
         }
       }, blockingIo), (ok, err) -> new HandedOff(err));
-      return handingOff(started, true);
+      return closing(what, after, done, true);
     }
     return Behaviors.receive(Command.class)
         .onMessage(HandedOff.class, h -> {
           writes.closed();
-          if (h.failure() != null) {
-            getContext().getLog().error("tablet {} could not be flushed for its hand-over; its next owner replays"
-                + " this node's log", info.id(), h.failure());
-          } else {
+          if (h.failure() == null) {
             node.master().tell(new Master.ReportClosed(info.id(), node.server().logName()));
-            getContext().getLog().info("tablet {} handed over: closed {} ms after the hand-over began", info.id(),
-                (System.nanoTime() - started) / 1_000_000);
           }
+          done.accept(h.failure());
           return Behaviors.stopped();
         })
         .onMessage(WriteFinished.class, w -> {
           writes.writeFinished(w);
-          return handingOff(started, closing);
+          return closing(what, after, done, closed);
         })
         .onMessage(RowDecided.class, d -> {
           writes.decided(d);
-          return handingOff(started, closing);
+          return closing(what, after, done, closed);
         })
         .onMessage(DropDone.class, d -> {
           writes.dropped(d);
-          return handingOff(started, closing);
+          return closing(what, after, done, closed);
         })
         .onMessage(SplitDone.class, d -> {
           if (!splits.finished(d)) {
-            return handingOff(started, closing);
+            return closing(what, after, done, closed);
           }
           // The split closed the tablet: the children are placed anew; a record the master misses is
           // made again by whoever opens the parent next (its manifest says it split).
           writes.closed();
           splits.record(d);
+          done.accept(new TabletUnavailableException("tablet " + info.id() + " split meanwhile"));
           return Behaviors.stopped();
         })
         .onMessageEquals(RetryHeldWrites.INSTANCE, () -> {
           writes.retryHeld();
-          return handingOff(started, closing);
+          return closing(what, after, done, closed);
         })
         .onMessageEquals(Tick.INSTANCE, Behaviors::same)
         .onAnyMessage(c -> {
-          refuseMoved(c, "tablet " + info.id() + " is moving to another node");
+          refuseMoved(c, "tablet " + info.id() + " is being " + what);
           return Behaviors.same();
         }).build();
   }

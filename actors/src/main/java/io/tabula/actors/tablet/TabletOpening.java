@@ -29,16 +29,22 @@ import org.slf4j.LoggerFactory;
  * tablet): find the tablet in the directory, open it from its manifest on the shared storage
  * (creating a new tablet's, replaying what logs of earlier incarnations still hold of it),
  * then have the master record that this node's log now holds its writes. Only then does the
- * actor take requests. Runs off the actor's thread; the file work on the blocking-I/O
+ * actor take requests. The master refuses that record while the tablet is being merged, so a
+ * tablet closed for a merge is never served again behind the merge's back. Runs off the actor's thread; the file work on the blocking-I/O
  * dispatcher.
  */
 final class TabletOpening {
   private static final Logger LOG = LoggerFactory.getLogger(TabletOpening.class);
   private static final Duration ASK = Duration.ofSeconds(5);
 
-  /** The tablet and its directory entry; both null when this node is not to serve it (split, deleted, unknown). */
-  record Result(Tablet tablet, TabletInfo info) {
-    static final Result NONE = new Result(null, null);
+  /**
+   * The tablet and its directory entry; both null when this node is not to serve it (split,
+   * deleted, unknown), or, with {@code notNow}, not now (it is being merged: the actor stops,
+   * and a later request starts it again).
+   */
+  record Result(Tablet tablet, TabletInfo info, boolean notNow) {
+    static final Result NONE = new Result(null, null, false);
+    static final Result NOT_NOW = new Result(null, null, true);
   }
 
   private TabletOpening() {}
@@ -106,11 +112,16 @@ final class TabletOpening {
         r -> new Master.ReportOpened(id, node.name(), node.server().logName(), o.opened().recoveredLogs(), r), ASK,
         system.scheduler())).handle((reply, err) -> {
           if (err == null && reply.isSuccess()) {
-            return CompletableFuture.completedFuture(new Result(t, o.info()));
+            return CompletableFuture.completedFuture(new Result(t, o.info(), false));
           }
           if (err == null && Refusal.is(reply.getError(), ErrorCode.NOT_FOUND)) {
             node.server().discardTablet(id);
             return CompletableFuture.completedFuture(Result.NONE);
+          }
+          if (err == null && Refusal.is(reply.getError(), ErrorCode.FAILED_PRECONDITION)) {
+            // Being merged: it must take no write until the merge ends, one way or the other.
+            node.server().discardTablet(id);
+            return CompletableFuture.completedFuture(Result.NOT_NOW);
           }
           if (attempt % 10 == 0) {
             LOG.info("tablet {}: the master has not recorded its opening yet ({}); asking again", id,

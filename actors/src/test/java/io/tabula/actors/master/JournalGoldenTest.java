@@ -70,6 +70,9 @@ class JournalGoldenTest {
     out.put("MoveFinished", new Master.MoveFinished("users-1"));
     out.put("TabletOpened", new Master.TabletOpened("users-1", "n3", "n3.19a2b3c4d5e-7f01", List.of("n1.19a2b3c4000-0a0b")));
     out.put("TabletClosed", new Master.TabletClosed("users-1", "n3.19a2b3c4d5e-7f01"));
+    out.put("MergeStarted", new Master.MergeStarted("users", "users-1", "users-2", "users-7a3f09c2b1d4"));
+    out.put("TabletsMerged", new Master.TabletsMerged("users", "users-1", "users-2", "users-7a3f09c2b1d4"));
+    out.put("MergeAbandoned", new Master.MergeAbandoned("users-1", "users-2"));
     out.put("Directory", legacy.withPlacements(Map.of("users-1", new TabletPlacement("n3",
         TabletPlacement.State.MOVING, "n1", List.of("n1.19a2b3c4000-0a0b")), "users-2", TabletPlacement.UNASSIGNED
         .servedBy("n2"))));

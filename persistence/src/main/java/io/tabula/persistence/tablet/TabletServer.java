@@ -188,6 +188,42 @@ public final class TabletServer implements Closeable {
     }
   }
 
+  /**
+   * Writes the manifest of tablet {@code childId}, the merge of the adjacent tablets
+   * {@code leftId} and {@code rightId} of {@code table} (paper §5: "two existing tablets are
+   * merged"): their row ranges joined, their SSTables referenced as they are (shared, not
+   * owned: nothing is rewritten), and a redo point past both parents' sequences, so the child
+   * replays nothing and its new writes come after every cell it inherits. Both parents must
+   * be closed cleanly here (flushed) and stay closed; their manifests are left as they were,
+   * and the master's directory decides which tablets exist. Blocks on file I/O.
+   *
+   * @return the child's manifest
+   */
+  public TabletManifest writeMergedManifest(String table, String leftId, String rightId, String childId)
+      throws IOException {
+    if (tablets.containsKey(leftId) || tablets.containsKey(rightId)) {
+      throw new IllegalStateException("tablets " + leftId + " and " + rightId + " must be closed to merge");
+    }
+    TabletManifest left = ManifestCodec.read(storage, Tablet.dirOf(table, leftId));
+    TabletManifest right = ManifestCodec.read(storage, Tablet.dirOf(table, rightId));
+    if (left.state() != TabletManifest.State.ACTIVE || right.state() != TabletManifest.State.ACTIVE
+        || left.endRow().length == 0 || !java.util.Arrays.equals(left.endRow(), right.startRow())) {
+      throw new IllegalStateException("tablets " + leftId + " and " + rightId + " are not adjacent active tablets");
+    }
+    Map<String, List<TabletManifest.FileRef>> groups = new java.util.TreeMap<>();
+    for (TabletManifest parent : List.of(left, right)) {
+      parent.groups().forEach((g, files) -> {
+        List<TabletManifest.FileRef> shared = groups.computeIfAbsent(g, k -> new ArrayList<>());
+        files.forEach(f -> shared.add(new TabletManifest.FileRef(f.path(), false)));
+      });
+    }
+    long last = Math.max(left.lastSequence(), right.lastSequence());
+    TabletManifest child = new TabletManifest(table, childId, left.startRow(), right.endRow(),
+        TabletManifest.State.ACTIVE, last, last, 1, groups, null);
+    ManifestCodec.write(storage, Tablet.dirOf(table, childId), child);
+    return child;
+  }
+
   /** Closes an open tablet without flushing, its data being thrown away (its table is gone). */
   public void discardTablet(String tabletId) {
     Tablet t = tablets.remove(tabletId);

@@ -1,0 +1,435 @@
+package io.tabula.bench.e2e;
+
+import io.tabula.bench.Dataset;
+import io.tabula.bench.ResultsFile;
+import io.tabula.client.GcPolicy;
+import io.tabula.client.RowMutation;
+import io.tabula.client.TabulaClient;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine;
+
+/**
+ * What distribution costs (§7 Figure 6's random writes and random reads, batched as in
+ * {@link EndToEndBench}): the same workloads against one node and against a three-node
+ * cluster on this machine, side by side in one run, each node its own JVM on 127.0.0.1, the
+ * table pre-split so its tablets spread over the nodes. With two cores throughput cannot grow
+ * with nodes here; the report gives values per second and the CPU time per value summed over
+ * every node process and the client. On the three nodes it then moves tablets while random
+ * writes run and reports each move's unavailability: the longest wait of single-row writes to
+ * the moving tablet. A benchmark, never a test.
+ */
+@Command(name = "run-cluster", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Random writes and reads against 1 node and 3 nodes, CPU per value; move unavailability.")
+public final class ClusterBench implements Callable<Integer> {
+  private static final Pattern SERVING = Pattern.compile("Tabula serving the Cloud Bigtable API on");
+
+  @Option(names = "--quick", description = "40,000 rows, 5 s read windows, 10 moves.")
+  private boolean quick;
+
+  @Option(names = "--rows", defaultValue = "150000", description = "Rows per client; default: ${DEFAULT-VALUE}")
+  private int rows;
+
+  @Option(names = "--value-bytes", defaultValue = "1000", description = "Value size; default: ${DEFAULT-VALUE}")
+  private int valueBytes;
+
+  @Option(names = "--tablets", defaultValue = "12", description = "Tablets the table is split into at creation; "
+      + "default: ${DEFAULT-VALUE}")
+  private int tablets;
+
+  @Option(names = "--clients", split = ",", description = "tabula, official; default: both")
+  private List<String> clientNames = List.of("tabula", "official");
+
+  @Option(names = "--concurrency", defaultValue = "32", description = "Requests in flight; default: ${DEFAULT-VALUE}")
+  private int concurrency;
+
+  @Option(names = "--write-batch", defaultValue = "200", description = "Rows per write; default: ${DEFAULT-VALUE}")
+  private int writeBatch;
+
+  @Option(names = "--read-batch", defaultValue = "25", description = "Rows per read; default: ${DEFAULT-VALUE}")
+  private int readBatch;
+
+  @Option(names = "--read-seconds", defaultValue = "10", description = "Timed read window; default: ${DEFAULT-VALUE}")
+  private int readSeconds;
+
+  @Option(names = "--moves", defaultValue = "20", description = "Moves under write load on 3 nodes; "
+      + "default: ${DEFAULT-VALUE}")
+  private int moves;
+
+  @Option(names = "--node-java-opts", defaultValue = "-Xms1g -Xmx1g -XX:+UseG1GC",
+      description = "Each node JVM's options; default: ${DEFAULT-VALUE}")
+  private String nodeJavaOpts;
+
+  @Option(names = "--out", defaultValue = "bench/results/run-cluster.md",
+      description = "Report file; default: ${DEFAULT-VALUE}")
+  private Path out;
+
+  @CommandLine.Spec
+  private CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new ClusterBench()).execute(args));
+  }
+
+  /** One run's figures: values per second and CPU microseconds per value (nodes + client). */
+  private record Figures(String workload, String client, int nodes, double valuesPerSecond, double nodeMicros,
+      double clientMicros) {
+    double totalMicros() {
+      return nodeMicros + clientMicros;
+    }
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (quick) {
+      rows = 40_000;
+      readSeconds = 5;
+      moves = 10;
+    }
+    Dataset data = new Dataset(rows, valueBytes, 42);
+    List<Figures> figures = new ArrayList<>();
+    List<Long> unavailable = new ArrayList<>();
+    for (int nodes : List.of(1, 3)) {
+      try (Cluster cluster = Cluster.start(nodes, nodeJavaOpts)) {
+        System.err.printf(Locale.ROOT, "%d node(s) serving%n", nodes);
+        for (String name : clientNames) {
+          String table = "bench_" + name;
+          createTable(cluster, table, data);
+          try (ClientUnderTest c = client(name, cluster, data)) {
+            figures.add(write(cluster, c, table, data, nodes));
+            figures.add(read(cluster, c, table, data, nodes));
+          }
+        }
+        if (nodes == 3 && moves > 0) {
+          unavailable.addAll(movesUnderLoad(cluster, data));
+        }
+      }
+    }
+    String report = report(figures, unavailable);
+    System.out.println(report);
+    ResultsFile.write(out, report);
+    return 0;
+  }
+
+  private ClientUnderTest client(String name, Cluster cluster, Dataset data) throws IOException {
+    return switch (name) {
+      case "tabula" -> new TabulaClientUnderTest(cluster.endpoint(0), data, writeBatch);
+      case "official" -> new OfficialClientUnderTest(cluster.nodes.get(0).grpc, data, false, 4 << 20, 2);
+      default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client " + name);
+    };
+  }
+
+  /** The table, split into {@code tablets} equal key ranges of the dataset, spread over the nodes. */
+  private void createTable(Cluster cluster, String table, Dataset data) throws Exception {
+    List<byte[]> splits = new ArrayList<>();
+    for (int i = 1; i < tablets; i++) {
+      splits.add(data.key((int) ((long) rows * i / tablets)));
+    }
+    try (TabulaClient admin = TabulaClient.connect(cluster.endpoint(0))) {
+      admin.admin().createTable(table, Map.of(ClientUnderTest.FAMILY, GcPolicy.maxVersions(1)), splits)
+          .toCompletableFuture().get(60, TimeUnit.SECONDS);
+    }
+    cluster.awaitReady();
+  }
+
+  private Figures write(Cluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
+    int[] order = data.permutation(0x5EEDL);
+    long requests = (order.length + writeBatch - 1) / writeBatch;
+    Cpu before = cluster.cpu();
+    InFlight.Result r = InFlight.run(concurrency, requests, Long.MAX_VALUE, k -> {
+      int from = (int) (k * writeBatch);
+      return c.write(table, order, from, Math.min(order.length, from + writeBatch));
+    });
+    Cpu used = cluster.cpu().minus(before);
+    Figures f = figures("random-write", c, nodes, r, used);
+    TimeUnit.SECONDS.sleep(8);
+    return f;
+  }
+
+  private Figures read(Cluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
+    SplittableRandom random = new SplittableRandom(7);
+    LongFunction<CompletionStage<Integer>> request = k -> {
+      int[] keys = new int[readBatch];
+      for (int i = 0; i < readBatch; i++) {
+        keys[i] = random.nextInt(rows);
+      }
+      Arrays.sort(keys);
+      return c.read(table, keys, 0, keys.length);
+    };
+    InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(2), request);
+    Cpu before = cluster.cpu();
+    InFlight.Result r = InFlight.run(concurrency, Long.MAX_VALUE,
+        System.nanoTime() + TimeUnit.SECONDS.toNanos(readSeconds), request);
+    return figures("random-read", c, nodes, r, cluster.cpu().minus(before));
+  }
+
+  private static Figures figures(String workload, ClientUnderTest c, int nodes, InFlight.Result r, Cpu used) {
+    Figures f = new Figures(workload, c.name(), nodes, r.valuesPerSecond(), used.nodeNanos / 1e3 / r.values(),
+        used.clientNanos / 1e3 / r.values());
+    System.err.printf(Locale.ROOT, "%s, %s, %d node(s): %.0f values/s, CPU %.1f us/value (nodes %.1f, client %.1f)%n",
+        workload, c.name(), nodes, f.valuesPerSecond(), f.totalMicros(), f.nodeMicros(), f.clientMicros());
+    return f;
+  }
+
+  /**
+   * Moves tablets of the Tabula client's table back and forth while batched random writes
+   * run, and, for each move, a single-row writer keeps writing rows of the moving tablet;
+   * the longest of its waits during the move is the move's unavailability.
+   */
+  private List<Long> movesUnderLoad(Cluster cluster, Dataset data) throws Exception {
+    String table = "bench_moves";
+    createTable(cluster, table, data);
+    List<Long> out = new ArrayList<>();
+    AtomicBoolean stop = new AtomicBoolean();
+    try (TabulaClient client = TabulaClient.connect(cluster.endpoint(0))) {
+      Thread background = new Thread(() -> {
+        SplittableRandom random = new SplittableRandom(11);
+        while (!stop.get()) {
+          List<RowMutation> batch = new ArrayList<>();
+          for (int i = 0; i < writeBatch; i++) {
+            int row = random.nextInt(rows);
+            batch.add(RowMutation.create(data.key(row)).setCell(ClientUnderTest.FAMILY,
+                com.google.protobuf.ByteString.copyFromUtf8("q"), 1000L, com.google.protobuf.ByteString.copyFrom(
+                    data.value(row))));
+          }
+          client.applyBatch(table, batch).toCompletableFuture().join();
+        }
+      }, "background-writes");
+      background.setDaemon(true);
+      background.start();
+      List<String[]> placement = cluster.tablets(table);
+      for (int m = 0; m < moves; m++) {
+        String[] t = placement.get(m % placement.size());
+        String id = t[0];
+        String owner = cluster.tablets(table).stream().filter(x -> x[0].equals(id)).findFirst().orElseThrow()[1];
+        String to = cluster.names.get((cluster.names.indexOf(owner) + 1) % cluster.names.size());
+        int probeRow = (int) ((long) rows * (m % placement.size()) / tablets);
+        AtomicBoolean moving = new AtomicBoolean(true);
+        long[] worst = {0};
+        Thread probe = new Thread(() -> {
+          while (moving.get()) {
+            long t0 = System.nanoTime();
+            client.apply(table, RowMutation.create(data.key(probeRow)).setCell(ClientUnderTest.FAMILY, "p", 1000L,
+                "x"))
+                .toCompletableFuture().join();
+            worst[0] = Math.max(worst[0], System.nanoTime() - t0);
+          }
+        }, "probe");
+        probe.start();
+        cluster.post("/tabula/tablets/" + id + "/move?to=" + to);
+        cluster.awaitServingAt(table, id, to);
+        moving.set(false);
+        probe.join();
+        out.add(TimeUnit.NANOSECONDS.toMillis(worst[0]));
+        System.err.printf(Locale.ROOT, "move %d of %s %s->%s: longest write wait %d ms%n", m + 1, id, owner, to,
+            out.get(out.size() - 1));
+        TimeUnit.MILLISECONDS.sleep(300);
+      }
+      stop.set(true);
+      background.join(60_000);
+    }
+    return out;
+  }
+
+  private String report(List<Figures> figures, List<Long> unavailable) {
+    StringBuilder sb = new StringBuilder("# Tabula: one node against three on one machine\n\n");
+    sb.append(ResultsFile.machineLine());
+    sb.append("Command: `").append(ResultsFile.command(ClusterBench.class, spec)).append("`\n\n");
+    sb.append(String.format(Locale.ROOT, "%,d rows of %d-byte values per client, a table of %d tablets; "
+        + "writes of %d rows and reads of %d random rows per request, %d in flight. CPU is summed over every "
+        + "node process and the client.%n%n", rows, valueBytes, tablets, writeBatch, readBatch, concurrency));
+    sb.append("| workload | client | nodes | values/s | CPU us/value (nodes + client) | vs 1 node |\n");
+    sb.append("|---|---|---:|---:|---:|---:|\n");
+    for (Figures f : figures) {
+      Figures one = figures.stream().filter(o -> o.nodes() == 1 && o.workload().equals(f.workload())
+          && o.client().equals(f.client())).findFirst().orElse(f);
+      sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %,.0f | %.1f (%.1f + %.1f) | %.2fx |%n", f.workload(),
+          f.client(), f.nodes(), f.valuesPerSecond(), f.totalMicros(), f.nodeMicros(), f.clientMicros(),
+          f.totalMicros() / one.totalMicros()));
+    }
+    if (!unavailable.isEmpty()) {
+      List<Long> sorted = new ArrayList<>(unavailable);
+      sorted.sort(null);
+      sb.append(String.format(Locale.ROOT, "%nMove unavailability under write load, %d moves on 3 nodes (the "
+          + "longest wait of single-row writes to the moving tablet): p50 %d ms, p99 %d ms, max %d ms.%n",
+          sorted.size(), sorted.get(sorted.size() / 2), sorted.get(Math.min(sorted.size() - 1,
+              (int) Math.ceil(0.99 * sorted.size()) - 1)), sorted.get(sorted.size() - 1)));
+    }
+    return sb.toString();
+  }
+
+  /** CPU time used so far by the node processes and by this one. */
+  private record Cpu(long nodeNanos, long clientNanos) {
+    Cpu minus(Cpu o) {
+      return new Cpu(nodeNanos - o.nodeNanos, clientNanos - o.clientNanos);
+    }
+  }
+
+  /** A cluster of node JVMs on 127.0.0.1 over one fresh storage root; closing stops them and deletes it. */
+  private static final class Cluster implements AutoCloseable {
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final Pattern TABLET = Pattern.compile(
+        "\"id\":\"([^\"]+)\".*?\"owner\":\"([^\"]*)\",\"state\":\"([a-z]+)\"");
+
+    final Path root;
+    final List<Node> nodes = new ArrayList<>();
+    final List<String> names = new ArrayList<>();
+
+    private record Node(Process process, int grpc, int http, Path log) {}
+
+    private Cluster(Path root) {
+      this.root = root;
+    }
+
+    static Cluster start(int n, String javaOpts) throws IOException, InterruptedException {
+      Cluster c = new Cluster(Files.createTempDirectory("tabula-cluster-bench-"));
+      Runtime.getRuntime().addShutdownHook(new Thread(c::kill));
+      int seed = 0;
+      for (int i = 1; i <= n; i++) {
+        int grpc = freePort();
+        int http = freePort();
+        int clusterPort = freePort();
+        seed = i == 1 ? clusterPort : seed;
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(Arrays.asList(javaOpts.trim().split("\\s+")));
+        cmd.add("-Djava.util.concurrent.ForkJoinPool.common.parallelism=2");
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.tabula.cluster.ServerCommand",
+            "--data", c.root.resolve("data").toString(), "--node", "n" + i, "--port", Integer.toString(grpc),
+            "--http-port", Integer.toString(http), "--cluster-port", Integer.toString(clusterPort)));
+        if (i > 1) {
+          cmd.addAll(List.of("--join", "127.0.0.1:" + seed));
+        }
+        Path log = c.root.resolve("n" + i + ".log");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        c.nodes.add(new Node(p, grpc, http, log));
+        c.names.add("n" + i);
+        c.awaitServing(c.nodes.get(i - 1));
+      }
+      c.awaitReady();
+      return c;
+    }
+
+    private void awaitServing(Node n) throws IOException, InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      while (!SERVING.matcher(Files.readString(n.log)).find()) {
+        if (!n.process.isAlive() || System.nanoTime() > deadline) {
+          throw new IOException("a node did not start:\n" + Files.readString(n.log));
+        }
+        TimeUnit.MILLISECONDS.sleep(100);
+      }
+    }
+
+    /** Waits until every node answers /ready (its tablets open). */
+    void awaitReady() throws IOException, InterruptedException {
+      for (Node n : nodes) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (get(n, "/ready").statusCode() != 200) {
+          if (System.nanoTime() > deadline) {
+            throw new IOException("a node was not ready in 60 s:\n" + Files.readString(n.log));
+          }
+          TimeUnit.MILLISECONDS.sleep(100);
+        }
+      }
+    }
+
+    String endpoint(int i) {
+      return "127.0.0.1:" + nodes.get(i).grpc;
+    }
+
+    Cpu cpu() {
+      long node = 0;
+      for (Node n : nodes) {
+        node += n.process.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+      }
+      long client = ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
+          .getProcessCpuTime();
+      return new Cpu(node, client);
+    }
+
+    private HttpResponse<String> get(Node n, String path) throws IOException, InterruptedException {
+      return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.http + path)).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+    }
+
+    void post(String path) throws IOException, InterruptedException {
+      HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + nodes.get(0).http
+          + path)).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+      if (r.statusCode() != 202) {
+        throw new IOException("POST " + path + ": " + r.statusCode() + " " + r.body());
+      }
+    }
+
+    /** {id, owner, state} of each tablet of {@code table}, in row order. */
+    List<String[]> tablets(String table) throws IOException, InterruptedException {
+      List<String[]> out = new ArrayList<>();
+      for (String t : get(nodes.get(0), "/tabula/tablets?table=" + table).body().split("\\},\\{")) {
+        Matcher m = TABLET.matcher(t);
+        if (m.find()) {
+          out.add(new String[] {m.group(1), m.group(2), m.group(3)});
+        }
+      }
+      return out;
+    }
+
+    void awaitServingAt(String table, String id, String to) throws IOException, InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (System.nanoTime() < deadline) {
+        for (String[] t : tablets(table)) {
+          if (t[0].equals(id) && t[1].equals(to) && t[2].equals("serving")) {
+            return;
+          }
+        }
+        TimeUnit.MILLISECONDS.sleep(20);
+      }
+      throw new IOException("tablet " + id + " did not serve at " + to + " within 60 s");
+    }
+
+    private void kill() {
+      nodes.forEach(n -> n.process.destroyForcibly());
+    }
+
+    @Override
+    public void close() throws Exception {
+      nodes.forEach(n -> n.process.destroy());
+      for (Node n : nodes) {
+        if (!n.process.waitFor(90, TimeUnit.SECONDS)) {
+          n.process.destroyForcibly();
+        }
+      }
+      try (var paths = Files.walk(root)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+
+    private static int freePort() throws IOException {
+      try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+        return s.getLocalPort();
+      }
+    }
+  }
+}
