@@ -31,6 +31,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 @ExtendWith(ClusterFixture.LogsOnFailure.class)
 class ThreeNodesTest {
+  private static int count(BigtableDataClient c, Query q) {
+    int n = 0;
+    for (Row r : c.readRows(q)) {
+      n++;
+    }
+    return n;
+  }
+
   @Test
   void tabletsSpreadAndEveryNodeServesEveryRow() throws Exception {
     try (ClusterFixture cluster = new ClusterFixture()) {
@@ -89,6 +97,34 @@ class ThreeNodesTest {
         for (BigtableDataClient c : official) {
           c.close();
         }
+      }
+      // A MutateRows of a megabyte for one tablet, through every node: forwarded in messages
+      // that fit the cluster transport; then row samples and a row-range drop from any node.
+      try (BigtableDataClient one = ClusterFixture.data(cluster.node("n1"));
+          BigtableDataClient two = ClusterFixture.data(cluster.node("n2"));
+          BigtableDataClient three = ClusterFixture.data(cluster.node("n3"))) {
+        List<BigtableDataClient> all = List.of(one, two, three);
+        for (int n = 0; n < 3; n++) {
+          com.google.cloud.bigtable.data.v2.models.BulkMutation bulk =
+              com.google.cloud.bigtable.data.v2.models.BulkMutation.create(TableId.of("t"));
+          for (int i = 0; i < 1000; i++) {
+            bulk.add(com.google.cloud.bigtable.data.v2.models.RowMutationEntry.create(String.format("k3-bulk%d-%04d",
+                n, i)).setCell("f", "q", "b".repeat(1000)));
+          }
+          all.get(n).bulkMutateRows(bulk);
+        }
+        for (BigtableDataClient c : all) {
+          assertEquals(3000, count(c, Query.create(TableId.of("t")).prefix("k3-bulk")), "the bulk rows through "
+              + "every node");
+          assertTrue(c.sampleRowKeys(TableId.of("t")).size() >= 6, "row samples of every tablet");
+        }
+      }
+      try (BigtableTableAdminClient admin = ClusterFixture.admin(cluster.node("n3"))) {
+        admin.dropRowRange("t", "k3-bulk");
+      }
+      try (BigtableDataClient c = ClusterFixture.data(cluster.node("n1"))) {
+        assertEquals(0, count(c, Query.create(TableId.of("t")).prefix("k3-bulk")), "dropped from any node");
+        assertEquals(expected.size(), count(c, Query.create(TableId.of("t"))), "the other rows stay");
       }
       String nodes = cluster.node("n1").get("/tabula/nodes").body();
       for (String n : List.of("n1", "n2", "n3")) {

@@ -81,8 +81,13 @@ public final class ClusterBench implements Callable<Integer> {
   private int moves;
 
   @Option(names = "--node-java-opts", defaultValue = "-Xms1g -Xmx1g -XX:+UseG1GC",
-      description = "Each node JVM's options; default: ${DEFAULT-VALUE}")
+      description = "Each node JVM's options ({node} is replaced by the node's name, e.g. for a flight "
+          + "recording's file name); default: ${DEFAULT-VALUE}")
   private String nodeJavaOpts;
+
+  @Option(names = "--nodes", split = ",", defaultValue = "1,3",
+      description = "Cluster sizes to run, in order; default: ${DEFAULT-VALUE}")
+  private List<Integer> sizes;
 
   @Option(names = "--out", defaultValue = "bench/results/run-cluster.md",
       description = "Report file; default: ${DEFAULT-VALUE}")
@@ -113,7 +118,7 @@ public final class ClusterBench implements Callable<Integer> {
     Dataset data = new Dataset(rows, valueBytes, 42);
     List<Figures> figures = new ArrayList<>();
     List<Long> unavailable = new ArrayList<>();
-    for (int nodes : List.of(1, 3)) {
+    for (int nodes : sizes) {
       try (Cluster cluster = Cluster.start(nodes, nodeJavaOpts)) {
         System.err.printf(Locale.ROOT, "%d node(s) serving%n", nodes);
         for (String name : clientNames) {
@@ -124,7 +129,7 @@ public final class ClusterBench implements Callable<Integer> {
             figures.add(read(cluster, c, table, data, nodes));
           }
         }
-        if (nodes == 3 && moves > 0) {
+        if (nodes > 1 && moves > 0) {
           unavailable.addAll(movesUnderLoad(cluster, data));
         }
       }
@@ -173,11 +178,11 @@ public final class ClusterBench implements Callable<Integer> {
   private Figures read(Cluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
     SplittableRandom random = new SplittableRandom(7);
     LongFunction<CompletionStage<Integer>> request = k -> {
-      int[] keys = new int[readBatch];
-      for (int i = 0; i < readBatch; i++) {
-        keys[i] = random.nextInt(rows);
+      java.util.TreeSet<Integer> distinct = new java.util.TreeSet<>();
+      while (distinct.size() < Math.min(readBatch, rows)) {
+        distinct.add(random.nextInt(rows));
       }
-      Arrays.sort(keys);
+      int[] keys = distinct.stream().mapToInt(Integer::intValue).toArray();
       return c.read(table, keys, 0, keys.length);
     };
     InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(2), request);
@@ -316,7 +321,7 @@ public final class ClusterBench implements Callable<Integer> {
         seed = i == 1 ? clusterPort : seed;
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(Arrays.asList(javaOpts.trim().split("\\s+")));
+        cmd.addAll(Arrays.asList(javaOpts.replace("{node}", "n" + i).trim().split("\\s+")));
         cmd.add("-Djava.util.concurrent.ForkJoinPool.common.parallelism=2");
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.tabula.cluster.ServerCommand",
             "--data", c.root.resolve("data").toString(), "--node", "n" + i, "--port", Integer.toString(grpc),

@@ -40,6 +40,53 @@ final class TabletBatches {
     this.router = router;
   }
 
+  /**
+   * Most bytes of row mutations one message to a tablet carries. A tablet may be served by
+   * another node, and a message between nodes must fit the cluster transport's frame
+   * ({@code pekko.remote.artery.advanced.maximum-frame-size}, set to 1 MiB in
+   * tabula-node.conf): a larger one is dropped by the transport and its ask only times out.
+   */
+  static final long MESSAGE_BYTES = 512 * 1024;
+
+  /**
+   * {@code rows} cut into groups of at most {@link #MESSAGE_BYTES} of mutations each (a row
+   * larger than that goes alone): MutateRows entries are independent, so a tablet's share of
+   * a batch may arrive in several messages.
+   */
+  private static List<List<Integer>> bounded(List<Integer> rows, RowMutation[] parsed) {
+    List<List<Integer>> out = new ArrayList<>();
+    List<Integer> current = new ArrayList<>();
+    long bytes = 0;
+    for (int i : rows) {
+      long size = bytesOf(parsed[i]);
+      if (!current.isEmpty() && bytes + size > MESSAGE_BYTES) {
+        out.add(current);
+        current = new ArrayList<>();
+        bytes = 0;
+      }
+      current.add(i);
+      bytes += size;
+    }
+    if (!current.isEmpty()) {
+      out.add(current);
+    }
+    return out;
+  }
+
+  /** About how many bytes a row mutation takes in a message. */
+  private static long bytesOf(RowMutation rm) {
+    long n = rm.row().length + 16;
+    for (io.tabula.persistence.model.Mutation m : rm.mutations()) {
+      n += 32;
+      if (m instanceof io.tabula.persistence.model.Mutation.SetCell c) {
+        n += c.qualifier().length + c.value().length + c.family().length();
+      } else if (m instanceof io.tabula.persistence.model.Mutation.DeleteFromColumn d) {
+        n += d.qualifier().length + d.family().length();
+      }
+    }
+    return n;
+  }
+
   /** Each entry's outcome as a google.rpc.Status (OK or the error), in order; never fails. */
   CompletionStage<List<com.google.rpc.Status>> mutate(String table, List<MutateRowsRequest.Entry> entries) {
     com.google.rpc.Status[] out = new com.google.rpc.Status[entries.size()];
@@ -76,7 +123,7 @@ final class TabletBatches {
         byTablet.computeIfAbsent(t.id(), k -> new ArrayList<>()).add(i);
       }
     }
-    byTablet.forEach((tabletId, group) -> {
+    byTablet.forEach((tabletId, rowsOfTablet) -> bounded(rowsOfTablet, parsed).forEach(group -> {
       List<RowMutation> batch = new ArrayList<>(group.size());
       group.forEach(i -> batch.add(parsed[i]));
       work.add(router.<TabletActor.BatchOutcome>askTablet(tabletId, r -> new TabletActor.MutateBatch(batch, r))
@@ -104,7 +151,7 @@ final class TabletBatches {
               return mutate(table, moved, parsed, out, next, startNanos, attempt + 1);
             }).thenCompose(x -> x);
           }).thenCompose(x -> x).toCompletableFuture());
-    });
+    }));
     return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
   }
 
