@@ -281,7 +281,8 @@ public final class TabulaNode implements AutoCloseable {
     }
     for (ClusterNodes.NodeInfo n : ClusterNodes.all(cluster)) {
       if (n.name().equals(settings.name()) && !n.address().equals(cluster.selfMember().address())
-          && n.status() != MemberStatus.down() && n.status() != MemberStatus.removed()) {
+          && n.status() != MemberStatus.down() && n.status() != MemberStatus.removed()
+          && n.status() != MemberStatus.exiting()) {
         throw new IllegalStateException("a node named " + settings.name() + " is already in the cluster, at "
             + n.address() + "; give this node another name (--node)");
       }

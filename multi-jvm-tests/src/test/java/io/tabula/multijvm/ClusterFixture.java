@@ -53,12 +53,30 @@ final class ClusterFixture implements AutoCloseable {
     config = Files.writeString(root.resolve("node.conf"), hocon);
   }
 
-  /** Starts node {@code name}, joining the first node (if any), and waits until it is ready. */
+  /**
+   * Starts node {@code name}, joining the first node (if any), and waits until it is ready.
+   * Its ports are picked free just before, and another process (another node's H2 journal
+   * server, say) may take one first: a node that exits because a port was taken is started
+   * again on other ports, up to three times.
+   */
   NodeJvm add(String name) throws IOException, InterruptedException {
-    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config);
-    nodes.add(n);
-    n.awaitReady(Duration.ofSeconds(90));
-    return n;
+    for (int attempt = 1; ; attempt++) {
+      NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config);
+      nodes.add(n);
+      try {
+        n.awaitReady(Duration.ofSeconds(90));
+        return n;
+      } catch (IllegalStateException e) {
+        if (attempt >= 3 || n.alive() || !n.tail(400).contains("Address already in use")) {
+          throw e;
+        }
+        nodes.remove(n);
+        n.close();
+        Files.move(n.log, n.log.resolveSibling(name + "-port-taken-" + attempt + ".log"));
+        System.out.println(name + ": a port was taken before it bound; starting it again on other ports");
+        Thread.sleep(2_000);
+      }
+    }
   }
 
   NodeJvm node(String name) {
