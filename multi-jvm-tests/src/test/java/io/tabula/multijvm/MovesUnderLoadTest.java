@@ -16,7 +16,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Scenario 2: tablets moved back and forth between nodes (paper §5.2) while writers and a
- * scanner run through different nodes with the official client. Every acknowledged write
+ * scanner run through different nodes with the official client, and a writer with the
+ * Tabula client, which sends each row to its tablet's owner and follows the new route when
+ * a node answers that the tablet has moved. Every acknowledged write
  * must read back afterwards; every scan taken during the moves must return each row once,
  * in order, including every row written before the moves began. Each move's unavailability
  * is measured from the client side: the longest a write to the moving tablet waited while
@@ -32,7 +34,8 @@ class MovesUnderLoadTest {
         cluster.add(n);
       }
       Workload load = Workload.create(cluster, cluster.node("n1"), 6, 600)
-          .start(List.of(cluster.node("n2"), cluster.node("n3")), cluster.node("n1"));
+          .start(List.of(cluster.node("n2"), cluster.node("n3")), cluster.node("n1"))
+          .withTabulaWriter(cluster.node("n1"));
       List<long[]> moves = new ArrayList<>();
       List<String> ids = new ArrayList<>(ClusterFixture.tablets(cluster.node("n1"), "t").keySet());
       List<String> names = List.of("n1", "n2", "n3");

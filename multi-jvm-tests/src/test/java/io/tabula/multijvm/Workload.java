@@ -155,6 +155,27 @@ final class Workload {
     void run() throws Exception;
   }
 
+  /**
+   * Adds a writer through the Tabula client, seeded with {@code seed}: it sends each row to
+   * the node its location cache names, and follows a stale route when a tablet has moved.
+   */
+  Workload withTabulaWriter(NodeJvm seed) {
+    threads.add(started("tabula-writer", () -> {
+      try (io.tabula.client.TabulaClient c = io.tabula.client.TabulaClient.builder().endpoint(seed.endpoint())
+          .instance(ClusterFixture.PROJECT, ClusterFixture.INSTANCE).build()) {
+        for (int seq = 0; !stop.get(); seq++) {
+          int range = seq % prefixes.size();
+          String key = String.format("%s-tabula-%06d", prefixes.get(range), seq);
+          long start = System.nanoTime();
+          c.apply("t", io.tabula.client.RowMutation.create(key).setCell("f", "q", 1000L, "t" + seq))
+              .toCompletableFuture().get(60, TimeUnit.SECONDS);
+          acked.add(new Write(range, start, System.nanoTime(), key));
+        }
+      }
+    }));
+    return this;
+  }
+
   /** The first failure of a writer or the scanner, or null. */
   Throwable failure() {
     return failure.get();
