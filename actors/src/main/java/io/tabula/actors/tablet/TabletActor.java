@@ -151,7 +151,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   public enum Wake implements Command { INSTANCE }
 
   /** The tablet is open (or is not to be served here); never leaves the node. */
-  private record Opened(TabletOpening.Result result, Throwable failure)
+  record Opened(TabletOpening.Result result, Throwable failure)
       implements Command, NoSerializationVerificationNeeded {}
 
   /** The tablet was closed for its hand-over; never leaves the node. */
@@ -220,62 +220,21 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.splits = new TabletSplits(ctx, node, tablet, info, blockingIo);
   }
 
-  /** Requests that may wait while the tablet opens; more are refused as moved, to be retried. */
-  private static final int OPENING_STASH = 10_000;
-
   /**
    * The actor of tablet {@code tabletId} on {@code node}. It opens the tablet off its thread
    * ({@link TabletOpening}); requests that arrive meanwhile wait, and are served once the
    * tablet is open and the master has recorded that this node serves it.
    */
   public static Behavior<Command> create(String tabletId, TabletNode node) {
-    return Behaviors.withStash(OPENING_STASH, stash -> Behaviors.setup(ctx -> {
-      Executor io = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
-      ctx.pipeToSelf(TabletOpening.open(node, tabletId, ctx.getSystem(), io), Opened::new);
-      return Behaviors.receive(Command.class)
-          .onMessage(Opened.class, o -> {
-            if (o.failure() != null) {
-              ctx.getLog().error("tablet {} could not be opened on this node", tabletId, o.failure());
-              return stash.unstashAll(failed(tabletId, o.failure()));
-            }
-            if (o.result().notNow()) {
-              stash.forEach(c -> refuseMoved(c, "tablet " + tabletId + " is being merged; look the row up again"));
-              stash.clear();
-              return Behaviors.stopped();
-            }
-            if (o.result().tablet() == null) {
-              return stash.unstashAll(gone(tabletId));
-            }
-            Tablet tablet = o.result().tablet();
-            TabletInfo info = o.result().info();
-            return stash.unstashAll(Behaviors.withTimers(timers -> {
-              timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
-              return new TabletActor(ctx, timers, node, tablet, info);
-            }));
-          })
-          .onAnyMessage(c -> {
-            if (stash.isFull()) {
-              refuseMoved(c, "tablet " + tabletId + " is opening; try again");
-            } else {
-              stash.stash(c);
-            }
-            return Behaviors.same();
-          }).build();
-    }));
+    return TabletOpening.behavior(tabletId, node);
   }
 
-  /** A tablet that could not be opened here (its files are damaged or unreadable): every request is refused with why. */
-  private static Behavior<Command> failed(String tabletId, Throwable failure) {
-    Refusal why = Refusal.of(ErrorCode.UNAVAILABLE, "tablet " + tabletId + " could not be opened: "
-        + Refusal.unwrap(failure).getMessage());
-    return Behaviors.receive(Command.class).onAnyMessage(c -> {
-      if (c instanceof Request r) {
-        r.replyTo().<Object>unsafeUpcast().tell(why.reply());
-      } else if (c == HandOff.INSTANCE) {
-        return Behaviors.stopped();
-      }
-      return Behaviors.same();
-    }).build();
+  /** The actor serving {@code tablet}, open, with its periodic check started. */
+  static Behavior<Command> serving(ActorContext<Command> ctx, TabletNode node, Tablet tablet, TabletInfo info) {
+    return Behaviors.withTimers(timers -> {
+      timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
+      return new TabletActor(ctx, timers, node, tablet, info);
+    });
   }
 
   /**
@@ -283,7 +242,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * The actor stays (it costs a mailbox) rather than stopping, because a sharded entity that
    * stops on its own drops the messages already on their way to it.
    */
-  private static Behavior<Command> gone(String tabletId) {
+  static Behavior<Command> gone(String tabletId) {
     return Behaviors.receive(Command.class).onAnyMessage(c -> {
       if (c == HandOff.INSTANCE) {
         return Behaviors.stopped();
@@ -298,7 +257,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * row-atomic request whose read finished meanwhile (it wrote nothing); a drop that finished
    * meanwhile is answered with what it did.
    */
-  private static void refuseMoved(Command c, String why) {
+  static void refuseMoved(Command c, String why) {
     if (c instanceof Request r) {
       r.replyTo().<Object>unsafeUpcast().tell(Refusal.of(ErrorCode.MOVED, why).reply());
     } else if (c instanceof RowDecided d) {

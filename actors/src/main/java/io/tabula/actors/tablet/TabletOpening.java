@@ -19,7 +19,10 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.pattern.StatusReply;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +51,59 @@ final class TabletOpening {
   }
 
   private TabletOpening() {}
+
+  /** Requests that may wait while the tablet opens; more are refused as moved, to be retried. */
+  private static final int OPENING_STASH = 10_000;
+
+  /**
+   * The behavior of a tablet actor until its tablet is open: requests wait in a stash, then
+   * meet the tablet served ({@link TabletActor#serving}), not served here, or failed.
+   */
+  static Behavior<TabletActor.Command> behavior(String tabletId, TabletNode node) {
+    return Behaviors.withStash(OPENING_STASH, stash -> Behaviors.setup(ctx -> {
+      Executor io = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
+      ctx.pipeToSelf(open(node, tabletId, ctx.getSystem(), io), TabletActor.Opened::new);
+      return Behaviors.receive(TabletActor.Command.class)
+          .onMessage(TabletActor.Opened.class, o -> {
+            if (o.failure() != null) {
+              ctx.getLog().error("tablet {} could not be opened on this node", tabletId, o.failure());
+              return stash.unstashAll(failed(tabletId, o.failure()));
+            }
+            if (o.result().notNow()) {
+              stash.forEach(c -> TabletActor.refuseMoved(c, "tablet " + tabletId
+                  + " is being merged; look the row up again"));
+              stash.clear();
+              return Behaviors.stopped();
+            }
+            if (o.result().tablet() == null) {
+              return stash.unstashAll(TabletActor.gone(tabletId));
+            }
+            return stash.unstashAll(TabletActor.serving(ctx, node, o.result().tablet(), o.result().info()));
+          })
+          .onAnyMessage(c -> {
+            if (stash.isFull()) {
+              TabletActor.refuseMoved(c, "tablet " + tabletId + " is opening; try again");
+            } else {
+              stash.stash(c);
+            }
+            return Behaviors.same();
+          }).build();
+    }));
+  }
+
+  /** A tablet that could not be opened here (its files are damaged or unreadable): every request is refused with why. */
+  private static Behavior<TabletActor.Command> failed(String tabletId, Throwable failure) {
+    Refusal why = Refusal.of(ErrorCode.UNAVAILABLE, "tablet " + tabletId + " could not be opened: "
+        + Refusal.unwrap(failure).getMessage());
+    return Behaviors.receive(TabletActor.Command.class).onAnyMessage(c -> {
+      if (c instanceof TabletActor.Request r) {
+        r.replyTo().<Object>unsafeUpcast().tell(why.reply());
+      } else if (c == TabletActor.HandOff.INSTANCE) {
+        return Behaviors.stopped();
+      }
+      return Behaviors.same();
+    }).build();
+  }
 
   static CompletionStage<Result> open(TabletNode node, String tabletId, ActorSystem<?> system, Executor blockingIo) {
     return directoryWith(node, tabletId, system)
