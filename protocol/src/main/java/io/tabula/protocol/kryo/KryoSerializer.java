@@ -2,10 +2,13 @@ package io.tabula.protocol.kryo;
 
 import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.KryoException;
+import com.esotericsoftware.kryo.io.ByteBufferInput;
 import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
 import com.esotericsoftware.kryo.util.Pool;
+import java.nio.ByteBuffer;
 import org.apache.pekko.actor.ExtendedActorSystem;
+import org.apache.pekko.serialization.ByteBufferSerializer;
 import org.apache.pekko.serialization.JSerializer;
 
 /**
@@ -28,8 +31,13 @@ import org.apache.pekko.serialization.JSerializer;
  * <p>Thread safety: Kryo instances are not thread-safe, so each call borrows one (with its
  * output buffer) from a {@link Pool} and returns it afterwards; the serializer itself may be
  * used from any number of threads.
+ *
+ * <p>Between nodes, Artery hands it its own buffers ({@link ByteBufferSerializer}): a message
+ * is read straight from the received frame and written from the pooled output into the
+ * frame, saving a copy of every message's bytes each way. The bytes are the same as
+ * {@link #toBinary(Object)}'s.
  */
-public final class KryoSerializer extends JSerializer {
+public final class KryoSerializer extends JSerializer implements ByteBufferSerializer {
 
   /**
    * Pekko's id for this serializer, sent with every message: {@code 0x54424B31}, the ASCII
@@ -87,6 +95,26 @@ public final class KryoSerializer extends JSerializer {
     }
   }
 
+  @Override
+  public void toBinary(Object message, ByteBuffer buffer) {
+    Codec codec = pool.obtain();
+    try {
+      codec.write(message, buffer);
+    } finally {
+      pool.free(codec);
+    }
+  }
+
+  @Override
+  public Object fromBinary(ByteBuffer buffer, String manifest) {
+    Codec codec = pool.obtain();
+    try {
+      return codec.read(buffer);
+    } finally {
+      pool.free(codec);
+    }
+  }
+
   /** One Kryo and its growable output buffer; used by one thread at a time. */
   private static final class Codec {
     private final Kryo kryo;
@@ -105,22 +133,53 @@ public final class KryoSerializer extends JSerializer {
         kryo.writeClassAndObject(output, message);
         return output.toBytes();
       } finally {
-        if (output.getBuffer().length > settings.retainedBufferSize()) {
-          output = newOutput();
-        }
+        shrink();
+      }
+    }
+
+    /**
+     * Writes {@code message} into {@code buffer} from its position; BufferOverflowException
+     * (nothing written) when it does not fit what remains.
+     */
+    void write(Object message, ByteBuffer buffer) {
+      try {
+        output.reset();
+        kryo.writeClassAndObject(output, message);
+        buffer.put(output.getBuffer(), 0, output.position());
+      } finally {
+        shrink();
+      }
+    }
+
+    private void shrink() {
+      if (output.getBuffer().length > settings.retainedBufferSize()) {
+        output = newOutput();
       }
     }
 
     Object read(byte[] bytes) {
       Input input = new Input(bytes);
       Object message = kryo.readClassAndObject(input);
-      if (input.position() != bytes.length) {
+      checkEnd(message, bytes.length, input.position());
+      return message;
+    }
+
+    /** Reads the message that fills {@code buffer} from its position to its limit. */
+    Object read(ByteBuffer buffer) {
+      int start = buffer.position();
+      ByteBufferInput input = new ByteBufferInput(buffer);
+      Object message = kryo.readClassAndObject(input);
+      checkEnd(message, buffer.limit() - start, input.position() - start);
+      buffer.position(input.position());
+      return message;
+    }
+
+    private static void checkEnd(Object message, int length, int read) {
+      if (read != length) {
         throw new KryoException(
-            "message of " + bytes.length + " bytes has " + (bytes.length - input.position())
-                + " trailing bytes after "
+            "message of " + length + " bytes has " + (length - read) + " trailing bytes after "
                 + (message == null ? "null" : message.getClass().getName()));
       }
-      return message;
     }
 
     private Output newOutput() {

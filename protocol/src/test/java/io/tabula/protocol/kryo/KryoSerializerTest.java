@@ -186,6 +186,31 @@ class KryoSerializerTest {
   }
 
   @Test
+  void arteryBuffersCarryTheSameBytesFromAndToTheirPositions() {
+    Row row = new Row("row-1", List.of(new Cell(new byte[3000], 7)), Optional.of("note"), Color.BLUE);
+    byte[] bytes = kryo().toBinary(row);
+    // As Artery's frames: a direct buffer, the envelope's header before the message.
+    java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocateDirect(8192);
+    frame.position(100);
+    kryo().toBinary(row, frame);
+    assertEquals(100 + bytes.length, frame.position());
+    byte[] written = new byte[bytes.length];
+    frame.flip().position(100);
+    frame.duplicate().get(written);
+    assertArrayEquals(bytes, written);
+    assertEquals(row, kryo().fromBinary(frame, ""));
+    assertEquals(frame.limit(), frame.position());
+
+    java.nio.ByteBuffer tooSmall = java.nio.ByteBuffer.allocateDirect(bytes.length - 1);
+    assertThrows(java.nio.BufferOverflowException.class, () -> kryo().toBinary(row, tooSmall));
+    assertEquals(0, tooSmall.position());
+
+    java.nio.ByteBuffer trailing = java.nio.ByteBuffer.allocate(bytes.length + 1).put(bytes).put((byte) 0).flip();
+    KryoException e = assertThrows(KryoException.class, () -> kryo().fromBinary(trailing, ""));
+    assertTrue(e.getMessage().contains("trailing"), e.getMessage());
+  }
+
+  @Test
   void trailingBytesAreReported() {
     byte[] bytes = kryo().toBinary(new Pong("p"));
     byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
