@@ -7,6 +7,7 @@ import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.MasterSettings;
+import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletNode;
 import io.tabula.actors.tablet.TabletSettings;
@@ -223,6 +224,8 @@ public final class TabulaNode implements AutoCloseable {
         TabletSettings.from(config.getConfig("tabula.tablet")));
     TabletShards tablets = TabletShards.start(system, node);
     system.systemActorOf(LostRequests.create(), "lost-tablet-requests", org.apache.pekko.actor.typed.Props.empty());
+    system.systemActorOf(NodeRequests.create(node.local(), tablets::tablet, settings.askTimeout()), "node-requests",
+        org.apache.pekko.actor.typed.Props.empty());
     OwnedTablets owned = new OwnedTablets(settings.name(), tablets, node.local(), settings.wakeOwnedEvery());
     LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName,
         system.dispatchers().lookup(DispatcherSelector.blocking()));

@@ -27,9 +27,10 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The load a scenario runs while it changes the cluster: a table {@code t} of {@code ranges}
  * tablets (split at {@code k1}, {@code k2}, ...), rows written before, writers through some
- * nodes and a scanner through another, all with the official client. It records every
- * acknowledged write and checks each scan (every row once, in order, none of the rows
- * written before missing); {@link #verify} reads the table back afterwards.
+ * nodes, and a scanner and a reader by key through another, all with the official client. It
+ * records every acknowledged write and checks each scan (every row once, in order, none of
+ * the rows written before missing) and each read by key (every acknowledged row found);
+ * {@link #verify} reads the table back afterwards.
  */
 final class Workload {
   static final TableId T = TableId.of("t");
@@ -44,6 +45,7 @@ final class Workload {
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private final List<Thread> threads = new ArrayList<>();
   private final List<Integer> scans = Collections.synchronizedList(new ArrayList<>());
+  private final java.util.concurrent.atomic.AtomicInteger keyReads = new java.util.concurrent.atomic.AtomicInteger();
 
   private Workload(List<String> prefixes) {
     this.prefixes = prefixes;
@@ -117,6 +119,7 @@ final class Workload {
         }
       }));
     }
+    threads.add(started("key-reader", () -> readKeys(scanner)));
     threads.add(started("scanner", () -> {
       try (BigtableDataClient c = ClusterFixture.data(scanner)) {
         while (!stop.get()) {
@@ -135,6 +138,43 @@ final class Workload {
       }
     }));
     return this;
+  }
+
+  /**
+   * Reads rows by key through {@code via} until stopped: 25 keys at a time (rows written
+   * before and acknowledged writes, spread over the tablets, so most are served by other
+   * nodes than {@code via}), then one key alone, checking that every row acknowledged before
+   * the read began comes back.
+   */
+  private void readKeys(NodeJvm via) throws Exception {
+    List<String> earlier = new ArrayList<>(before);
+    java.util.SplittableRandom random = new java.util.SplittableRandom(17);
+    try (BigtableDataClient c = ClusterFixture.data(via)) {
+      while (!stop.get()) {
+        List<String> known = new ArrayList<>(earlier);
+        acked.forEach(w -> known.add(w.key()));
+        Set<String> wanted = new TreeSet<>();
+        while (wanted.size() < Math.min(25, known.size())) {
+          wanted.add(known.get(random.nextInt(known.size())));
+        }
+        Query q = Query.create(T);
+        wanted.forEach(q::rowKey);
+        Set<String> got = new TreeSet<>();
+        for (Row r : c.readRows(q)) {
+          got.add(r.getKey().toStringUtf8());
+        }
+        if (!got.equals(wanted)) {
+          Set<String> missing = new TreeSet<>(wanted);
+          missing.removeAll(got);
+          throw new AssertionError("a read of " + wanted.size() + " keys missed acknowledged rows " + missing);
+        }
+        String one = known.get(random.nextInt(known.size()));
+        if (c.readRow(T, one) == null) {
+          throw new AssertionError("a read of the acknowledged row " + one + " found nothing");
+        }
+        keyReads.incrementAndGet();
+      }
+    }
   }
 
   private Thread started(String name, ThrowingRunnable body) {
@@ -203,8 +243,8 @@ final class Workload {
       }
     }
     assertEquals(new ArrayList<>(all), read, "every acknowledged write reads back, once, in order");
-    System.out.printf("%d writes acknowledged, %d scans completed during the load, %d rows read back%n",
-        acked.size(), scans.size(), read.size());
+    System.out.printf("%d writes acknowledged, %d scans and %d reads by key completed during the load, %d rows "
+        + "read back%n", acked.size(), scans.size(), keyReads.get(), read.size());
   }
 
   /** The longest write to tablet range {@code range} that started within [from, to] (System.nanoTime), in ms. */

@@ -260,6 +260,37 @@ class TabletActorTest {
   }
 
   @Test
+  void anotherNodesWriteAndReadOfSeveralTabletsGetOneAnswerAndAnUnservedTabletIsRefusedAsMoved() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    TestProbe<TabletActor.Command> nowhere = kit.createTestProbe();
+    ActorRef<NodeRequests.Command> node = kit.spawn(NodeRequests.create(local,
+        id -> id.equals(tabletId) ? tablet : nowhere.getRef(), Duration.ofMillis(300)));
+
+    TestProbe<NodeRequests.WriteAnswer> written = kit.createTestProbe();
+    node.tell(new NodeRequests.Write(new ArrayList<>(List.of(
+        new NodeRequests.Batch(tabletId, new ArrayList<>(List.of(RowMutation.of(b("a"), set("f", "q", "1")),
+            RowMutation.of(b("b"), set("nope", "q", "2"))))),
+        new NodeRequests.Batch("gone", new ArrayList<>(List.of(RowMutation.of(b("c"), set("f", "q", "3"))))))),
+        written.getRef()));
+    NodeRequests.WriteAnswer w = ActorTestConfig.roundTrip(kit, written.receiveMessage(WAIT));
+    assertNull(w.refusals().get(0));
+    assertNull(w.outcomes().get(0).refusals().get(0), "the valid row is applied");
+    assertEquals(ErrorCode.NOT_FOUND, w.outcomes().get(0).refusals().get(1).code(), "a bad row is refused alone");
+    assertNull(w.outcomes().get(1), "a batch whose tablet does not answer has no outcome");
+    assertNotNull(w.refusals().get(1), "but a refusal: the answer still comes, with the others' outcomes");
+
+    TestProbe<NodeRequests.ReadAnswer> read = kit.createTestProbe();
+    node.tell(new NodeRequests.Read(new ArrayList<>(List.of(
+        new NodeRequests.Part(tabletId, new ArrayList<>(List.of(b("b"), b("a")))),
+        new NodeRequests.Part("gone", new ArrayList<>(List.of(b("c")))))), new byte[0], read.getRef()));
+    NodeRequests.ReadAnswer r = ActorTestConfig.roundTrip(kit, read.receiveMessage(WAIT));
+    assertEquals(List.of("a"), r.rows().get(0).stream().map(x -> s(x.key())).toList());
+    assertNull(r.refusals().get(0));
+    assertEquals(List.of(), r.rows().get(1));
+    assertEquals(ErrorCode.MOVED, r.refusals().get(1).code(), "a tablet not served here is refused as moved");
+  }
+
+  @Test
   void checkAndMutateAppliesTheBranchTheRowChooses() {
     ActorRef<TabletActor.Command> tablet = spawnTablet();
 

@@ -45,7 +45,8 @@ public final class BigtableServices {
   public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
       DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
       java.util.function.Function<String, CompletionStage<Void>> onTableDeleted) {
-    Router router = new Router(system, directory, master, local, settings.askTimeout(), settings.movedRetryFor());
+    Router router = new Router(system, directory, master, local, NodePeers.start(system, settings.name()),
+        settings.askTimeout(), settings.movedRetryFor());
     // With port 0 the port is known only once bound. No request arrives before that; join() waits out the
     // moment between the bind and this stage's completion.
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();

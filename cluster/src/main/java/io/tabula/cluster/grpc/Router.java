@@ -7,6 +7,7 @@ import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TableInfo;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.LocalTablets;
+import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletReads;
 import io.tabula.cluster.sharding.TabletShards;
@@ -25,6 +26,7 @@ import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.pattern.StatusReply;
 
 /**
@@ -42,17 +44,19 @@ final class Router {
   private final DirectoryCache directory;
   private final ActorRef<Master.Command> master;
   private final LocalTablets local;
+  private final NodePeers peers;
   private final Executor blockingIo;
   private final Duration askTimeout;
   private final long retryForNanos;
 
   Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
-      Duration askTimeout, Duration retryFor) {
+      NodePeers peers, Duration askTimeout, Duration retryFor) {
     this.system = system;
     this.tablets = TabletShards.of(system);
     this.directory = directory;
     this.master = master;
     this.local = local;
+    this.peers = peers;
     this.blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
     this.askTimeout = askTimeout;
     this.retryForNanos = retryFor.toNanos();
@@ -97,6 +101,29 @@ final class Router {
 
   Directory directory() {
     return directory.get();
+  }
+
+  /**
+   * The {@link NodeRequests} of the node that directory {@code d} says owns tablet
+   * {@code tabletId}, when that is another Up node whose instance is known; else null (the
+   * tablet is then served here, or reached through its sharded actor).
+   */
+  ActorRef<NodeRequests.Command> peerOf(Directory d, String tabletId) {
+    return peers.of(d.ownerOf(tabletId));
+  }
+
+  /** Asks another node to read {@code parts}; fails only when the node does not answer in time. */
+  CompletionStage<NodeRequests.ReadAnswer> readOnNode(ActorRef<NodeRequests.Command> peer,
+      List<NodeRequests.Part> parts, byte[] filter) {
+    return Stages.direct(AskPattern.ask(peer, replyTo -> new NodeRequests.Read(parts, filter, replyTo), askTimeout,
+        system.scheduler()));
+  }
+
+  /** Asks another node to apply {@code batches}; fails only when the node does not answer in time. */
+  CompletionStage<NodeRequests.WriteAnswer> writeOnNode(ActorRef<NodeRequests.Command> peer,
+      List<NodeRequests.Batch> batches) {
+    return Stages.direct(AskPattern.ask(peer, replyTo -> new NodeRequests.Write(batches, replyTo), askTimeout,
+        system.scheduler()));
   }
 
   /** The directory after asking the master for its newest copy. */

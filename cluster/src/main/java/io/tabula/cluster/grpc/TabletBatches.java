@@ -3,6 +3,7 @@ package io.tabula.cluster.grpc;
 import com.google.bigtable.v2.MutateRowsRequest;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.protocol.errors.ErrorCode;
@@ -14,18 +15,23 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.stream.javadsl.Source;
 
 /**
- * Many rows in one message per tablet: the entries of a MutateRows request, and the keys of
- * a ReadRows request that names only keys, are grouped by the tablet the node's directory
- * says holds them and sent as one {@link TabletActor.MutateBatch} or
- * {@link TabletActor.ReadRows} each, instead of one ask per row. Mutations a tablet refuses
- * as moved (a split the directory had not caught up with) go again in groups under the
- * refreshed directory; a read key refused so goes again on its own, through
- * {@link Router}'s rerouting path.
+ * Many rows in one message per tablet, and one message per node: the entries of a MutateRows
+ * request, and the keys of a ReadRows request that names only keys, are grouped by the tablet
+ * the node's directory says holds them. Groups of tablets served here go to the tablet (its
+ * reads, or its actor for a {@link TabletActor.MutateBatch}); the groups of each other node
+ * go to that node in one {@link NodeRequests.Read} or {@link NodeRequests.Write} (a few when
+ * a write exceeds the frame), whatever the number of its tablets they touch, instead of one
+ * ask per row or per tablet. Mutations a tablet refuses as moved (a split or move the
+ * directory had not caught up with) go again in groups under the refreshed directory; a read
+ * group refused so goes again through the tablet's sharded actor, and its keys one by one
+ * through {@link Router}'s rerouting path if that too is refused.
  */
 final class TabletBatches {
   /** Keys of one ReadRows sent to a tablet in one message at most. */
@@ -49,28 +55,46 @@ final class TabletBatches {
   static final long MESSAGE_BYTES = 512 * 1024;
 
   /**
-   * {@code rows} cut into groups of at most {@link #MESSAGE_BYTES} of mutations each (a row
-   * larger than that goes alone): MutateRows entries are independent, so a tablet's share of
-   * a batch may arrive in several messages.
+   * One MutateRows request: its table, its entries parsed (null where invalid), each entry's
+   * outcome as it becomes known, and when it started (moved answers are retried for a while).
    */
-  private static List<List<Integer>> bounded(List<Integer> rows, RowMutation[] parsed) {
-    List<List<Integer>> out = new ArrayList<>();
-    List<Integer> current = new ArrayList<>();
+  private record Request(String table, RowMutation[] parsed, com.google.rpc.Status[] out, long startNanos) {}
+
+  /** Some rows of one tablet, by index into the request's entries. */
+  private record Slice(String tabletId, List<Integer> rows) {}
+
+  /**
+   * The rows of {@code byTablet} packed into messages of at most {@link #MESSAGE_BYTES} of
+   * mutations each, tablet after tablet (a row larger than that goes alone): MutateRows
+   * entries are independent, so a tablet's share of a batch may arrive in several messages,
+   * and one message may carry the shares of several tablets.
+   */
+  private static List<List<Slice>> packed(Map<String, List<Integer>> byTablet, RowMutation[] parsed) {
+    List<List<Slice>> messages = new ArrayList<>();
+    List<Slice> current = new ArrayList<>();
     long bytes = 0;
-    for (int i : rows) {
-      long size = bytesOf(parsed[i]);
-      if (!current.isEmpty() && bytes + size > MESSAGE_BYTES) {
-        out.add(current);
-        current = new ArrayList<>();
-        bytes = 0;
+    for (Map.Entry<String, List<Integer>> e : byTablet.entrySet()) {
+      Slice slice = null;
+      for (int i : e.getValue()) {
+        long size = bytesOf(parsed[i]);
+        if (bytes > 0 && bytes + size > MESSAGE_BYTES) {
+          messages.add(current);
+          current = new ArrayList<>();
+          bytes = 0;
+          slice = null;
+        }
+        if (slice == null) {
+          slice = new Slice(e.getKey(), new ArrayList<>());
+          current.add(slice);
+        }
+        slice.rows().add(i);
+        bytes += size;
       }
-      current.add(i);
-      bytes += size;
     }
     if (!current.isEmpty()) {
-      out.add(current);
+      messages.add(current);
     }
-    return out;
+    return messages;
   }
 
   /** About how many bytes a row mutation takes in a message. */
@@ -102,57 +126,97 @@ final class TabletBatches {
         out[i] = status(err);
       }
     }
-    return mutate(table, valid, parsed, out, router.directory(), System.nanoTime(), 0).thenApply(x -> List.of(out));
+    return mutate(new Request(table, parsed, out, System.nanoTime()), valid, router.directory(), 0)
+        .thenApply(x -> List.of(out));
   }
 
   /**
-   * Sends the entries {@code rows} grouped by tablet under directory {@code d}. Entries a
-   * tablet refuses as moved (a split the directory had not caught up with) go again as
-   * groups under the refreshed directory, after a short pause, while the request may still
-   * retry; one ask per row instead turned a split into a flood of asks.
+   * Sends the entries {@code rows} grouped by tablet under directory {@code d}: the groups of
+   * tablets served here, or whose owner is not known as a peer, go to each tablet's actor;
+   * the groups of each other node go to it together ({@link NodeRequests.Write}), packed into
+   * as few messages as the frame allows. Entries a tablet refuses as moved (a split or a move
+   * the directory had not caught up with) go again as groups under the refreshed directory,
+   * after a short pause, while the request may still retry; one ask per row instead turned a
+   * split into a flood of asks.
    */
-  private CompletableFuture<Void> mutate(String table, List<Integer> rows, RowMutation[] parsed,
-      com.google.rpc.Status[] out, Directory d, long startNanos, int attempt) {
+  private CompletableFuture<Void> mutate(Request q, List<Integer> rows, Directory d, int attempt) {
+    String table = q.table();
+    RowMutation[] parsed = q.parsed();
     Map<String, List<Integer>> byTablet = new LinkedHashMap<>();
     List<CompletableFuture<?>> work = new ArrayList<>();
     for (int i : rows) {
       TabletInfo t = d.locate(table, parsed[i].row());
       if (t == null) {
-        work.add(alone(table, i, parsed[i], out));
+        work.add(alone(table, i, parsed[i], q.out()));
       } else {
         byTablet.computeIfAbsent(t.id(), k -> new ArrayList<>()).add(i);
       }
     }
-    byTablet.forEach((tabletId, rowsOfTablet) -> bounded(rowsOfTablet, parsed).forEach(group -> {
-      List<RowMutation> batch = new ArrayList<>(group.size());
-      group.forEach(i -> batch.add(parsed[i]));
-      work.add(router.<TabletActor.BatchOutcome>askTablet(tabletId, r -> new TabletActor.MutateBatch(batch, r))
-          .handle((outcome, err) -> {
-            List<Integer> moved = new ArrayList<>();
-            for (int k = 0; k < group.size(); k++) {
-              int i = group.get(k);
-              Throwable refused = err != null ? err : refusal(outcome.refusals().get(k));
-              if (refused == null) {
-                out[i] = ok();
-              } else if (Refusal.is(refused, ErrorCode.MOVED) && router.mayRetryMoved(startNanos)) {
-                moved.add(i);
-              } else {
-                out[i] = status(refused);
-              }
-            }
-            if (moved.isEmpty()) {
-              return CompletableFuture.<Void>completedFuture(null);
-            }
-            return router.afterMove(attempt).toCompletableFuture().handle((next, refreshFailed) -> {
-              if (refreshFailed != null) {
-                moved.forEach(i -> out[i] = status(refreshFailed));
-                return CompletableFuture.<Void>completedFuture(null);
-              }
-              return mutate(table, moved, parsed, out, next, startNanos, attempt + 1);
-            }).thenCompose(x -> x);
-          }).thenCompose(x -> x).toCompletableFuture());
+    Map<ActorRef<NodeRequests.Command>, Map<String, List<Integer>>> byNode = new LinkedHashMap<>();
+    byTablet.forEach((tabletId, rowsOfTablet) -> {
+      ActorRef<NodeRequests.Command> peer = router.localReads(tabletId) != null ? null : router.peerOf(d, tabletId);
+      if (peer != null) {
+        byNode.computeIfAbsent(peer, k -> new LinkedHashMap<>()).put(tabletId, rowsOfTablet);
+        return;
+      }
+      for (List<Slice> message : packed(Map.of(tabletId, rowsOfTablet), parsed)) {
+        Slice s = message.get(0);
+        work.add(settled(q, s.rows(), router.askTablet(tabletId, r -> new TabletActor.MutateBatch(batch(s, parsed), r)),
+            attempt));
+      }
+    });
+    byNode.forEach((peer, tablets) -> packed(tablets, parsed).forEach(message -> {
+      List<NodeRequests.Batch> batches = new ArrayList<>(message.size());
+      message.forEach(s -> batches.add(new NodeRequests.Batch(s.tabletId(), batch(s, parsed))));
+      CompletionStage<NodeRequests.WriteAnswer> answer = router.writeOnNode(peer, batches);
+      for (int k = 0; k < message.size(); k++) {
+        int part = k;
+        work.add(settled(q, message.get(k).rows(), answer.thenCompose(a -> a.refusals().get(part) == null
+            ? CompletableFuture.completedFuture(a.outcomes().get(part))
+            : CompletableFuture.failedFuture(a.refusals().get(part).exception())), attempt));
+      }
     }));
     return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
+  }
+
+  private static List<RowMutation> batch(Slice s, RowMutation[] parsed) {
+    List<RowMutation> batch = new ArrayList<>(s.rows().size());
+    s.rows().forEach(i -> batch.add(parsed[i]));
+    return batch;
+  }
+
+  /**
+   * Records the outcome of the entries {@code group} (sent as one batch) in {@code out}:
+   * applied, refused, or, for those refused as moved while the request may still retry,
+   * sent again under the directory refreshed after a pause.
+   */
+  private CompletableFuture<Void> settled(Request q, List<Integer> group, CompletionStage<TabletActor.BatchOutcome> sent,
+      int attempt) {
+    com.google.rpc.Status[] out = q.out();
+    return sent.handle((outcome, err) -> {
+      List<Integer> moved = new ArrayList<>();
+      for (int k = 0; k < group.size(); k++) {
+        int i = group.get(k);
+        Throwable refused = err != null ? err : refusal(outcome.refusals().get(k));
+        if (refused == null) {
+          out[i] = ok();
+        } else if (Refusal.is(refused, ErrorCode.MOVED) && router.mayRetryMoved(q.startNanos())) {
+          moved.add(i);
+        } else {
+          out[i] = status(refused);
+        }
+      }
+      if (moved.isEmpty()) {
+        return CompletableFuture.<Void>completedFuture(null);
+      }
+      return router.afterMove(attempt).toCompletableFuture().handle((next, refreshFailed) -> {
+        if (refreshFailed != null) {
+          moved.forEach(i -> out[i] = status(refreshFailed));
+          return CompletableFuture.<Void>completedFuture(null);
+        }
+        return mutate(q, moved, next, attempt + 1);
+      }).thenCompose(x -> x);
+    }).thenCompose(x -> x).toCompletableFuture();
   }
 
   /** One entry through the per-row path, which reroutes on moved; its outcome lands in {@code out[i]}. */
@@ -170,22 +234,45 @@ final class TabletBatches {
    * message, a few messages at a time.
    */
   Source<List<FilteredRow>, NotUsed> read(String table, List<byte[]> keys, byte[] filter) {
-    return Source.from(groups(table, keys)).mapAsync(4, g -> readGroup(table, g, filter))
+    return Source.from(groups(router.directory(), table, keys)).mapAsync(4, g -> readGroup(table, g, filter))
         .filter(rows -> !rows.isEmpty());
   }
 
   /**
    * The same rows gathered into one list, every group read at once: for requests of at most
    * {@link #GATHERED_KEYS} keys, where a stream per request would cost more than the reads.
+   * Groups of tablets served here are read here; the groups of each other node go to it in
+   * one message ({@link NodeRequests}), whatever the number of its tablets they touch.
    */
   CompletionStage<List<FilteredRow>> readAll(String table, List<byte[]> keys, byte[] filter) {
-    List<List<byte[]>> groups = groups(table, keys);
-    if (groups.size() == 1) {
-      return readGroup(table, groups.get(0), filter);
-    }
+    Directory d = router.directory();
+    List<List<byte[]>> groups = groups(d, table, keys);
     List<CompletableFuture<List<FilteredRow>>> reads = new ArrayList<>(groups.size());
-    for (List<byte[]> g : groups) {
-      reads.add(readGroup(table, g, filter).toCompletableFuture());
+    Map<ActorRef<NodeRequests.Command>, List<Integer>> byNode = new LinkedHashMap<>();
+    String[] tabletIds = new String[groups.size()];
+    for (int i = 0; i < groups.size(); i++) {
+      TabletInfo t = d.locate(table, groups.get(i).get(0));
+      ActorRef<NodeRequests.Command> peer = t == null || router.localReads(t.id()) != null ? null
+          : router.peerOf(d, t.id());
+      if (peer == null) {
+        reads.add(readGroup(table, groups.get(i), filter).toCompletableFuture());
+      } else {
+        tabletIds[i] = t.id();
+        reads.add(null);
+        byNode.computeIfAbsent(peer, k -> new ArrayList<>()).add(i);
+      }
+    }
+    byNode.forEach((peer, indexes) -> {
+      List<NodeRequests.Part> parts = new ArrayList<>(indexes.size());
+      indexes.forEach(i -> parts.add(new NodeRequests.Part(tabletIds[i], groups.get(i))));
+      CompletionStage<NodeRequests.ReadAnswer> answer = router.readOnNode(peer, parts, filter);
+      for (int k = 0; k < indexes.size(); k++) {
+        List<byte[]> group = groups.get(indexes.get(k));
+        reads.set(indexes.get(k), part(answer, k, () -> readGroup(table, group, filter)).toCompletableFuture());
+      }
+    });
+    if (reads.size() == 1) {
+      return reads.get(0);
     }
     return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(x -> {
       List<FilteredRow> out = new ArrayList<>(keys.size());
@@ -194,9 +281,23 @@ final class TabletBatches {
     });
   }
 
+  /**
+   * Part {@code k} of another node's answer: its rows; {@code moved} when that node refused
+   * the part as moved (its tablet is no longer, or not yet, served there); else its refusal.
+   */
+  private static CompletionStage<List<FilteredRow>> part(CompletionStage<NodeRequests.ReadAnswer> answer, int k,
+      Supplier<CompletionStage<List<FilteredRow>>> moved) {
+    return answer.thenCompose(a -> {
+      Refusal r = a.refusals().get(k);
+      if (r == null) {
+        return CompletableFuture.completedFuture(a.rows().get(k));
+      }
+      return r.code() == ErrorCode.MOVED ? moved.get() : CompletableFuture.failedFuture(r.exception());
+    });
+  }
+
   /** {@code keys} in the order given, cut where the tablet changes or a group is full. */
-  private List<List<byte[]>> groups(String table, List<byte[]> keys) {
-    Directory d = router.directory();
+  private static List<List<byte[]>> groups(Directory d, String table, List<byte[]> keys) {
     List<List<byte[]>> groups = new ArrayList<>();
     String current = null;
     for (byte[] k : keys) {
@@ -233,10 +334,13 @@ final class TabletBatches {
 
   /** One row through the rerouting path: a list of it, or an empty list when no cell passes. */
   CompletionStage<List<FilteredRow>> readOne(String table, byte[] key, byte[] filter) {
-    TabletInfo t = router.directory().locate(table, key);
+    Directory d = router.directory();
+    TabletInfo t = d.locate(table, key);
     CompletionStage<FilteredRow> local = t == null ? null : router.readLocal(t.id(), r -> r.row(key, filter));
     if (local == null) {
-      return routedReadOne(table, key, filter);
+      ActorRef<NodeRequests.Command> peer = t == null ? null : router.peerOf(d, t.id());
+      return peer == null ? routedReadOne(table, key, filter) : part(router.readOnNode(peer,
+          List.of(new NodeRequests.Part(t.id(), List.of(key))), filter), 0, () -> routedReadOne(table, key, filter));
     }
     return local.handle((row, err) -> {
       if (err == null) {

@@ -1,0 +1,147 @@
+package io.tabula.actors.tablet;
+
+import io.tabula.actors.Refusals;
+import io.tabula.persistence.model.RowMutation;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
+import io.tabula.protocol.kryo.KryoSerializable;
+import io.tabula.streams.filter.FilteredRow;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.RecipientRef;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+
+/**
+ * Another node's requests for this node's tablets, one message per client request and node:
+ * a node that receives a read of keys, or a MutateRows, spanning tablets of several nodes
+ * sends each other node one {@link Read} or {@link Write} for all of that node's tablets,
+ * instead of one sharded ask per tablet, and gets one answer. A message between nodes costs
+ * far more than reading or writing a few rows, so their number is what a request spread over
+ * nodes costs.
+ *
+ * <p>Reads are served from the node's {@link LocalTablets}, as its own gRPC layer serves
+ * them, on the blocking-I/O dispatcher; a part for a tablet not served here now (moved,
+ * split, merged, not yet open) is refused as {@link ErrorCode#MOVED}, and the asking node
+ * then reads it through the tablet's sharded actor. Writes go to each tablet's sharded actor
+ * from here (a local hop while the tablet is here; sharding follows it when it has moved),
+ * so they are ordered and held exactly as writes sent to the actor directly.
+ *
+ * <p>Every node runs one, registered with the receptionist under {@link #KEY}.
+ */
+public final class NodeRequests {
+  /** The key under which each node's instance is registered. */
+  public static final ServiceKey<Command> KEY = ServiceKey.create(Command.class, "tabula-node-requests");
+
+  /** What another node asks. */
+  public sealed interface Command extends KryoSerializable permits Read, Write {}
+
+  /** The keys of one tablet to read, in the order they are wanted. */
+  public record Part(String tabletId, List<byte[]> keys) implements KryoSerializable {}
+
+  /** Reads {@code parts}, each with the serialized {@code filter}, and answers one {@link ReadAnswer}. */
+  public record Read(List<Part> parts, byte[] filter, ActorRef<ReadAnswer> replyTo) implements Command {}
+
+  /**
+   * Per part, in the order asked: its rows (those with cells passing the filter, in key
+   * order) and a null refusal, or no rows and why the part was not read.
+   */
+  public record ReadAnswer(List<List<FilteredRow>> rows, List<Refusal> refusals) implements KryoSerializable {}
+
+  /** Row mutations for one tablet. */
+  public record Batch(String tabletId, List<RowMutation> mutations) implements KryoSerializable {}
+
+  /** Applies each batch through its tablet's actor and answers one {@link WriteAnswer}. */
+  public record Write(List<Batch> batches, ActorRef<WriteAnswer> replyTo) implements Command {}
+
+  /**
+   * Per batch, in the order asked: its tablet's outcome (per row: applied or refused) and a
+   * null refusal, or a null outcome and why the batch as a whole failed.
+   */
+  public record WriteAnswer(List<TabletActor.BatchOutcome> outcomes, List<Refusal> refusals)
+      implements KryoSerializable {}
+
+  private NodeRequests() {}
+
+  /**
+   * This node's instance, registered under {@link #KEY}.
+   *
+   * @param tablets a tablet's sharded actor by tablet id
+   * @param askTimeout how long a tablet's actor may take to answer a batch
+   */
+  public static Behavior<Command> create(LocalTablets local, Function<String, RecipientRef<TabletActor.Command>> tablets,
+      Duration askTimeout) {
+    return Behaviors.setup(ctx -> {
+      ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf()));
+      Executor blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
+      Scheduler scheduler = ctx.getSystem().scheduler();
+      return Behaviors.receiveMessage(command -> {
+        if (command instanceof Read r) {
+          blockingIo.execute(() -> r.replyTo().tell(read(local, r)));
+        } else if (command instanceof Write w) {
+          write(tablets, w, askTimeout, scheduler);
+        }
+        return Behaviors.same();
+      });
+    });
+  }
+
+  /** Reads every part of {@code read} here, now; a part that cannot be read is refused alone. */
+  static ReadAnswer read(LocalTablets local, Read read) {
+    List<List<FilteredRow>> rows = new ArrayList<>(read.parts().size());
+    List<Refusal> refusals = new ArrayList<>(read.parts().size());
+    for (Part p : read.parts()) {
+      TabletReads reads = local.reads(p.tabletId());
+      List<FilteredRow> found = List.of();
+      Refusal refused = null;
+      if (reads == null) {
+        refused = Refusal.of(ErrorCode.MOVED, "tablet " + p.tabletId() + " is not served by this node now");
+      } else {
+        try {
+          found = reads.rows(p.keys(), read.filter());
+        } catch (RuntimeException e) {
+          refused = TabletReads.failure(e);
+        }
+      }
+      rows.add(found);
+      refusals.add(refused);
+    }
+    return new ReadAnswer(rows, refusals);
+  }
+
+  /** Asks each batch's tablet at once and answers when all have answered (or failed). */
+  private static void write(Function<String, RecipientRef<TabletActor.Command>> tablets, Write w, Duration timeout,
+      Scheduler scheduler) {
+    List<CompletableFuture<TabletActor.BatchOutcome>> asks = new ArrayList<>(w.batches().size());
+    for (Batch b : w.batches()) {
+      asks.add(AskPattern.<TabletActor.Command, TabletActor.BatchOutcome>askWithStatus(tablets.apply(b.tabletId()),
+          r -> new TabletActor.MutateBatch(b.mutations(), r), timeout, scheduler).toCompletableFuture());
+    }
+    CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).whenComplete((x, ignored) -> {
+      List<TabletActor.BatchOutcome> outcomes = new ArrayList<>(asks.size());
+      List<Refusal> refusals = new ArrayList<>(asks.size());
+      for (CompletableFuture<TabletActor.BatchOutcome> a : asks) {
+        try {
+          outcomes.add(a.join());
+          refusals.add(null);
+        } catch (CompletionException | CancellationException e) {
+          outcomes.add(null);
+          refusals.add(Refusals.of(e));
+        }
+      }
+      w.replyTo().tell(new WriteAnswer(outcomes, refusals));
+    });
+  }
+}
