@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.encoding.MutationCodec;
 import io.tabula.persistence.memtable.Memtable;
@@ -23,6 +24,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.UnaryOperator;
 
 /**
  * One tablet (paper §5.3): a row range of a table, with its memtable and its SSTables per
@@ -32,8 +34,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * node's commit log; only once the log has them durable are they made visible, a whole row
  * mutation at once (a write the log fails is taken out of the memtable again). Reads ({@link #read}, {@link #scan}) see a snapshot: the highest
  * sequence below which every write is visible, over a pinned {@link TabletVersion}. Full
- * memtables are frozen and flushed, and SSTables merged, on the node's background executor
- * ({@link TabletMaintenance}); reads and writes go on meanwhile.
+ * memtables are frozen and flushed ({@link TabletFlushes}), and SSTables merged
+ * ({@link TabletMerges}), on the node's background executors, each change of files
+ * committed to the manifest ({@link TabletFiles}); reads and writes go on meanwhile.
  *
  * <p>Invariants:
  *
@@ -42,9 +45,16 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *       in the memtables or SSTables of every version published since; entries above it are
  *       invisible to every reader.
  *   <li>The manifest's redo point never passes a write that is not in one of its SSTables.
- *   <li>The version changes only under the write side of {@code memLock}; memtable adds
- *       hold its read side, so a freeze never races an add.
+ *   <li>The version changes only through {@link #changeVersion}, under the write side of
+ *       {@code memLock}; memtable adds hold its read side, so a freeze never races an add.
  * </ol>
+ *
+ * <p>Lock order, for the tablet and its parts (a thread holding one of these takes only
+ * those after it): a flush's {@code flushLock} or a merge's {@code mergeLock} (never both;
+ * {@link TabletFlushes}, {@link TabletMerges}), then the files' {@code lock}
+ * ({@link TabletFiles}), then {@code memLock} (write side, in {@link #changeVersion}), then
+ * {@code seqLock}. The flush-capacity monitor is taken alone. No part takes another's lock:
+ * each goes through the owner's methods.
  *
  * Thread-safe. Closing flushes the memtable; the node's shared parts stay open.
  */
@@ -53,15 +63,24 @@ public final class Tablet implements Closeable {
 
   final TabletEnv env;
   final String dir;
-  final TabletMaintenance maintenance;
+  /** The tablet's manifest and the changes to its files. */
+  private final TabletFiles files;
+  private final TabletFlushes flushes;
+  private final TabletMerges merges;
   private volatile TableSchema schema;
+  /** Replaced under the write side of {@link #memLock}; read by any thread. */
   private volatile TabletVersion current;
-  final ReentrantReadWriteLock memLock = new ReentrantReadWriteLock();
+  /** Version lock: its write side is held while {@link #current} is replaced, its read side while a memtable add runs. */
+  private final ReentrantReadWriteLock memLock = new ReentrantReadWriteLock();
 
   private final Object seqLock = new Object();
+  @GuardedBy("seqLock")
   private long nextSequence;
+
+  @GuardedBy("seqLock")
   private final TreeSet<Long> inFlight = new TreeSet<>();
   private volatile long visibleSequence;
+  @GuardedBy("seqLock")
   private State state = State.OPEN;
 
   private final String table;
@@ -80,7 +99,14 @@ public final class Tablet implements Closeable {
     this.current = version;
     this.nextSequence = manifest.lastSequence() + 1;
     this.visibleSequence = manifest.lastSequence();
-    this.maintenance = new TabletMaintenance(this, manifest);
+    this.files = new TabletFiles(this, manifest);
+    this.flushes = new TabletFlushes(this, files, this::scheduleMerge);
+    this.merges = new TabletMerges(this, files, flushes);
+  }
+
+  /** After a flush: a merging compaction may be due. */
+  private void scheduleMerge() {
+    merges.schedule();
   }
 
   /** Where a tablet's manifest and own SSTables live under the storage root. */
@@ -168,7 +194,7 @@ public final class Tablet implements Closeable {
 
   /** The sequence up to which every write is in SSTables; the log is replayed past it. */
   public long redoPoint() {
-    return maintenance.redoPoint();
+    return files.redoPoint();
   }
 
   /** The highest sequence number whose write (and every earlier one) is visible to reads. */
@@ -220,9 +246,9 @@ public final class Tablet implements Closeable {
       }
     }
     if (mayWait) {
-      maintenance.awaitFlushCapacity();
-    } else if (maintenance.flushBacklogFull()) {
-      maintenance.throwIfFlushesFail();
+      flushes.awaitFlushCapacity();
+    } else if (flushes.flushBacklogFull()) {
+      flushes.throwIfFlushesFail();
       return null;
     }
     RowMutation resolved = MutationEntries.withServerTime(rm, this::serverTime);
@@ -244,7 +270,7 @@ public final class Tablet implements Closeable {
       }
       finish(base);
       if (err == null) {
-        maintenance.maybeFreeze();
+        flushes.maybeFreeze();
       }
     });
   }
@@ -254,7 +280,7 @@ public final class Tablet implements Closeable {
    * hold (an observation, for tests and metrics: to write without blocking use {@link #tryApply}).
    */
   public boolean flushBacklogFull() {
-    return maintenance.flushBacklogFull();
+    return flushes.flushBacklogFull();
   }
 
   /** Server-assigned timestamps have millisecond granularity, as Cloud Bigtable's. */
@@ -314,7 +340,7 @@ public final class Tablet implements Closeable {
   public void replay(long base, byte[] payload) {
     RowMutation rm = MutationCodec.decode(ByteBuffer.wrap(payload));
     long last = base + rm.mutations().size() - 1;
-    if (last <= maintenance.redoPoint()) {
+    if (last <= files.redoPoint()) {
       return;
     }
     insert(rm, base);
@@ -324,7 +350,7 @@ public final class Tablet implements Closeable {
         visibleSequence = nextSequence - 1;
       }
     }
-    maintenance.maybeFreeze();
+    flushes.maybeFreeze();
   }
 
   /** Reads one row; empty if it has no visible cell that passes the filter. */
@@ -382,21 +408,36 @@ public final class Tablet implements Closeable {
     }
   }
 
-  /** The current version; the caller must hold the write side of {@link #memLock} to replace it. */
+  /** The current version (replaced only through {@link #changeVersion}). */
   TabletVersion currentVersion() {
     return current;
   }
 
-  /** Publishes a new version; requires the write side of {@link #memLock}. */
-  void install(TabletVersion next) {
-    TabletVersion old = current;
-    current = next;
-    old.release();
+  /**
+   * Replaces the current version by {@code change} of it, atomically with respect to
+   * memtable adds and other changes (under the write side of the version lock, which
+   * {@code change} must not leave: it takes no lock but the sequence lock); a null change
+   * leaves the version as it is. Whether it changed.
+   */
+  boolean changeVersion(UnaryOperator<TabletVersion> change) {
+    memLock.writeLock().lock();
+    try {
+      TabletVersion next = change.apply(current);
+      if (next == null) {
+        return false;
+      }
+      TabletVersion old = current;
+      current = next;
+      old.release();
+      return true;
+    } finally {
+      memLock.writeLock().unlock();
+    }
   }
 
   /** Freezes the memtable and flushes every frozen memtable; completes when they are in SSTables. */
   public CompletableFuture<Void> freezeAndFlush() {
-    return maintenance.freezeAndFlush();
+    return flushes.freezeAndFlush();
   }
 
   /**
@@ -405,12 +446,12 @@ public final class Tablet implements Closeable {
    * children merge their own files afterwards.
    */
   public void holdMerges(boolean hold) {
-    maintenance.holdMerges(hold);
+    merges.hold(hold);
   }
 
   /** Rewrites every SSTable of every group into one per group, dropping deletes and collectable data. */
   public CompletableFuture<Void> majorCompact() {
-    return maintenance.majorCompact();
+    return flushes.flushFrozen().thenCompose(x -> merges.mergeAll());
   }
 
   /**
@@ -489,8 +530,8 @@ public final class Tablet implements Closeable {
       }
     }
     try {
-      TabletMaintenance.join(freezeAndFlush());
-      List<TabletManifest> children = maintenance.recordSplit(new TabletManifest.SplitInfo(row, leftId, rightId),
+      TabletFlushes.join(freezeAndFlush());
+      List<TabletManifest> children = files.recordSplit(new TabletManifest.SplitInfo(row, leftId, rightId),
           nextSequenceSnapshot() - 1);
       closeWithoutFlush();
       List<Tablet> out = new ArrayList<>();
@@ -532,7 +573,7 @@ public final class Tablet implements Closeable {
       }
     }
     try {
-      TabletMaintenance.join(maintenance.freezeAndFlush());
+      TabletFlushes.join(flushes.freezeAndFlush());
     } finally {
       releaseVersion();
     }
@@ -554,8 +595,8 @@ public final class Tablet implements Closeable {
   }
 
   private void releaseVersion() {
-    maintenance.holdMerges(true);
-    maintenance.shutdown();
+    merges.hold(true);
+    flushes.shutdown();
     memLock.writeLock().lock();
     try {
       current.release();

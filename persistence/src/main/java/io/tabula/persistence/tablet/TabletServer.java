@@ -163,7 +163,7 @@ public final class TabletServer implements Closeable {
         recovered.add(other);
       }
       if (t.visibleSequence() > t.redoPoint()) {
-        TabletMaintenance.join(t.freezeAndFlush());
+        TabletFlushes.join(t.freezeAndFlush());
       }
     } catch (IOException | RuntimeException e) {
       t.closeWithoutFlush();

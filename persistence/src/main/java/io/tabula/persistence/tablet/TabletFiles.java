@@ -1,0 +1,200 @@
+package io.tabula.persistence.tablet;
+
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.tabula.persistence.storage.Storage;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A tablet's files as its manifest records them, and every change to them: a flush puts
+ * its files in front of their groups, a merge puts its output where its inputs were, a
+ * split records the children. Each change is made under {@link #lock} from the manifest
+ * and version current then, in two steps: the new manifest is made durable, then the
+ * version that shows its files is installed ({@link Tablet#changeVersion}). A file leaves
+ * the disk only after both, once no reader holds a version that lists it.
+ *
+ * <p>Invariants: (1) the manifest and the files of the installed version change together,
+ * under {@link #lock}; (2) a new manifest is durable before its version is installed;
+ * (3) the redo point only grows; (4) once {@link #close closed}, a merge commits nothing.
+ *
+ * <p>Lock order (see {@link Tablet}): {@link #lock}, then the tablet's version lock inside
+ * {@link Tablet#changeVersion}, then its sequence lock. Thread-safe.
+ */
+final class TabletFiles {
+  private final Tablet tablet;
+  private final TabletEnv env;
+  /** Held while a manifest is committed and its version installed (short: one small file written). */
+  private final ReentrantLock lock = new ReentrantLock();
+
+  @GuardedBy("lock")
+  private TabletManifest manifest;
+
+  private final AtomicLong nextFileNumber;
+  /** Written under {@link #lock}; read by any thread. */
+  private volatile long redoPoint;
+  /** Set once, when the tablet closes. */
+  private volatile boolean closed;
+
+  TabletFiles(Tablet tablet, TabletManifest manifest) {
+    this.tablet = tablet;
+    this.env = tablet.env;
+    this.manifest = manifest;
+    this.nextFileNumber = new AtomicLong(manifest.nextFileNumber());
+    this.redoPoint = manifest.redoPoint();
+  }
+
+  /** The sequence up to which every write is in SSTables. */
+  long redoPoint() {
+    return redoPoint;
+  }
+
+  /** Whether the tablet has closed: no flush starts and no merge commits any more. */
+  boolean closed() {
+    return closed;
+  }
+
+  void close() {
+    closed = true;
+  }
+
+  /** Where the tablet's next SSTable goes. */
+  String newFilePath() {
+    return Storage.path(tablet.dir, String.format("%06d.sst", nextFileNumber.getAndIncrement()));
+  }
+
+  /**
+   * Records a flush of frozen memtable {@code f}: each group's new file ({@code written})
+   * goes in front of the group, and the redo point moves to {@code f}'s. If the manifest
+   * cannot be committed, the written files are deleted and nothing changes.
+   */
+  void addFlushed(TabletVersion.Frozen f, Map<String, SSTableHandle> written) throws IOException {
+    lock.lock();
+    try {
+      try {
+        Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>();
+        for (String g : union(manifest.groups().keySet(), written.keySet())) {
+          List<TabletManifest.FileRef> refs = new ArrayList<>();
+          if (written.containsKey(g)) {
+            refs.add(new TabletManifest.FileRef(written.get(g).path(), true));
+          }
+          refs.addAll(manifest.files(g));
+          groups.put(g, refs);
+        }
+        commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()), tablet.nextSequenceSnapshot() - 1,
+            nextFileNumber.get()));
+      } catch (IOException | RuntimeException e) {
+        written.values().forEach(h -> h.discard(true));
+        throw e;
+      }
+      tablet.changeVersion(cur -> {
+        List<TabletVersion.Frozen> frozen = new ArrayList<>(cur.frozen);
+        frozen.remove(f);
+        Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
+        written.forEach((g, h) -> {
+          List<SSTableHandle> l = new ArrayList<>();
+          l.add(h);
+          l.addAll(cur.files(g));
+          files.put(g, l);
+        });
+        return new TabletVersion(cur.active, frozen, files);
+      });
+      redoPoint = Math.max(redoPoint, f.redoPoint());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Records a merge of {@code inputs} (a contiguous run of group {@code g}'s files, newest
+   * first) into {@code out}, which takes their place (null: the merge kept nothing). The
+   * run stays contiguous while flushes add files in front of it. If the manifest cannot be
+   * committed, {@code out} is deleted and nothing changes.
+   */
+  void replaceMerged(String g, List<SSTableHandle> inputs, SSTableHandle out) throws IOException {
+    lock.lock();
+    try {
+      if (closed) {
+        throw new IOException("tablet " + tablet.id() + " closed during a merging compaction");
+      }
+      try {
+        List<TabletManifest.FileRef> refs = manifest.files(g);
+        int at = indexOfPath(refs, inputs.get(0).path());
+        Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>(manifest.groups());
+        groups.put(g, replaced(refs, at, at + inputs.size(), out == null ? null
+            : new TabletManifest.FileRef(out.path(), true)));
+        commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1, nextFileNumber.get()));
+      } catch (IOException | RuntimeException e) {
+        if (out != null) {
+          out.discard(true);
+        }
+        throw e;
+      }
+      tablet.changeVersion(cur -> {
+        List<SSTableHandle> now = cur.files(g);
+        int at = now.indexOf(inputs.get(0));
+        Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
+        files.put(g, replaced(now, at, at + inputs.size(), out));
+        inputs.forEach(SSTableHandle::markObsolete);
+        return new TabletVersion(cur.active, cur.frozen, files);
+      });
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Records the split in this tablet's manifest (the commit point), then writes the children's. */
+  List<TabletManifest> recordSplit(TabletManifest.SplitInfo info, long lastSequence) throws IOException {
+    lock.lock();
+    try {
+      TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, nextFileNumber.get())
+          .asSplit(info);
+      commit(parent);
+      List<TabletManifest> children = parent.children();
+      for (TabletManifest c : children) {
+        ManifestCodec.write(env.storage(), Tablet.dirOf(c.table(), c.tabletId()), c);
+      }
+      return children;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @GuardedBy("lock")
+  private void commit(TabletManifest next) throws IOException {
+    ManifestCodec.write(env.storage(), tablet.dir, next);
+    manifest = next;
+  }
+
+  private static int indexOfPath(List<TabletManifest.FileRef> refs, String path) {
+    for (int i = 0; i < refs.size(); i++) {
+      if (refs.get(i).path().equals(path)) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("merge input " + path + " is no longer in the manifest");
+  }
+
+  /** {@code list} with {@code [from, to)} replaced by {@code merged} (left out if null: the merge kept nothing). */
+  private static <T> List<T> replaced(List<T> list, int from, int to, T merged) {
+    List<T> l = new ArrayList<>(list.subList(0, from));
+    if (merged != null) {
+      l.add(merged);
+    }
+    l.addAll(list.subList(to, list.size()));
+    return l;
+  }
+
+  private static List<String> union(Collection<String> a, Collection<String> b) {
+    TreeSet<String> s = new TreeSet<>(a);
+    s.addAll(b);
+    return new ArrayList<>(s);
+  }
+}
