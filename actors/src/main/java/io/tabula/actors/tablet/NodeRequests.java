@@ -8,6 +8,7 @@ import io.tabula.protocol.kryo.KryoSerializable;
 import io.tabula.streams.filter.FilteredRow;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -55,10 +56,25 @@ public final class NodeRequests {
   public record Read(List<Part> parts, byte[] filter, ActorRef<ReadAnswer> replyTo) implements Command {}
 
   /**
-   * Per part, in the order asked: its rows (those with cells passing the filter, in key
-   * order) and a null refusal, or no rows and why the part was not read.
+   * Per part, in the order asked: its rows (those with cells passing the filter, in the
+   * order asked) and a null refusal, or no rows and why the part was not read.
+   *
+   * <p>An answer carries about {@link #ANSWER_BYTES} of rows at most, so it fits the cluster
+   * transport's frame: the parts before {@code complete} are answered whole; when
+   * {@code complete} is less than the number of parts, part {@code complete} is answered for
+   * its keys before {@code nextKey}, and the parts after it are not read (no rows, no
+   * refusal). The asker asks again for the rest. An answer always holds at least one row or
+   * one whole part.
    */
-  public record ReadAnswer(List<List<FilteredRow>> rows, List<Refusal> refusals) implements KryoSerializable {}
+  public record ReadAnswer(List<List<FilteredRow>> rows, List<Refusal> refusals, int complete, int nextKey)
+      implements KryoSerializable {}
+
+  /**
+   * Most bytes of rows one {@link ReadAnswer} carries (a single larger row goes alone): half
+   * the cluster transport's frame ({@code pekko.remote.artery.advanced.maximum-frame-size},
+   * 1 MiB in tabula-node.conf), which drops a larger message.
+   */
+  public static final long ANSWER_BYTES = 512 * 1024;
 
   /** Row mutations for one tablet. */
   public record Batch(String tabletId, List<RowMutation> mutations) implements KryoSerializable {}
@@ -98,27 +114,61 @@ public final class NodeRequests {
     });
   }
 
-  /** Reads every part of {@code read} here, now; a part that cannot be read is refused alone. */
+  /**
+   * Reads the parts of {@code read} here, now, in order, until the answer holds
+   * {@link #ANSWER_BYTES} of rows; a part that cannot be read is refused alone.
+   */
   static ReadAnswer read(LocalTablets local, Read read) {
-    List<List<FilteredRow>> rows = new ArrayList<>(read.parts().size());
-    List<Refusal> refusals = new ArrayList<>(read.parts().size());
-    for (Part p : read.parts()) {
-      TabletReads reads = local.reads(p.tabletId());
+    List<Part> parts = read.parts();
+    List<List<FilteredRow>> rows = new ArrayList<>(parts.size());
+    List<Refusal> refusals = new ArrayList<>(parts.size());
+    long bytes = 0;
+    int complete = parts.size();
+    int nextKey = 0;
+    for (int p = 0; p < parts.size(); p++) {
+      Part part = parts.get(p);
+      if (complete < parts.size() || bytes >= ANSWER_BYTES) {
+        complete = Math.min(complete, p);
+        rows.add(List.of());
+        refusals.add(null);
+        continue;
+      }
+      TabletReads reads = local.reads(part.tabletId());
       List<FilteredRow> found = List.of();
       Refusal refused = null;
       if (reads == null) {
-        refused = Refusal.of(ErrorCode.MOVED, "tablet " + p.tabletId() + " is not served by this node now");
+        refused = Refusal.of(ErrorCode.MOVED, "tablet " + part.tabletId() + " is not served by this node now");
       } else {
         try {
-          found = reads.rows(p.keys(), read.filter());
+          found = reads.rows(part.keys(), read.filter());
         } catch (RuntimeException e) {
           refused = TabletReads.failure(e);
         }
       }
+      for (int r = 0; r < found.size(); r++) {
+        long size = found.get(r).approximateBytes();
+        if (bytes > 0 && bytes + size > ANSWER_BYTES) {
+          complete = p;
+          nextKey = indexOf(part.keys(), found.get(r).key());
+          found = new ArrayList<>(found.subList(0, r));
+          break;
+        }
+        bytes += size;
+      }
       rows.add(found);
       refusals.add(refused);
     }
-    return new ReadAnswer(rows, refusals);
+    return new ReadAnswer(rows, refusals, complete, nextKey);
+  }
+
+  /** Where {@code key} is in {@code keys} (it is: rows answer keys asked). */
+  private static int indexOf(List<byte[]> keys, byte[] key) {
+    for (int i = 0; i < keys.size(); i++) {
+      if (Arrays.equals(keys.get(i), key)) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("a row answered a key that was not asked");
   }
 
   /** Asks each batch's tablet at once and answers when all have answered (or failed). */

@@ -291,6 +291,36 @@ class TabletActorTest {
   }
 
   @Test
+  void anotherNodesReadIsAnsweredInPiecesThatFitAFrameAndSaysWhereToGoOn() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    String big = "v".repeat(200 * 1024);
+    for (String row : List.of("a", "b", "c", "d")) {
+      ok(mutate(tablet, row, set("f", "q", big)));
+    }
+    ActorRef<NodeRequests.Command> node = kit.spawn(NodeRequests.create(local, id -> tablet, WAIT));
+
+    TestProbe<NodeRequests.ReadAnswer> read = kit.createTestProbe();
+    node.tell(new NodeRequests.Read(new ArrayList<>(List.of(
+        new NodeRequests.Part(tabletId, new ArrayList<>(List.of(b("a"), b("x"), b("b"), b("c")))),
+        new NodeRequests.Part(tabletId, new ArrayList<>(List.of(b("d")))))), new byte[0], read.getRef()));
+    NodeRequests.ReadAnswer first = ActorTestConfig.roundTrip(kit, read.receiveMessage(WAIT));
+
+    assertEquals(0, first.complete(), "the first part did not fit whole");
+    assertEquals(3, first.nextKey(), "it goes on at key c");
+    assertEquals(List.of("a", "b"), first.rows().get(0).stream().map(x -> s(x.key())).toList());
+    assertEquals(List.of(), first.rows().get(1), "the second part is left for the next ask");
+    assertNull(first.refusals().get(1));
+
+    node.tell(new NodeRequests.Read(new ArrayList<>(List.of(
+        new NodeRequests.Part(tabletId, new ArrayList<>(List.of(b("c")))),
+        new NodeRequests.Part(tabletId, new ArrayList<>(List.of(b("d")))))), new byte[0], read.getRef()));
+    NodeRequests.ReadAnswer rest = ActorTestConfig.roundTrip(kit, read.receiveMessage(WAIT));
+    assertEquals(2, rest.complete());
+    assertEquals(List.of("c"), rest.rows().get(0).stream().map(x -> s(x.key())).toList());
+    assertEquals(List.of("d"), rest.rows().get(1).stream().map(x -> s(x.key())).toList());
+  }
+
+  @Test
   void checkAndMutateAppliesTheBranchTheRowChooses() {
     ActorRef<TabletActor.Command> tablet = spawnTablet();
 

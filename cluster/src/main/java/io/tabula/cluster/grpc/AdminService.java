@@ -57,6 +57,7 @@ import io.tabula.actors.Stages;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TableInfo;
 import io.tabula.actors.tablet.TabletActor;
+import io.tabula.cluster.routing.Router;
 import io.tabula.persistence.schema.GcPolicy;
 import java.time.Duration;
 import java.util.ArrayList;

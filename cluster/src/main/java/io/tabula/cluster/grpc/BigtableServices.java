@@ -6,6 +6,8 @@ import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.cluster.NodeSettings;
+import io.tabula.cluster.routing.NodePeers;
+import io.tabula.cluster.routing.Router;
 import io.tabula.protocol.locations.Locations;
 import io.tabula.protocol.locations.LocationsHandlerFactory;
 import java.util.concurrent.CompletableFuture;

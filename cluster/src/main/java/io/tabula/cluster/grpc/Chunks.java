@@ -38,11 +38,7 @@ final class Chunks {
 
   /** About the bytes {@code row} takes in a response: key, qualifiers and values. */
   static long weight(FilteredRow row) {
-    long n = row.key().length;
-    for (LabeledCell c : row.cells()) {
-      n += c.qualifier().length + c.value().length + 16;
-    }
-    return n;
+    return row.approximateBytes();
   }
 
   /**

@@ -30,16 +30,13 @@ import com.google.bigtable.v2.SampleRowKeysResponse;
 import com.google.bigtable.v2.SessionRequest;
 import com.google.bigtable.v2.SessionResponse;
 import com.google.protobuf.ByteString;
-import io.tabula.actors.master.Directory;
-import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.TabletActor;
-import io.tabula.actors.tablet.TabletReads;
-import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.cluster.routing.Router;
+import io.tabula.cluster.routing.Scans;
+import io.tabula.cluster.routing.TabletBatches;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.tablet.Tablet;
-import io.tabula.protocol.errors.ErrorCode;
-import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.FilteredRow;
 import io.tabula.streams.filter.InvalidFilterException;
 import java.util.ArrayList;
@@ -49,13 +46,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.grpc.javadsl.Metadata;
 import org.apache.pekko.japi.Pair;
-import org.apache.pekko.stream.SourceRef;
 import org.apache.pekko.stream.javadsl.Source;
 
 /**
@@ -75,11 +70,13 @@ public final class DataService implements BigtablePowerApi {
   private final Router router;
   private final RouteCheck routes;
   private final TabletBatches batches;
+  private final Scans scans;
 
   DataService(Router router, Owners owners) {
     this.router = router;
     this.routes = new RouteCheck(router, owners);
     this.batches = new TabletBatches(router);
+    this.scans = new Scans(router);
   }
 
   // ---- reads
@@ -99,7 +96,9 @@ public final class DataService implements BigtablePowerApi {
           .thenCompose(t -> checkSingleRow(metadata, table, in.getRows()).thenApply(ok -> t)))
           .flatMapConcat(t -> keysOnly(ranges) && ranges.size() > 1
               ? batches.read(table, ranges.stream().map(RowRanges.Range::start).toList(), filter)
-              : Source.from(ranges).flatMapConcat(r -> range(table, r, filter, in.getReversed())));
+              : Source.from(ranges).flatMapConcat(r -> r.single()
+                  ? Source.completionStage(batches.readOne(table, r.start(), filter)).filter(few -> !few.isEmpty())
+                  : scans.range(table, r.start(), r.end(), filter, in.getReversed())));
       if (in.getRowsLimit() > 0) {
         rows = limit(rows, in.getRowsLimit());
       }
@@ -212,72 +211,6 @@ public final class DataService implements BigtablePowerApi {
     return bytes;
   }
 
-  private Source<List<FilteredRow>, NotUsed> range(String table, RowRanges.Range r, byte[] filter,
-      boolean reversed) {
-    if (r.single()) {
-      return Source.completionStage(batches.readOne(table, r.start(), filter)).filter(rows -> !rows.isEmpty());
-    }
-    return reversed ? piecesBefore(table, r.start(), r.end(), filter) : piecesFrom(table, r.start(), r.end(), filter);
-  }
-
-  /** The rows of [from, end) tablet by tablet: each tablet's part, then lazily the rest. */
-  private Source<List<FilteredRow>, NotUsed> piecesFrom(String table, byte[] from, byte[] end, byte[] filter) {
-    return tabletPart(table, d -> d.locate(table, from), t -> from, t -> clipEnd(end, t.endRow()), filter, false,
-        t -> {
-          byte[] next = t.endRow();
-          boolean more = next.length > 0 && (end.length == 0 || ByteArrays.compare(next, end) < 0);
-          return more ? Source.lazySource(() -> piecesFrom(table, next, end, filter))
-              .mapMaterializedValue(m -> NotUsed.getInstance()) : Source.empty();
-        });
-  }
-
-  /** The rows of [start, end) backwards, tablet by tablet from the end. */
-  private Source<List<FilteredRow>, NotUsed> piecesBefore(String table, byte[] start, byte[] end, byte[] filter) {
-    return tabletPart(table, d -> d.locateBefore(table, end),
-        t -> ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(), t -> end, filter, true, t -> {
-          byte[] prev = t.startRow();
-          boolean more = prev.length > 0 && ByteArrays.compare(prev, start) > 0;
-          return more ? Source.lazySource(() -> piecesBefore(table, start, prev, filter))
-              .mapMaterializedValue(m -> NotUsed.getInstance()) : Source.empty();
-        });
-  }
-
-  /**
-   * One tablet's part of a scan, then {@code rest} of the tablet it came from. A tablet this
-   * node serves is read here, from the engine (the snapshot is taken now: call this only
-   * where the source is run at once); any other, or one that has just split, through its
-   * actor, which hands out a stream reference.
-   */
-  private Source<List<FilteredRow>, NotUsed> tabletPart(String table, Function<Directory, TabletInfo> locate,
-      Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed,
-      Function<TabletInfo, Source<List<FilteredRow>, NotUsed>> rest) {
-    TabletInfo t = locate.apply(router.directory());
-    TabletReads reads = t == null ? null : router.localReads(t.id());
-    if (reads != null) {
-      try {
-        return reads.scanInFews(startIn.apply(t), endIn.apply(t), filter, reversed).concat(rest.apply(t));
-      } catch (RuntimeException e) {
-        Refusal refusal = TabletReads.failure(e);
-        if (refusal.code() != ErrorCode.MOVED) {
-          return Source.failed(GrpcErrors.of(refusal));
-        }
-      }
-    }
-    return Source.completionStage(router.<SourceRef<FilteredRow>>ask(table, locate,
-        (ti, replyTo) -> new TabletActor.OpenScan(startIn.apply(ti), endIn.apply(ti), filter, reversed, replyTo)))
-        .flatMapConcat(a -> a.value().getSource().map(List::of).concat(rest.apply(a.tablet())));
-  }
-
-  private static byte[] clipEnd(byte[] end, byte[] tabletEnd) {
-    if (tabletEnd.length == 0) {
-      return end;
-    }
-    if (end.length == 0) {
-      return tabletEnd;
-    }
-    return ByteArrays.compare(end, tabletEnd) < 0 ? end : tabletEnd;
-  }
-
   /**
    * Every tablet's end row with the bytes before it, then the empty key with the table's
    * total: the split points a client can divide a scan at.
@@ -339,10 +272,24 @@ public final class DataService implements BigtablePowerApi {
         throw GrpcErrors.invalid("entries", "hold " + mutations + " mutations in all; at most "
             + Mutations.MAX_MUTATIONS + " are allowed");
       }
-      return router.table(table).thenCompose(t -> batches.mutate(table, in.getEntriesList())).thenApply(statuses -> {
+      List<MutateRowsRequest.Entry> entries = in.getEntriesList();
+      RowMutation[] rows = new RowMutation[entries.size()];
+      Throwable[] invalid = new Throwable[entries.size()];
+      for (int i = 0; i < rows.length; i++) {
+        int index = i;
+        try {
+          rows[i] = Mutations.rowMutation(() -> "entries[" + index + "]", entries.get(i).getRowKey(),
+              entries.get(i).getMutationsList());
+        } catch (RuntimeException err) {
+          invalid[i] = err;
+        }
+      }
+      return router.table(table).thenCompose(t -> batches.mutate(table, rows)).thenApply(outcomes -> {
         MutateRowsResponse.Builder b = MutateRowsResponse.newBuilder();
-        for (int i = 0; i < statuses.size(); i++) {
-          b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(statuses.get(i)));
+        for (int i = 0; i < rows.length; i++) {
+          Throwable failed = rows[i] == null ? invalid[i] : outcomes[i];
+          b.addEntries(MutateRowsResponse.Entry.newBuilder().setIndex(i).setStatus(failed == null
+              ? com.google.rpc.Status.getDefaultInstance() : GrpcErrors.details(GrpcErrors.from(failed))));
         }
         return List.of(b.build());
       });

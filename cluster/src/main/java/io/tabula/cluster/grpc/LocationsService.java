@@ -3,6 +3,7 @@ package io.tabula.cluster.grpc;
 import com.google.protobuf.ByteString;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.cluster.routing.Router;
 import io.tabula.protocol.locations.LocateRequest;
 import io.tabula.protocol.locations.LocateResponse;
 import io.tabula.protocol.locations.Locations;

@@ -2,6 +2,7 @@ package io.tabula.cluster.grpc;
 
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.cluster.routing.Router;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.WireNames;
 import java.util.Optional;

@@ -31,6 +31,15 @@ public record FilteredRow(byte[] key, List<LabeledCell> cells) {
     return new FilteredRow(row.key(), List.of(labeled));
   }
 
+  /** About how many bytes the row takes in a response or a message: key, qualifiers, values and a little per cell. */
+  public long approximateBytes() {
+    long n = key.length;
+    for (LabeledCell c : cells) {
+      n += c.qualifier().length + c.value().length + 16;
+    }
+    return n;
+  }
+
   /** True if no cell passed: the row is not returned. */
   public boolean isEmpty() {
     return cells.isEmpty();

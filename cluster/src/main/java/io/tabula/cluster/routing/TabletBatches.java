@@ -1,6 +1,5 @@
-package io.tabula.cluster.grpc;
+package io.tabula.cluster.routing;
 
-import com.google.bigtable.v2.MutateRowsRequest;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.NodeRequests;
@@ -33,16 +32,16 @@ import org.apache.pekko.stream.javadsl.Source;
  * group refused so goes again through the tablet's sharded actor, and its keys one by one
  * through {@link Router}'s rerouting path if that too is refused.
  */
-final class TabletBatches {
+public final class TabletBatches {
   /** Keys of one ReadRows sent to a tablet in one message at most. */
   private static final int READ_GROUP = 256;
 
   /** Most keys a read gathers whole ({@link #readAll}); longer key lists are streamed. */
-  static final int GATHERED_KEYS = READ_GROUP;
+  public static final int GATHERED_KEYS = READ_GROUP;
 
   private final Router router;
 
-  TabletBatches(Router router) {
+  public TabletBatches(Router router) {
     this.router = router;
   }
 
@@ -55,10 +54,11 @@ final class TabletBatches {
   static final long MESSAGE_BYTES = 512 * 1024;
 
   /**
-   * One MutateRows request: its table, its entries parsed (null where invalid), each entry's
-   * outcome as it becomes known, and when it started (moved answers are retried for a while).
+   * One MutateRows request: its table, its entries (null where invalid), each entry's failure
+   * as it becomes known (null while none or once applied), and when it started (moved
+   * answers are retried for a while).
    */
-  private record Request(String table, RowMutation[] parsed, com.google.rpc.Status[] out, long startNanos) {}
+  private record Request(String table, RowMutation[] parsed, Throwable[] out, long startNanos) {}
 
   /** Some rows of one tablet, by index into the request's entries. */
   private record Slice(String tabletId, List<Integer> rows) {}
@@ -111,23 +111,20 @@ final class TabletBatches {
     return n;
   }
 
-  /** Each entry's outcome as a google.rpc.Status (OK or the error), in order; never fails. */
-  CompletionStage<List<com.google.rpc.Status>> mutate(String table, List<MutateRowsRequest.Entry> entries) {
-    com.google.rpc.Status[] out = new com.google.rpc.Status[entries.size()];
-    RowMutation[] parsed = new RowMutation[entries.size()];
-    List<Integer> valid = new ArrayList<>(entries.size());
-    for (int i = 0; i < entries.size(); i++) {
-      MutateRowsRequest.Entry e = entries.get(i);
-      int index = i;
-      try {
-        parsed[i] = Mutations.rowMutation(() -> "entries[" + index + "]", e.getRowKey(), e.getMutationsList());
+  /**
+   * Applies each of {@code rows} (a MutateRows request's entries; a null entry, one the
+   * request got wrong, is skipped) and completes, never exceptionally, with each entry's
+   * outcome in order: null when applied, else why not.
+   */
+  public CompletionStage<Throwable[]> mutate(String table, RowMutation[] rows) {
+    Throwable[] out = new Throwable[rows.length];
+    List<Integer> valid = new ArrayList<>(rows.length);
+    for (int i = 0; i < rows.length; i++) {
+      if (rows[i] != null) {
         valid.add(i);
-      } catch (RuntimeException err) {
-        out[i] = status(err);
       }
     }
-    return mutate(new Request(table, parsed, out, System.nanoTime()), valid, router.directory(), 0)
-        .thenApply(x -> List.of(out));
+    return mutate(new Request(table, rows, out, System.nanoTime()), valid, router.directory(), 0).thenApply(x -> out);
   }
 
   /**
@@ -192,18 +189,18 @@ final class TabletBatches {
    */
   private CompletableFuture<Void> settled(Request q, List<Integer> group, CompletionStage<TabletActor.BatchOutcome> sent,
       int attempt) {
-    com.google.rpc.Status[] out = q.out();
+    Throwable[] out = q.out();
     return sent.handle((outcome, err) -> {
       List<Integer> moved = new ArrayList<>();
       for (int k = 0; k < group.size(); k++) {
         int i = group.get(k);
         Throwable refused = err != null ? err : refusal(outcome.refusals().get(k));
         if (refused == null) {
-          out[i] = ok();
+          out[i] = null;
         } else if (Refusal.is(refused, ErrorCode.MOVED) && router.mayRetryMoved(q.startNanos())) {
           moved.add(i);
         } else {
-          out[i] = status(refused);
+          out[i] = refused;
         }
       }
       if (moved.isEmpty()) {
@@ -211,7 +208,7 @@ final class TabletBatches {
       }
       return router.afterMove(attempt).toCompletableFuture().handle((next, refreshFailed) -> {
         if (refreshFailed != null) {
-          moved.forEach(i -> out[i] = status(refreshFailed));
+          moved.forEach(i -> out[i] = refreshFailed);
           return CompletableFuture.<Void>completedFuture(null);
         }
         return mutate(q, moved, next, attempt + 1);
@@ -220,10 +217,10 @@ final class TabletBatches {
   }
 
   /** One entry through the per-row path, which reroutes on moved; its outcome lands in {@code out[i]}. */
-  private CompletableFuture<Void> alone(String table, int i, RowMutation rm, com.google.rpc.Status[] out) {
+  private CompletableFuture<Void> alone(String table, int i, RowMutation rm, Throwable[] out) {
     return router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r))
         .handle((ok, err) -> {
-          out[i] = err == null ? ok() : status(err);
+          out[i] = err;
           return (Void) null;
         }).toCompletableFuture();
   }
@@ -233,7 +230,7 @@ final class TabletBatches {
    * a group's rows per list (no empty lists): consecutive keys of one tablet go in one
    * message, a few messages at a time.
    */
-  Source<List<FilteredRow>, NotUsed> read(String table, List<byte[]> keys, byte[] filter) {
+  public Source<List<FilteredRow>, NotUsed> read(String table, List<byte[]> keys, byte[] filter) {
     return Source.from(groups(router.directory(), table, keys)).mapAsync(4, g -> readGroup(table, g, filter))
         .filter(rows -> !rows.isEmpty());
   }
@@ -244,7 +241,7 @@ final class TabletBatches {
    * Groups of tablets served here are read here; the groups of each other node go to it in
    * one message ({@link NodeRequests}), whatever the number of its tablets they touch.
    */
-  CompletionStage<List<FilteredRow>> readAll(String table, List<byte[]> keys, byte[] filter) {
+  public CompletionStage<List<FilteredRow>> readAll(String table, List<byte[]> keys, byte[] filter) {
     Directory d = router.directory();
     List<List<byte[]>> groups = groups(d, table, keys);
     List<CompletableFuture<List<FilteredRow>>> reads = new ArrayList<>(groups.size());
@@ -265,7 +262,7 @@ final class TabletBatches {
     byNode.forEach((peer, indexes) -> {
       List<NodeRequests.Part> parts = new ArrayList<>(indexes.size());
       indexes.forEach(i -> parts.add(new NodeRequests.Part(tabletIds[i], groups.get(i))));
-      CompletionStage<NodeRequests.ReadAnswer> answer = router.readOnNode(peer, parts, filter);
+      CompletionStage<NodeRequests.ReadAnswer> answer = readOnNode(peer, parts, filter);
       for (int k = 0; k < indexes.size(); k++) {
         List<byte[]> group = groups.get(indexes.get(k));
         reads.set(indexes.get(k), part(answer, k, () -> readGroup(table, group, filter)).toCompletableFuture());
@@ -278,6 +275,36 @@ final class TabletBatches {
       List<FilteredRow> out = new ArrayList<>(keys.size());
       reads.forEach(r -> out.addAll(r.join()));
       return out;
+    });
+  }
+
+  /**
+   * Every part of {@code parts} read by node {@code peer}, in one answer: an answer bounded
+   * in size leaves parts (or the end of one) unread, and those are asked for again.
+   */
+  private CompletionStage<NodeRequests.ReadAnswer> readOnNode(ActorRef<NodeRequests.Command> peer,
+      List<NodeRequests.Part> parts, byte[] filter) {
+    return router.readOnNode(peer, parts, filter).thenCompose(a -> {
+      int done = a.complete();
+      if (done >= parts.size()) {
+        return CompletableFuture.completedFuture(a);
+      }
+      NodeRequests.Part cut = parts.get(done);
+      List<NodeRequests.Part> rest = new ArrayList<>(parts.size() - done);
+      rest.add(new NodeRequests.Part(cut.tabletId(), new ArrayList<>(cut.keys().subList(a.nextKey(),
+          cut.keys().size()))));
+      rest.addAll(parts.subList(done + 1, parts.size()));
+      return readOnNode(peer, rest, filter).thenApply(more -> {
+        List<List<FilteredRow>> rows = new ArrayList<>(a.rows().subList(0, done));
+        List<Refusal> refusals = new ArrayList<>(a.refusals().subList(0, done));
+        List<FilteredRow> joined = new ArrayList<>(a.rows().get(done));
+        joined.addAll(more.rows().get(0));
+        rows.add(joined);
+        refusals.add(more.refusals().get(0));
+        rows.addAll(more.rows().subList(1, more.rows().size()));
+        refusals.addAll(more.refusals().subList(1, more.refusals().size()));
+        return new NodeRequests.ReadAnswer(rows, refusals, parts.size(), 0);
+      });
     });
   }
 
@@ -333,13 +360,13 @@ final class TabletBatches {
   }
 
   /** One row through the rerouting path: a list of it, or an empty list when no cell passes. */
-  CompletionStage<List<FilteredRow>> readOne(String table, byte[] key, byte[] filter) {
+  public CompletionStage<List<FilteredRow>> readOne(String table, byte[] key, byte[] filter) {
     Directory d = router.directory();
     TabletInfo t = d.locate(table, key);
     CompletionStage<FilteredRow> local = t == null ? null : router.readLocal(t.id(), r -> r.row(key, filter));
     if (local == null) {
       ActorRef<NodeRequests.Command> peer = t == null ? null : router.peerOf(d, t.id());
-      return peer == null ? routedReadOne(table, key, filter) : part(router.readOnNode(peer,
+      return peer == null ? routedReadOne(table, key, filter) : part(readOnNode(peer,
           List.of(new NodeRequests.Part(t.id(), List.of(key))), filter), 0, () -> routedReadOne(table, key, filter));
     }
     return local.handle((row, err) -> {
@@ -349,7 +376,7 @@ final class TabletBatches {
       if (Refusal.is(err, ErrorCode.MOVED)) {
         return routedReadOne(table, key, filter);
       }
-      return CompletableFuture.<List<FilteredRow>>failedFuture(GrpcErrors.from(err));
+      return CompletableFuture.<List<FilteredRow>>failedFuture(err);
     }).thenCompose(x -> x);
   }
 
@@ -360,14 +387,5 @@ final class TabletBatches {
 
   private static Throwable refusal(Refusal r) {
     return r == null ? null : r.exception();
-  }
-
-  private static com.google.rpc.Status ok() {
-    return com.google.rpc.Status.newBuilder().setCode(0).build();
-  }
-
-  /** An entry's error status, with the same details a whole call's error would carry. */
-  private static com.google.rpc.Status status(Throwable err) {
-    return GrpcErrors.details(GrpcErrors.from(err));
   }
 }

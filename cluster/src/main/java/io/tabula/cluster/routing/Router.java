@@ -1,4 +1,4 @@
-package io.tabula.cluster.grpc;
+package io.tabula.cluster.routing;
 
 import io.tabula.actors.Stages;
 import io.tabula.actors.master.Directory;
@@ -32,12 +32,13 @@ import org.apache.pekko.pattern.StatusReply;
 /**
  * Sends a request to the tablet that holds a row: looks the row up in the node's directory
  * copy, asks the tablet's sharded entity, and when the tablet answers that the row has
- * moved (a split), refreshes the directory from the master and tries again, with a short
- * growing pause, for up to {@code retryFor}.
+ * moved (a split or a move), refreshes the directory from the master and tries again, with
+ * a short growing pause, for up to {@code retryFor}. Failures are Tabula's typed refusals
+ * (the gRPC layer turns them into statuses). Thread-safe.
  */
-final class Router {
+public final class Router {
   /** A reply and the tablet that gave it. */
-  record Answer<T>(TabletInfo tablet, T value) {}
+  public record Answer<T>(TabletInfo tablet, T value) {}
 
   private final ActorSystem<?> system;
   private final TabletShards tablets;
@@ -49,7 +50,7 @@ final class Router {
   private final Duration askTimeout;
   private final long retryForNanos;
 
-  Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
+  public Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
       NodePeers peers, Duration askTimeout, Duration retryFor) {
     this.system = system;
     this.tablets = TabletShards.of(system);
@@ -62,7 +63,7 @@ final class Router {
     this.retryForNanos = retryFor.toNanos();
   }
 
-  ActorSystem<?> system() {
+  public ActorSystem<?> system() {
     return system;
   }
 
@@ -90,7 +91,7 @@ final class Router {
   }
 
   /** Checks a serialized filter (see {@link LocalTablets#checkFilter}). */
-  void checkFilter(byte[] filter) {
+  public void checkFilter(byte[] filter) {
     local.checkFilter(filter);
   }
 
@@ -99,7 +100,7 @@ final class Router {
     return local.reads(tabletId);
   }
 
-  Directory directory() {
+  public Directory directory() {
     return directory.get();
   }
 
@@ -127,12 +128,12 @@ final class Router {
   }
 
   /** The directory after asking the master for its newest copy. */
-  CompletionStage<Directory> refreshedDirectory() {
+  public CompletionStage<Directory> refreshedDirectory() {
     return directory.refresh(master, system, askTimeout);
   }
 
   /** The table's info; NOT_FOUND (after one refresh from the master) if it does not exist. */
-  CompletionStage<TableInfo> table(String table) {
+  public CompletionStage<TableInfo> table(String table) {
     TableInfo t = directory.get().table(table);
     if (t != null) {
       return CompletableFuture.completedFuture(t);
@@ -140,26 +141,26 @@ final class Router {
     return directory.refresh(master, system, askTimeout).thenApply(d -> {
       TableInfo again = d.table(table);
       if (again == null) {
-        throw GrpcErrors.notFound("table " + table + " not found");
+        throw Refusal.of(ErrorCode.NOT_FOUND, "table " + table + " not found").exception();
       }
       return again;
     });
   }
 
   /** Asks the tablet of {@code table} holding {@code row}. */
-  <T> CompletionStage<Answer<T>> ask(String table, byte[] row,
+  public <T> CompletionStage<Answer<T>> ask(String table, byte[] row,
       BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message) {
     return attempt(table, d -> d.locate(table, row), message, System.nanoTime(), 0);
   }
 
   /** Asks the tablet of {@code table} that {@code locate} picks from the current directory. */
-  <T> CompletionStage<Answer<T>> ask(String table, Function<Directory, TabletInfo> locate,
+  public <T> CompletionStage<Answer<T>> ask(String table, Function<Directory, TabletInfo> locate,
       BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message) {
     return attempt(table, locate, message, System.nanoTime(), 0);
   }
 
   /** Asks one tablet by id, without rerouting (for per-tablet operations over a whole table). */
-  <T> CompletionStage<T> askTablet(String tabletId,
+  public <T> CompletionStage<T> askTablet(String tabletId,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
     return Stages.direct(tablets.tablet(tabletId).<T>askWithStatus(message::apply, askTimeout));
   }
@@ -170,7 +171,7 @@ final class Router {
    * it has split, every tablet is asked again over a refreshed directory, for up to
    * {@code retryFor}: {@code message} must be safe to repeat.
    */
-  <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
+  public <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
     return table(table).thenCompose(t -> askEveryTablet(table, message, System.nanoTime(), 0));
   }
@@ -194,12 +195,12 @@ final class Router {
   /**
    * After a failed attempt: {@code again} after a short growing pause and a directory
    * refresh when the failure was a moved answer and time is left, else the failure as a
-   * gRPC error.
+   * failure itself.
    */
   private <R> CompletionStage<R> retryMoved(Throwable err, long startNanos, int n,
       Supplier<CompletionStage<R>> again) {
     if (!Refusal.is(err, ErrorCode.MOVED) || !mayRetryMoved(startNanos)) {
-      return CompletableFuture.failedFuture(GrpcErrors.from(err));
+      return CompletableFuture.failedFuture(err);
     }
     return afterMove(n).thenCompose(d -> again.get());
   }

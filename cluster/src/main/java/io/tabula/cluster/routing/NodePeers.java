@@ -1,4 +1,4 @@
-package io.tabula.cluster.grpc;
+package io.tabula.cluster.routing;
 
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.tablet.NodeRequests;
@@ -18,7 +18,7 @@ import org.apache.pekko.cluster.typed.Cluster;
  * listed, or not Up, has none: its tablets are then reached through their sharded actors.
  * Thread-safe: the listing is swapped whole.
  */
-final class NodePeers {
+public final class NodePeers {
   private final Cluster cluster;
   private final String self;
   /** Replaced whole by the listing actor; read by any thread. */
@@ -30,7 +30,7 @@ final class NodePeers {
   }
 
   /** Starts following the listing of {@code system}'s receptionist. */
-  static NodePeers start(ActorSystem<?> system, String self) {
+  public static NodePeers start(ActorSystem<?> system, String self) {
     NodePeers peers = new NodePeers(Cluster.get(system), self);
     system.systemActorOf(Behaviors.<Receptionist.Listing>setup(ctx -> {
       ctx.getSystem().receptionist().tell(Receptionist.subscribe(NodeRequests.KEY, ctx.getSelf()));
