@@ -126,6 +126,29 @@ class ThreeNodesTest {
         assertEquals(0, count(c, Query.create(TableId.of("t")).prefix("k3-bulk")), "dropped from any node");
         assertEquals(expected.size(), count(c, Query.create(TableId.of("t"))), "the other rows stay");
       }
+      // A read of keys whose rows, 150 KB each, add up to megabytes on every node: each
+      // other node answers the receiving node in pieces that fit the cluster transport.
+      try (BigtableDataClient one = ClusterFixture.data(cluster.node("n1"));
+          BigtableDataClient two = ClusterFixture.data(cluster.node("n2"));
+          BigtableDataClient three = ClusterFixture.data(cluster.node("n3"))) {
+        Query big = Query.create(TableId.of("t"));
+        List<String> bigKeys = new ArrayList<>();
+        for (int i = 0; i < 36; i++) {
+          String key = String.format("k%d-big-%02d", i % 6, i);
+          one.mutateRow(RowMutation.create(TableId.of("t"), key).setCell("f", "q", "v".repeat(150_000)));
+          big.rowKey(key);
+          bigKeys.add(key);
+        }
+        bigKeys.sort(String::compareTo);
+        for (BigtableDataClient c : List.of(one, two, three)) {
+          List<String> read = new ArrayList<>();
+          for (Row r : c.readRows(big)) {
+            assertEquals(150_000, r.getCells().get(0).getValue().size(), "the whole value of " + r.getKey());
+            read.add(r.getKey().toStringUtf8());
+          }
+          assertEquals(bigKeys, read, "every large row once, in order");
+        }
+      }
       String nodes = cluster.node("n1").get("/tabula/nodes").body();
       for (String n : List.of("n1", "n2", "n3")) {
         assertTrue(nodes.contains("\"name\":\"" + n + "\""), nodes);
