@@ -7,6 +7,7 @@ import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
 import com.esotericsoftware.kryo.util.Pool;
 import java.nio.ByteBuffer;
+import java.util.function.Function;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.serialization.ByteBufferSerializer;
 import org.apache.pekko.serialization.JSerializer;
@@ -77,39 +78,32 @@ public final class KryoSerializer extends JSerializer implements ByteBufferSeria
 
   @Override
   public byte[] toBinary(Object message) {
-    Codec codec = pool.obtain();
-    try {
-      return codec.write(message);
-    } finally {
-      pool.free(codec);
-    }
+    return withCodec(codec -> codec.write(message));
   }
 
   @Override
   public Object fromBinaryJava(byte[] bytes, Class<?> manifest) {
-    Codec codec = pool.obtain();
-    try {
-      return codec.read(bytes);
-    } finally {
-      pool.free(codec);
-    }
+    return withCodec(codec -> codec.read(bytes));
   }
 
   @Override
   public void toBinary(Object message, ByteBuffer buffer) {
-    Codec codec = pool.obtain();
-    try {
+    withCodec(codec -> {
       codec.write(message, buffer);
-    } finally {
-      pool.free(codec);
-    }
+      return null;
+    });
   }
 
   @Override
   public Object fromBinary(ByteBuffer buffer, String manifest) {
+    return withCodec(codec -> codec.read(buffer));
+  }
+
+  /** {@code use} of a codec borrowed from the pool for the call. */
+  private <T> T withCodec(Function<Codec, T> use) {
     Codec codec = pool.obtain();
     try {
-      return codec.read(buffer);
+      return use.apply(codec);
     } finally {
       pool.free(codec);
     }
