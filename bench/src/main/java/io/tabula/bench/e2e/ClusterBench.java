@@ -48,7 +48,7 @@ import picocli.CommandLine;
 public final class ClusterBench implements Callable<Integer> {
   private static final Pattern SERVING = Pattern.compile("Tabula serving the Cloud Bigtable API on");
 
-  @Option(names = "--quick", description = "40,000 rows, 5 s read windows, 10 moves.")
+  @Option(names = "--quick", description = "40,000 rows, 5 s read windows, 8 s warm-ups, 10 moves.")
   private boolean quick;
 
   @Option(names = "--rows", defaultValue = "150000", description = "Rows per client; default: ${DEFAULT-VALUE}")
@@ -75,6 +75,11 @@ public final class ClusterBench implements Callable<Integer> {
 
   @Option(names = "--read-seconds", defaultValue = "10", description = "Timed read window; default: ${DEFAULT-VALUE}")
   private int readSeconds;
+
+  @Option(names = "--warmup-seconds", defaultValue = "15", description = "Unmeasured load before each measured "
+      + "write pass and read window, so every node JVM has compiled its hot paths (a fresh cluster of three "
+      + "compiles the same code three times); default: ${DEFAULT-VALUE}")
+  private int warmupSeconds;
 
   @Option(names = "--moves", defaultValue = "20", description = "Moves under write load on 3 nodes; "
       + "default: ${DEFAULT-VALUE}")
@@ -111,9 +116,12 @@ public final class ClusterBench implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     if (quick) {
-      rows = 40_000;
-      readSeconds = 5;
-      moves = 10;
+      // Options given on the command line win over --quick's figures.
+      var given = spec.commandLine().getParseResult();
+      rows = given.hasMatchedOption("--rows") ? rows : 40_000;
+      readSeconds = given.hasMatchedOption("--read-seconds") ? readSeconds : 5;
+      warmupSeconds = given.hasMatchedOption("--warmup-seconds") ? warmupSeconds : 8;
+      moves = given.hasMatchedOption("--moves") ? moves : 10;
     }
     Dataset data = new Dataset(rows, valueBytes, 42);
     List<Figures> figures = new ArrayList<>();
@@ -164,6 +172,11 @@ public final class ClusterBench implements Callable<Integer> {
   private Figures write(Cluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
     int[] order = data.permutation(0x5EEDL);
     long requests = (order.length + writeBatch - 1) / writeBatch;
+    // Warm-up: the same writes (later overwritten by the measured pass) for a while, unmeasured.
+    InFlight.run(concurrency, requests, System.nanoTime() + TimeUnit.SECONDS.toNanos(warmupSeconds), k -> {
+      int from = (int) (k * writeBatch);
+      return c.write(table, order, from, Math.min(order.length, from + writeBatch));
+    });
     Cpu before = cluster.cpu();
     InFlight.Result r = InFlight.run(concurrency, requests, Long.MAX_VALUE, k -> {
       int from = (int) (k * writeBatch);
@@ -185,7 +198,7 @@ public final class ClusterBench implements Callable<Integer> {
       int[] keys = distinct.stream().mapToInt(Integer::intValue).toArray();
       return c.read(table, keys, 0, keys.length);
     };
-    InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(2), request);
+    InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(warmupSeconds), request);
     Cpu before = cluster.cpu();
     InFlight.Result r = InFlight.run(concurrency, Long.MAX_VALUE,
         System.nanoTime() + TimeUnit.SECONDS.toNanos(readSeconds), request);
@@ -265,8 +278,9 @@ public final class ClusterBench implements Callable<Integer> {
     sb.append(ResultsFile.machineLine());
     sb.append("Command: `").append(ResultsFile.command(ClusterBench.class, spec)).append("`\n\n");
     sb.append(String.format(Locale.ROOT, "%,d rows of %d-byte values per client, a table of %d tablets; "
-        + "writes of %d rows and reads of %d random rows per request, %d in flight. CPU is summed over every "
-        + "node process and the client.%n%n", rows, valueBytes, tablets, writeBatch, readBatch, concurrency));
+        + "writes of %d rows and reads of %d random rows per request, %d in flight, each measured pass after %d s of the "
+        + "same load unmeasured. CPU is summed over every node process and the client.%n%n", rows, valueBytes, tablets,
+        writeBatch, readBatch, concurrency, warmupSeconds));
     sb.append("| workload | client | nodes | values/s | CPU us/value (nodes + client) | vs 1 node |\n");
     sb.append("|---|---|---:|---:|---:|---:|\n");
     for (Figures f : figures) {
