@@ -107,9 +107,14 @@ public final class ClusterBench implements Callable<Integer> {
 
   /** One run's figures: values per second and CPU microseconds per value (nodes + client). */
   private record Figures(String workload, String client, int nodes, double valuesPerSecond, double nodeMicros,
-      double clientMicros) {
+      double clientMicros, double jitMicros) {
     double totalMicros() {
       return nodeMicros + clientMicros;
+    }
+
+    /** The CPU per value the nodes' JIT compilers did not use. */
+    double withoutJitMicros() {
+      return totalMicros() - jitMicros;
     }
   }
 
@@ -207,9 +212,10 @@ public final class ClusterBench implements Callable<Integer> {
 
   private static Figures figures(String workload, ClientUnderTest c, int nodes, InFlight.Result r, Cpu used) {
     Figures f = new Figures(workload, c.name(), nodes, r.valuesPerSecond(), used.nodeNanos / 1e3 / r.values(),
-        used.clientNanos / 1e3 / r.values());
-    System.err.printf(Locale.ROOT, "%s, %s, %d node(s): %.0f values/s, CPU %.1f us/value (nodes %.1f, client %.1f)%n",
-        workload, c.name(), nodes, f.valuesPerSecond(), f.totalMicros(), f.nodeMicros(), f.clientMicros());
+        used.clientNanos / 1e3 / r.values(), used.nodeJitNanos / 1e3 / r.values());
+    System.err.printf(Locale.ROOT, "%s, %s, %d node(s): %.0f values/s, CPU %.1f us/value (nodes %.1f, client %.1f; "
+        + "nodes' JIT compilers %.1f)%n", workload, c.name(), nodes, f.valuesPerSecond(), f.totalMicros(),
+        f.nodeMicros(), f.clientMicros(), f.jitMicros());
     return f;
   }
 
@@ -279,16 +285,19 @@ public final class ClusterBench implements Callable<Integer> {
     sb.append("Command: `").append(ResultsFile.command(ClusterBench.class, spec)).append("`\n\n");
     sb.append(String.format(Locale.ROOT, "%,d rows of %d-byte values per client, a table of %d tablets; "
         + "writes of %d rows and reads of %d random rows per request, %d in flight, each measured pass after %d s of the "
-        + "same load unmeasured. CPU is summed over every node process and the client.%n%n", rows, valueBytes, tablets,
+        + "same load unmeasured. CPU is summed over every node process and the client; of it, the nodes' JIT "
+        + "compiler threads (each JVM compiles the same code for itself while it warms up) are shown apart, and the "
+        + "last column compares what is left.%n%n", rows, valueBytes, tablets,
         writeBatch, readBatch, concurrency, warmupSeconds));
-    sb.append("| workload | client | nodes | values/s | CPU us/value (nodes + client) | vs 1 node |\n");
-    sb.append("|---|---|---:|---:|---:|---:|\n");
+    sb.append("| workload | client | nodes | values/s | CPU us/value (nodes + client) | of it JIT | vs 1 node "
+        + "| vs 1 node without JIT |\n");
+    sb.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
     for (Figures f : figures) {
       Figures one = figures.stream().filter(o -> o.nodes() == 1 && o.workload().equals(f.workload())
           && o.client().equals(f.client())).findFirst().orElse(f);
-      sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %,.0f | %.1f (%.1f + %.1f) | %.2fx |%n", f.workload(),
-          f.client(), f.nodes(), f.valuesPerSecond(), f.totalMicros(), f.nodeMicros(), f.clientMicros(),
-          f.totalMicros() / one.totalMicros()));
+      sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %,.0f | %.1f (%.1f + %.1f) | %.1f | %.2fx | %.2fx |%n",
+          f.workload(), f.client(), f.nodes(), f.valuesPerSecond(), f.totalMicros(), f.nodeMicros(), f.clientMicros(),
+          f.jitMicros(), f.totalMicros() / one.totalMicros(), f.withoutJitMicros() / one.withoutJitMicros()));
     }
     if (!unavailable.isEmpty()) {
       List<Long> sorted = new ArrayList<>(unavailable);
@@ -301,11 +310,45 @@ public final class ClusterBench implements Callable<Integer> {
     return sb.toString();
   }
 
-  /** CPU time used so far by the node processes and by this one. */
-  private record Cpu(long nodeNanos, long clientNanos) {
+  /**
+   * CPU time used so far by the node processes and by this one, and, of the nodes' time, how
+   * much their JIT compiler threads used (every JVM compiles the same code for itself, so
+   * three nodes compile about three times as much while they warm up).
+   */
+  private record Cpu(long nodeNanos, long clientNanos, long nodeJitNanos) {
     Cpu minus(Cpu o) {
-      return new Cpu(nodeNanos - o.nodeNanos, clientNanos - o.clientNanos);
+      return new Cpu(nodeNanos - o.nodeNanos, clientNanos - o.clientNanos, nodeJitNanos - o.nodeJitNanos);
     }
+  }
+
+  /** Clock ticks per second of the CPU times in /proc (Linux's USER_HZ, 100 on every usual kernel). */
+  private static final long TICKS_PER_SECOND = 100;
+
+  /**
+   * CPU time of process {@code pid}'s JIT compiler threads (HotSpot names them "C1 CompilerThread"
+   * and "C2 CompilerThread"), read from /proc; 0 where there is no /proc.
+   */
+  static long jitNanos(long pid) {
+    long ticks = 0;
+    try (java.util.stream.Stream<Path> tasks = java.nio.file.Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+      for (Path task : tasks.toList()) {
+        try {
+          String stat = java.nio.file.Files.readString(task.resolve("stat"));
+          int open = stat.indexOf('(');
+          int close = stat.lastIndexOf(')');
+          String name = stat.substring(open + 1, close);
+          if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
+            String[] f = stat.substring(close + 2).split(" ");
+            ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+          }
+        } catch (IOException | RuntimeException ended) {
+          // The thread ended meanwhile: its time is gone with it.
+        }
+      }
+    } catch (IOException noProc) {
+      return 0;
+    }
+    return ticks * (1_000_000_000L / TICKS_PER_SECOND);
   }
 
   /** A cluster of node JVMs on 127.0.0.1 over one fresh storage root; closing stops them and deletes it. */
@@ -382,12 +425,14 @@ public final class ClusterBench implements Callable<Integer> {
 
     Cpu cpu() {
       long node = 0;
+      long jit = 0;
       for (Node n : nodes) {
         node += n.process.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+        jit += jitNanos(n.process.pid());
       }
       long client = ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
           .getProcessCpuTime();
-      return new Cpu(node, client);
+      return new Cpu(node, client, jit);
     }
 
     private HttpResponse<String> get(Node n, String path) throws IOException, InterruptedException {
