@@ -1,6 +1,5 @@
 package io.tabula.persistence.tablet;
 
-import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.encoding.MutationCodec;
 import io.tabula.persistence.memtable.Memtable;
@@ -20,7 +19,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -41,7 +39,7 @@ import java.util.function.UnaryOperator;
  * <p>Invariants:
  *
  * <ol>
- *   <li>{@code visibleSequence} only grows, and every write with a sequence at or below it is
+ *   <li>The visible sequence ({@link TabletSequence}) only grows, and every write with a sequence at or below it is
  *       in the memtables or SSTables of every version published since; entries above it are
  *       invisible to every reader.
  *   <li>The manifest's redo point never passes a write that is not in one of its SSTables.
@@ -53,14 +51,12 @@ import java.util.function.UnaryOperator;
  * those after it): a flush's {@code flushLock} or a merge's {@code mergeLock} (never both;
  * {@link TabletFlushes}, {@link TabletMerges}), then the files' {@code lock}
  * ({@link TabletFiles}), then {@code memLock} (write side, in {@link #changeVersion}), then
- * {@code seqLock}. The flush-capacity monitor is taken alone. No part takes another's lock:
- * each goes through the owner's methods.
+ * the sequence's lock ({@link TabletSequence}). The flush-capacity monitor is taken alone.
+ * No part takes another's lock: each goes through the owner's methods.
  *
  * Thread-safe. Closing flushes the memtable; the node's shared parts stay open.
  */
 public final class Tablet implements Closeable {
-  private enum State { OPEN, SPLITTING, CLOSED }
-
   final TabletEnv env;
   final String dir;
   /** The tablet's manifest and the changes to its files. */
@@ -73,15 +69,8 @@ public final class Tablet implements Closeable {
   /** Version lock: its write side is held while {@link #current} is replaced, its read side while a memtable add runs. */
   private final ReentrantReadWriteLock memLock = new ReentrantReadWriteLock();
 
-  private final Object seqLock = new Object();
-  @GuardedBy("seqLock")
-  private long nextSequence;
-
-  @GuardedBy("seqLock")
-  private final TreeSet<Long> inFlight = new TreeSet<>();
-  private volatile long visibleSequence;
-  @GuardedBy("seqLock")
-  private State state = State.OPEN;
+  /** Sequence numbers, visibility, and whether writes are taken. */
+  private final TabletSequence sequence;
 
   private final String table;
   private final String tabletId;
@@ -97,8 +86,7 @@ public final class Tablet implements Closeable {
     this.table = manifest.table();
     this.dir = dirOf(manifest.table(), manifest.tabletId());
     this.current = version;
-    this.nextSequence = manifest.lastSequence() + 1;
-    this.visibleSequence = manifest.lastSequence();
+    this.sequence = new TabletSequence(manifest.tabletId(), manifest.lastSequence());
     this.files = new TabletFiles(this, manifest);
     this.flushes = new TabletFlushes(this, files, this::scheduleMerge);
     this.merges = new TabletMerges(this, files, flushes);
@@ -199,7 +187,7 @@ public final class Tablet implements Closeable {
 
   /** The highest sequence number whose write (and every earlier one) is visible to reads. */
   public long visibleSequence() {
-    return visibleSequence;
+    return sequence.visible();
   }
 
   public boolean containsRow(byte[] row) {
@@ -252,13 +240,7 @@ public final class Tablet implements Closeable {
       return null;
     }
     RowMutation resolved = MutationEntries.withServerTime(rm, this::serverTime);
-    long base;
-    synchronized (seqLock) {
-      requireOpen();
-      base = nextSequence;
-      nextSequence += ms.size();
-      inFlight.add(base);
-    }
+    long base = sequence.begin(ms.size());
     // Into the memtable now, invisible until the log has it, so the log writer's thread does
     // no insert: its callback below only takes a failed write out again, makes the sequence
     // visible, and freezes the memtable when it is full (the flush itself runs elsewhere).
@@ -268,7 +250,7 @@ public final class Tablet implements Closeable {
       if (err != null) {
         MutationEntries.forEach(resolved, base, (k, v) -> target.remove(k));
       }
-      finish(base);
+      sequence.finish(base);
       if (err == null) {
         flushes.maybeFreeze();
       }
@@ -300,37 +282,9 @@ public final class Tablet implements Closeable {
     }
   }
 
-  /**
-   * Waits until every write with a sequence up to {@code sequence} has finished, applied or
-   * failed: a frozen memtable is final only then (it may hold writes the log has not
-   * answered for yet, and a failed one is taken out again).
-   */
-  void awaitFinished(long sequence) throws IOException {
-    synchronized (seqLock) {
-      while (visibleSequence < sequence && !inFlight.isEmpty() && inFlight.first() <= sequence) {
-        try {
-          seqLock.wait(10);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IOException("interrupted while waiting for writes to finish before a flush", e);
-        }
-      }
-    }
-  }
-
-  private void finish(long base) {
-    synchronized (seqLock) {
-      inFlight.remove(base);
-      visibleSequence = inFlight.isEmpty() ? nextSequence - 1 : inFlight.first() - 1;
-      seqLock.notifyAll();
-    }
-  }
-
-  private void requireOpen() {
-    if (state != State.OPEN) {
-      throw new TabletUnavailableException("tablet " + tabletId + " is " + state.name().toLowerCase()
-          + (state == State.SPLITTING ? "; retry at the tablet that now holds the row" : ""));
-    }
+  /** Waits until every write with a sequence up to {@code seq} has finished (see {@link TabletSequence}). */
+  void awaitFinished(long seq) throws IOException {
+    sequence.awaitFinished(seq);
   }
 
   /**
@@ -344,12 +298,7 @@ public final class Tablet implements Closeable {
       return;
     }
     insert(rm, base);
-    synchronized (seqLock) {
-      nextSequence = Math.max(nextSequence, last + 1);
-      if (inFlight.isEmpty()) {
-        visibleSequence = nextSequence - 1;
-      }
-    }
+    sequence.replayed(last);
     flushes.maybeFreeze();
   }
 
@@ -358,7 +307,7 @@ public final class Tablet implements Closeable {
     if (!containsRow(row)) {
       throw new TabletUnavailableException("row " + ByteArrays.show(row) + " is outside tablet " + tabletId);
     }
-    long snapshot = visibleSequence;
+    long snapshot = sequence.visible();
     TabletVersion v = acquire();
     try (RowReader r = reader(v, snapshot, row, successor(row), filter, row)) {
       return Optional.ofNullable(r.next());
@@ -376,7 +325,7 @@ public final class Tablet implements Closeable {
     byte[] from = ByteArrays.compare(start, startRow) > 0 ? start : startRow;
     byte[] to = endRow.length == 0 ? end : end.length == 0 ? endRow
         : ByteArrays.compare(end, endRow) < 0 ? end : endRow;
-    long snapshot = visibleSequence;
+    long snapshot = sequence.visible();
     TabletVersion v = acquire();
     try {
       return new RowScanner(reader(v, snapshot, from, to, filter, null), v);
@@ -517,18 +466,7 @@ public final class Tablet implements Closeable {
       throw new IllegalArgumentException("split row " + ByteArrays.show(row) + " is not strictly inside tablet "
           + tabletId);
     }
-    synchronized (seqLock) {
-      requireOpen();
-      state = State.SPLITTING;
-      while (!inFlight.isEmpty()) {
-        try {
-          seqLock.wait();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IOException("interrupted while waiting for writes to finish before a split", e);
-        }
-      }
-    }
+    sequence.startSplit();
     try {
       TabletFlushes.join(freezeAndFlush());
       List<TabletManifest> children = files.recordSplit(new TabletManifest.SplitInfo(row, leftId, rightId),
@@ -540,37 +478,20 @@ public final class Tablet implements Closeable {
       }
       return out;
     } catch (IOException | RuntimeException e) {
-      synchronized (seqLock) {
-        if (state == State.SPLITTING) {
-          state = State.OPEN;
-        }
-      }
+      sequence.splitFailed();
       throw e;
     }
   }
 
   long nextSequenceSnapshot() {
-    synchronized (seqLock) {
-      return nextSequence;
-    }
+    return sequence.next();
   }
 
   /** Stops writes, flushes the memtable so the log is no longer needed for this tablet, and releases files. */
   @Override
   public void close() throws IOException {
-    synchronized (seqLock) {
-      if (state == State.CLOSED) {
-        return;
-      }
-      state = State.CLOSED;
-      while (!inFlight.isEmpty()) {
-        try {
-          seqLock.wait();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IOException("interrupted while closing tablet " + tabletId, e);
-        }
-      }
+    if (!sequence.closeAndDrain()) {
+      return;
     }
     try {
       TabletFlushes.join(flushes.freezeAndFlush());
@@ -585,13 +506,9 @@ public final class Tablet implements Closeable {
    * does nothing. May wait for a running merging compaction to end.
    */
   public void closeWithoutFlush() {
-    synchronized (seqLock) {
-      if (state == State.CLOSED) {
-        return;
-      }
-      state = State.CLOSED;
+    if (sequence.close()) {
+      releaseVersion();
     }
-    releaseVersion();
   }
 
   private void releaseVersion() {

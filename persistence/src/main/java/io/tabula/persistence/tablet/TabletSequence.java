@@ -1,0 +1,172 @@
+package io.tabula.persistence.tablet;
+
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import java.io.IOException;
+import java.util.TreeSet;
+
+/**
+ * A tablet's write sequence and visibility, and whether it takes writes: each write gets a
+ * run of sequence numbers ({@link #begin}) and is in flight until the commit log answers for
+ * it ({@link #finish}); the visible sequence is the highest below which no write is in
+ * flight, so a reader never sees a write the log may still refuse, nor a later one before an
+ * earlier one.
+ *
+ * <p>Invariants: (1) the visible sequence only grows; (2) no write begins once the tablet is
+ * splitting or closed; (3) a split or a close goes on only when no write is in flight.
+ *
+ * <p>Its lock ({@link #lock}) is the last in the tablet's lock order (see {@link Tablet}): it
+ * is taken while holding any other, and nothing is taken under it. Thread-safe.
+ */
+final class TabletSequence {
+  private enum State { OPEN, SPLITTING, CLOSED }
+
+  private final String tabletId;
+  private final Object lock = new Object();
+
+  @GuardedBy("lock")
+  private long next;
+
+  @GuardedBy("lock")
+  private final TreeSet<Long> inFlight = new TreeSet<>();
+
+  @GuardedBy("lock")
+  private State state = State.OPEN;
+
+  /** Written under {@link #lock}; read by any thread. */
+  private volatile long visible;
+
+  /** A sequence whose writes up to {@code lastSequence} are all visible. */
+  TabletSequence(String tabletId, long lastSequence) {
+    this.tabletId = tabletId;
+    this.next = lastSequence + 1;
+    this.visible = lastSequence;
+  }
+
+  /** The highest sequence number whose write (and every earlier one) is visible to reads. */
+  long visible() {
+    return visible;
+  }
+
+  /** The next sequence number to be given out. */
+  long next() {
+    synchronized (lock) {
+      return next;
+    }
+  }
+
+  /**
+   * The first of {@code count} sequence numbers for a write now in flight.
+   *
+   * @throws TabletUnavailableException if the tablet is splitting or closed
+   */
+  long begin(int count) {
+    synchronized (lock) {
+      requireOpen();
+      long base = next;
+      next += count;
+      inFlight.add(base);
+      return base;
+    }
+  }
+
+  /** The write that began at {@code base} has ended, applied or failed. */
+  void finish(long base) {
+    synchronized (lock) {
+      inFlight.remove(base);
+      visible = inFlight.isEmpty() ? next - 1 : inFlight.first() - 1;
+      lock.notifyAll();
+    }
+  }
+
+  /** A write up to {@code last} was replayed from the log: it is visible unless others are in flight. */
+  void replayed(long last) {
+    synchronized (lock) {
+      next = Math.max(next, last + 1);
+      if (inFlight.isEmpty()) {
+        visible = next - 1;
+      }
+    }
+  }
+
+  /**
+   * Waits until every write with a sequence up to {@code sequence} has finished, applied or
+   * failed: a frozen memtable is final only then (it may hold writes the log has not
+   * answered for yet, and a failed one is taken out again).
+   */
+  void awaitFinished(long sequence) throws IOException {
+    synchronized (lock) {
+      while (visible < sequence && !inFlight.isEmpty() && inFlight.first() <= sequence) {
+        try {
+          lock.wait(10);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while waiting for writes to finish before a flush", e);
+        }
+      }
+    }
+  }
+
+  /**
+   * Stops taking writes for a split and waits for those in flight.
+   *
+   * @throws TabletUnavailableException if the tablet is already splitting or closed
+   */
+  void startSplit() throws IOException {
+    synchronized (lock) {
+      requireOpen();
+      state = State.SPLITTING;
+      awaitNoneInFlight("interrupted while waiting for writes to finish before a split");
+    }
+  }
+
+  /** Takes writes again after a split that failed (unless the tablet closed meanwhile). */
+  void splitFailed() {
+    synchronized (lock) {
+      if (state == State.SPLITTING) {
+        state = State.OPEN;
+      }
+    }
+  }
+
+  /** Stops taking writes for good. Whether this call closed it (false: it was closed already). */
+  boolean close() {
+    synchronized (lock) {
+      if (state == State.CLOSED) {
+        return false;
+      }
+      state = State.CLOSED;
+      return true;
+    }
+  }
+
+  /** {@link #close}, then waits for the writes in flight. */
+  boolean closeAndDrain() throws IOException {
+    synchronized (lock) {
+      if (!close()) {
+        return false;
+      }
+      awaitNoneInFlight("interrupted while closing tablet " + tabletId);
+      return true;
+    }
+  }
+
+  @GuardedBy("lock")
+  private void awaitNoneInFlight(String interrupted) throws IOException {
+    while (!inFlight.isEmpty()) {
+      try {
+        lock.wait();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException(interrupted, e);
+      }
+    }
+  }
+
+  @GuardedBy("lock")
+  private void requireOpen() {
+    if (state != State.OPEN) {
+      throw new TabletUnavailableException("tablet " + tabletId + " is " + state.name().toLowerCase()
+          + (state == State.SPLITTING ? "; retry at the tablet that now holds the row" : ""));
+    }
+  }
+}
