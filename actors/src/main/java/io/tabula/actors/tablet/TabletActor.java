@@ -202,10 +202,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletWrites writes;
   /** This tablet's automatic split. */
   private final TabletSplits splits;
-  private Map<String, List<String>> reportedFiles = Map.of();
-  private long reportedRedo = -1;
-  /** When the tablet last reported its load (System.nanoTime). */
-  private long lastTickNanos = System.nanoTime();
+  /** Load and files reported to the master at each tick. */
+  private final TabletReports reports;
 
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
       TabletInfo info) {
@@ -218,6 +216,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.reads = node.local().serve(info.id(), tablet);
     this.writes = new TabletWrites(ctx, timers, tablet, reads, blockingIo, node.server().env().clock(), quiet);
     this.splits = new TabletSplits(ctx, node, tablet, info, blockingIo);
+    this.reports = new TabletReports(info, tablet, node.master());
   }
 
   /**
@@ -535,18 +534,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private void tick() {
-    long now = System.nanoTime();
     long size = tablet.approximateRangeBytes();
-    node.master().tell(new Master.ReportLoad(info.id(), reads.takeReads(), writes.takeWrites(), size,
-        now - lastTickNanos));
-    lastTickNanos = now;
-    Map<String, List<String>> files = tablet.files();
-    long redo = tablet.redoPoint();
-    if (!files.equals(reportedFiles) || redo != reportedRedo) {
-      node.master().tell(new Master.RecordFiles(info.table(), info.id(), files, redo));
-      reportedFiles = files;
-      reportedRedo = redo;
-    }
+    Map<String, List<String>> files = reports.report(reads.takeReads(), writes.takeWrites(), size);
     if (splits.due(size)) {
       splits.start();
     } else if (quiet.dueAtTick(files)) {

@@ -1,0 +1,48 @@
+package io.tabula.actors.tablet;
+
+import io.tabula.actors.master.Master;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.persistence.tablet.Tablet;
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.actor.typed.ActorRef;
+
+/**
+ * What a serving tablet tells the master at each tick: its load since the last tick (reads,
+ * writes, size; the balancer's input) every time, and its files and redo point when they
+ * have changed since last told (the master's record of what the tablet needs from the shared
+ * root and the logs). Owned by the tablet actor's thread.
+ */
+final class TabletReports {
+  private final TabletInfo info;
+  private final Tablet tablet;
+  private final ActorRef<Master.Command> master;
+  private Map<String, List<String>> reportedFiles = Map.of();
+  private long reportedRedo = -1;
+  /** When the tablet last reported its load (System.nanoTime). */
+  private long lastNanos = System.nanoTime();
+
+  TabletReports(TabletInfo info, Tablet tablet, ActorRef<Master.Command> master) {
+    this.info = info;
+    this.tablet = tablet;
+    this.master = master;
+  }
+
+  /**
+   * Reports the load ({@code reads} and {@code writes} since the last report, the tablet's
+   * {@code size}) and any change of files; answers the files now.
+   */
+  Map<String, List<String>> report(long reads, long writes, long size) {
+    long now = System.nanoTime();
+    master.tell(new Master.ReportLoad(info.id(), reads, writes, size, now - lastNanos));
+    lastNanos = now;
+    Map<String, List<String>> files = tablet.files();
+    long redo = tablet.redoPoint();
+    if (!files.equals(reportedFiles) || redo != reportedRedo) {
+      master.tell(new Master.RecordFiles(info.table(), info.id(), files, redo));
+      reportedFiles = files;
+      reportedRedo = redo;
+    }
+    return files;
+  }
+}
