@@ -121,7 +121,10 @@ class LocationsTest {
       assertFalse(t.getTabletId().isEmpty(), r.toString());
       assertTrue(r.getDirectoryVersion() > 0, r.toString());
     }
-    assertEquals(locate("fresh", "", 0), locate("fresh", "zzz", 0), "every row is in the one tablet");
+    // The directory's version moves on with any change anywhere (another test's table, a tablet's report),
+    // so only the tablets are compared.
+    assertEquals(locate("fresh", "", 0).getTabletsList(), locate("fresh", "zzz", 0).getTabletsList(),
+        "every row is in the one tablet");
   }
 
   @Test
