@@ -1,6 +1,8 @@
 package io.tabula.cluster;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import io.tabula.persistence.tablet.MemtableBudget;
 import io.tabula.persistence.tablet.TabletOptions;
 import io.tabula.persistence.tablet.TabletServer;
 import io.tabula.persistence.wal.CommitLogOptions;
@@ -12,7 +14,8 @@ import java.util.regex.Pattern;
 
 /** The {@code tabula.node} settings, read once. */
 public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort, String name, int clusterPort,
-    List<String> join, long blockCacheBytes, int backgroundThreads, long memtableBytes, long logSegmentBytes,
+    List<String> join, long blockCacheBytes, int backgroundThreads, long memtableBytes, long memtableBudgetBytes,
+    long logSegmentBytes,
     Durability durability, Duration askTimeout, Duration movedRetryFor, Duration masterStartTimeout,
     Duration wakeOwnedEvery, Duration drainTimeout) {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
@@ -38,14 +41,35 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
     return new NodeSettings(Path.of(node.getString("data-dir")).toAbsolutePath(), node.getString("host"),
         node.getInt("grpc-port"), node.getInt("http-port"), name, node.getInt("cluster-port"), List.copyOf(join),
         node.getBytes("block-cache"), node.getInt("background-threads"), node.getBytes("memtable-bytes"),
-        node.getBytes("log-segment-bytes"), durability, node.getDuration("ask-timeout"),
+        memtableBudget(node), node.getBytes("log-segment-bytes"), durability, node.getDuration("ask-timeout"),
         node.getDuration("moved-retry-for"), node.getDuration("master-start-timeout"),
         node.getDuration("wake-owned-every"), node.getDuration("drain-timeout"));
+  }
+
+  /**
+   * {@code memtable-budget}: a size ("512MiB") or a share of the heap ("40%"), at least
+   * {@link MemtableBudget#MIN_BYTES}.
+   */
+  private static long memtableBudget(Config node) {
+    String key = "tabula.node.memtable-budget";
+    String v = node.getString("memtable-budget").trim();
+    try {
+      if (v.endsWith("%")) {
+        return MemtableBudget.ofHeap(Double.parseDouble(v.substring(0, v.length() - 1).trim())).limit();
+      }
+      return new MemtableBudget(node.getBytes("memtable-budget")).limit();
+    } catch (NumberFormatException | ConfigException e) {
+      throw new IllegalArgumentException(key + " must be a size (512MiB) or a share of the heap (40%), was '" + v
+          + "'");
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(key + ": " + e.getMessage());
+    }
   }
 
   /** The storage engine's options, its commit log in the folder {@code logName} under {@code logs/}. */
   TabletServer.Options engineOptions(String logName) {
     return new TabletServer.Options(logName, blockCacheBytes, backgroundThreads,
-        new CommitLogOptions(logSegmentBytes, durability), TabletOptions.defaults().withMemtableBytes(memtableBytes));
+        new CommitLogOptions(logSegmentBytes, durability), TabletOptions.defaults().withMemtableBytes(memtableBytes),
+        memtableBudgetBytes);
   }
 }

@@ -48,7 +48,7 @@ import picocli.CommandLine;
 public final class ClusterBench implements Callable<Integer> {
   private static final Pattern SERVING = Pattern.compile("Tabula serving the Cloud Bigtable API on");
 
-  @Option(names = "--quick", description = "40,000 rows, 5 s read windows, 8 s warm-ups, 10 moves.")
+  @Option(names = "--quick", description = "40,000 rows, 10 s write and 5 s read windows, 8 s warm-ups, 10 moves.")
   private boolean quick;
 
   @Option(names = "--rows", defaultValue = "150000", description = "Rows per client; default: ${DEFAULT-VALUE}")
@@ -73,21 +73,27 @@ public final class ClusterBench implements Callable<Integer> {
   @Option(names = "--read-batch", defaultValue = "25", description = "Rows per read; default: ${DEFAULT-VALUE}")
   private int readBatch;
 
+  @Option(names = "--write-seconds", defaultValue = "20", description = "Timed write window; default: ${DEFAULT-VALUE}")
+  private int writeSeconds;
+
   @Option(names = "--read-seconds", defaultValue = "10", description = "Timed read window; default: ${DEFAULT-VALUE}")
   private int readSeconds;
 
-  @Option(names = "--warmup-seconds", defaultValue = "15", description = "Unmeasured load before each measured "
-      + "write pass and read window, so every node JVM has compiled its hot paths (a fresh cluster of three "
-      + "compiles the same code three times); default: ${DEFAULT-VALUE}")
+  @Option(names = "--warmup-seconds", defaultValue = "120", description = "Longest unmeasured load before each "
+      + "timed write and read window: cycles of the same load run until the JIT compilers of every node JVM and "
+      + "of this one used less than " + JIT_QUIET_PERCENT + "% of a core in a cycle, as bench/run-e2e does (a fresh "
+      + "cluster of three compiles the same code three times, on the same two cores); default: ${DEFAULT-VALUE}")
   private int warmupSeconds;
 
   @Option(names = "--moves", defaultValue = "20", description = "Moves under write load on 3 nodes; "
       + "default: ${DEFAULT-VALUE}")
   private int moves;
 
-  @Option(names = "--node-java-opts", defaultValue = "-Xms1g -Xmx1g -XX:+UseG1GC",
+  @Option(names = "--node-java-opts", defaultValue = "-Xms1g -Xmx1g -XX:+UseG1GC -XX:+AlwaysPreTouch",
       description = "Each node JVM's options ({node} is replaced by the node's name, e.g. for a flight "
-          + "recording's file name); default: ${DEFAULT-VALUE}")
+          + "recording's file name). The heap's pages are touched at start, as a long-running server's have long "
+          + "been: otherwise three fresh heaps zero their pages during the timed windows (a few percent of the "
+          + "nodes' CPU, seen with perf) and one heap does it once; default: ${DEFAULT-VALUE}")
   private String nodeJavaOpts;
 
   @Option(names = "--nodes", split = ",", defaultValue = "1,3",
@@ -100,6 +106,12 @@ public final class ClusterBench implements Callable<Integer> {
 
   @CommandLine.Spec
   private CommandLine.Model.CommandSpec spec;
+
+  /** A warm-up ends once the JIT compilers used less than this share of one core, in percent, in a cycle. */
+  private static final int JIT_QUIET_PERCENT = 5;
+  private static final int WARM_UP_CYCLE_SECONDS = 5;
+  /** How long each warm-up took, for the report. */
+  private final List<String> warmUps = new ArrayList<>();
 
   public static void main(String[] args) {
     System.exit(new CommandLine(new ClusterBench()).execute(args));
@@ -124,8 +136,9 @@ public final class ClusterBench implements Callable<Integer> {
       // Options given on the command line win over --quick's figures.
       var given = spec.commandLine().getParseResult();
       rows = given.hasMatchedOption("--rows") ? rows : 40_000;
+      writeSeconds = given.hasMatchedOption("--write-seconds") ? writeSeconds : 10;
       readSeconds = given.hasMatchedOption("--read-seconds") ? readSeconds : 5;
-      warmupSeconds = given.hasMatchedOption("--warmup-seconds") ? warmupSeconds : 8;
+      warmupSeconds = given.hasMatchedOption("--warmup-seconds") ? warmupSeconds : 60;
       moves = given.hasMatchedOption("--moves") ? moves : 10;
     }
     Dataset data = new Dataset(rows, valueBytes, 42);
@@ -174,21 +187,24 @@ public final class ClusterBench implements Callable<Integer> {
     cluster.awaitReady();
   }
 
+  /**
+   * Random writes over the whole key space, over and over (each pass overwrites the last), for
+   * the warm-up and then for the timed window: the window then sees the flushes and
+   * compactions a steady write load causes, on one node as on three, not just the start of
+   * one pass.
+   */
   private Figures write(Cluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
     int[] order = data.permutation(0x5EEDL);
-    long requests = (order.length + writeBatch - 1) / writeBatch;
-    // Warm-up: the same writes (later overwritten by the measured pass) for a while, unmeasured.
-    InFlight.run(concurrency, requests, System.nanoTime() + TimeUnit.SECONDS.toNanos(warmupSeconds), k -> {
-      int from = (int) (k * writeBatch);
+    long perPass = (order.length + writeBatch - 1) / writeBatch;
+    LongFunction<CompletionStage<Integer>> request = k -> {
+      int from = (int) (k % perPass * writeBatch);
       return c.write(table, order, from, Math.min(order.length, from + writeBatch));
-    });
+    };
+    warmUp(cluster, "random-write", c, request);
     Cpu before = cluster.cpu();
-    InFlight.Result r = InFlight.run(concurrency, requests, Long.MAX_VALUE, k -> {
-      int from = (int) (k * writeBatch);
-      return c.write(table, order, from, Math.min(order.length, from + writeBatch));
-    });
-    Cpu used = cluster.cpu().minus(before);
-    Figures f = figures("random-write", c, nodes, r, used);
+    InFlight.Result r = InFlight.run(concurrency, Long.MAX_VALUE,
+        System.nanoTime() + TimeUnit.SECONDS.toNanos(writeSeconds), request);
+    Figures f = figures("random-write", c, nodes, r, cluster.cpu().minus(before));
     TimeUnit.SECONDS.sleep(8);
     return f;
   }
@@ -203,11 +219,36 @@ public final class ClusterBench implements Callable<Integer> {
       int[] keys = distinct.stream().mapToInt(Integer::intValue).toArray();
       return c.read(table, keys, 0, keys.length);
     };
-    InFlight.run(concurrency, Long.MAX_VALUE, System.nanoTime() + TimeUnit.SECONDS.toNanos(warmupSeconds), request);
+    warmUp(cluster, "random-read", c, request);
     Cpu before = cluster.cpu();
     InFlight.Result r = InFlight.run(concurrency, Long.MAX_VALUE,
         System.nanoTime() + TimeUnit.SECONDS.toNanos(readSeconds), request);
     return figures("random-read", c, nodes, r, cluster.cpu().minus(before));
+  }
+
+  /**
+   * Cycles of {@value #WARM_UP_CYCLE_SECONDS} s of {@code request}, unmeasured, until the JIT
+   * compilers of the nodes and of this JVM used less than {@value #JIT_QUIET_PERCENT}% of a
+   * core in a cycle, or for at most {@code warmupSeconds}; notes how long it took.
+   */
+  private void warmUp(Cluster cluster, String workload, ClientUnderTest c, LongFunction<CompletionStage<Integer>> request)
+      throws Exception {
+    long start = System.nanoTime();
+    long end = start + TimeUnit.SECONDS.toNanos(warmupSeconds);
+    long self = ProcessHandle.current().pid();
+    double share;
+    do {
+      long t0 = System.nanoTime();
+      long jit0 = cluster.cpu().nodeJitNanos() + JitActivity.compilerNanos(self).orElse(0);
+      InFlight.run(concurrency, Long.MAX_VALUE, Math.min(end, t0 + TimeUnit.SECONDS.toNanos(WARM_UP_CYCLE_SECONDS)),
+          request);
+      long jit = cluster.cpu().nodeJitNanos() + JitActivity.compilerNanos(self).orElse(0);
+      share = (double) (jit - jit0) / (System.nanoTime() - t0);
+    } while (share * 100 >= JIT_QUIET_PERCENT && System.nanoTime() < end);
+    double seconds = (System.nanoTime() - start) / 1e9;
+    warmUps.add(String.format(Locale.ROOT, "%s, %s, %d node(s): %.0f s (JIT %.0f%% of a core in the last cycle)",
+        workload, c.name(), cluster.nodes.size(), seconds, share * 100));
+    System.err.println("warmed up: " + warmUps.get(warmUps.size() - 1));
   }
 
   private static Figures figures(String workload, ClientUnderTest c, int nodes, InFlight.Result r, Cpu used) {
@@ -284,11 +325,11 @@ public final class ClusterBench implements Callable<Integer> {
     sb.append(ResultsFile.machineLine());
     sb.append("Command: `").append(ResultsFile.command(ClusterBench.class, spec)).append("`\n\n");
     sb.append(String.format(Locale.ROOT, "%,d rows of %d-byte values per client, a table of %d tablets; "
-        + "writes of %d rows and reads of %d random rows per request, %d in flight, each measured pass after %d s of the "
-        + "same load unmeasured. CPU is summed over every node process and the client; of it, the nodes' JIT "
+        + "writes of %d rows (the key space in a random order, over and over) and reads of %d random rows per request, "
+        + "%d in flight; writes timed over %d s and reads over %d s, each after up to %d s of the same load unmeasured, until the JIT compilers of every JVM were nearly idle (below). CPU is summed over every node process and the client; of it, the nodes' JIT "
         + "compiler threads (each JVM compiles the same code for itself while it warms up) are shown apart, and the "
         + "last column compares what is left.%n%n", rows, valueBytes, tablets,
-        writeBatch, readBatch, concurrency, warmupSeconds));
+        writeBatch, readBatch, concurrency, writeSeconds, readSeconds, warmupSeconds));
     sb.append("| workload | client | nodes | values/s | CPU us/value (nodes + client) | of it JIT | vs 1 node "
         + "| vs 1 node without JIT |\n");
     sb.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
@@ -299,6 +340,7 @@ public final class ClusterBench implements Callable<Integer> {
           f.workload(), f.client(), f.nodes(), f.valuesPerSecond(), f.totalMicros(), f.nodeMicros(), f.clientMicros(),
           f.jitMicros(), f.totalMicros() / one.totalMicros(), f.withoutJitMicros() / one.withoutJitMicros()));
     }
+    sb.append("\nWarm-ups: ").append(String.join("; ", warmUps)).append(".\n");
     if (!unavailable.isEmpty()) {
       List<Long> sorted = new ArrayList<>(unavailable);
       sorted.sort(null);
@@ -319,36 +361,6 @@ public final class ClusterBench implements Callable<Integer> {
     Cpu minus(Cpu o) {
       return new Cpu(nodeNanos - o.nodeNanos, clientNanos - o.clientNanos, nodeJitNanos - o.nodeJitNanos);
     }
-  }
-
-  /** Clock ticks per second of the CPU times in /proc (Linux's USER_HZ, 100 on every usual kernel). */
-  private static final long TICKS_PER_SECOND = 100;
-
-  /**
-   * CPU time of process {@code pid}'s JIT compiler threads (HotSpot names them "C1 CompilerThread"
-   * and "C2 CompilerThread"), read from /proc; 0 where there is no /proc.
-   */
-  static long jitNanos(long pid) {
-    long ticks = 0;
-    try (java.util.stream.Stream<Path> tasks = java.nio.file.Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
-      for (Path task : tasks.toList()) {
-        try {
-          String stat = java.nio.file.Files.readString(task.resolve("stat"));
-          int open = stat.indexOf('(');
-          int close = stat.lastIndexOf(')');
-          String name = stat.substring(open + 1, close);
-          if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
-            String[] f = stat.substring(close + 2).split(" ");
-            ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
-          }
-        } catch (IOException | RuntimeException ended) {
-          // The thread ended meanwhile: its time is gone with it.
-        }
-      }
-    } catch (IOException noProc) {
-      return 0;
-    }
-    return ticks * (1_000_000_000L / TICKS_PER_SECOND);
   }
 
   /** A cluster of node JVMs on 127.0.0.1 over one fresh storage root; closing stops them and deletes it. */
@@ -428,7 +440,7 @@ public final class ClusterBench implements Callable<Integer> {
       long jit = 0;
       for (Node n : nodes) {
         node += n.process.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
-        jit += jitNanos(n.process.pid());
+        jit += JitActivity.compilerNanos(n.process.pid()).orElse(0);
       }
       long client = ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
           .getProcessCpuTime();
@@ -485,8 +497,27 @@ public final class ClusterBench implements Callable<Integer> {
           n.process.destroyForcibly();
         }
       }
+      for (int i = 0; i < nodes.size(); i++) {
+        printErrors(names.get(i), nodes.get(i).log);
+      }
       try (var paths = Files.walk(root)) {
         paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+
+    /** The node's logged errors with their stacks (the first few), before its log is deleted with the root. */
+    private static void printErrors(String node, Path log) throws IOException {
+      List<String> lines = Files.readAllLines(log);
+      int printed = 0;
+      for (int i = 0; i < lines.size() && printed < 200; i++) {
+        if (lines.get(i).contains(" ERROR ")) {
+          System.err.println(node + ": " + lines.get(i));
+          printed++;
+          for (int j = i + 1; j < lines.size() && j <= i + 40 && !lines.get(j).matches("^\\d\\d:\\d\\d.*"); j++) {
+            System.err.println(node + ":   " + lines.get(j));
+            printed++;
+          }
+        }
       }
     }
 

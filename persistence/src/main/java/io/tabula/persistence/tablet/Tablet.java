@@ -150,7 +150,9 @@ public final class Tablet implements Closeable {
       opened.forEach(h -> h.discard(false));
       throw e;
     }
-    return new Tablet(env, schema, m, new TabletVersion(new Memtable(), List.of(), files));
+    Tablet t = new Tablet(env, schema, m, new TabletVersion(new Memtable(), List.of(), files));
+    env.memtables().register(t);
+    return t;
   }
 
   /** The table this tablet is a row range of. */
@@ -235,7 +237,7 @@ public final class Tablet implements Closeable {
     }
     if (mayWait) {
       flushes.awaitFlushCapacity();
-    } else if (flushes.flushBacklogFull()) {
+    } else if (flushes.mustWait()) {
       flushes.throwIfFlushesFail();
       return null;
     }
@@ -245,7 +247,11 @@ public final class Tablet implements Closeable {
     // no insert: its callback below only takes a failed write out again, makes the sequence
     // visible, and freezes the memtable when it is full (the flush itself runs elsewhere).
     // Group commits follow each other faster that way.
+    long before = current.active.approximateBytes();
     Memtable target = insert(resolved, base);
+    // About what this write added (a freeze in between makes it wrong, harmlessly): it only
+    // paces the node's budget checks.
+    env.memtables().grew(Math.max(0, target.approximateBytes() - before));
     return env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out)).whenComplete((ok, err) -> {
       if (err != null) {
         MutationEntries.forEach(resolved, base, (k, v) -> target.remove(k));
@@ -384,6 +390,14 @@ public final class Tablet implements Closeable {
     }
   }
 
+  /**
+   * Freezes the active memtable, whatever its size, and schedules its flush, for the node's
+   * {@link MemtableBudget}; false if there was nothing to freeze or the tablet has closed.
+   */
+  boolean freezeForBudget() {
+    return flushes.freezeAndSchedule();
+  }
+
   /** Freezes the memtable and flushes every frozen memtable; completes when they are in SSTables. */
   public CompletableFuture<Void> freezeAndFlush() {
     return flushes.freezeAndFlush();
@@ -512,6 +526,7 @@ public final class Tablet implements Closeable {
   }
 
   private void releaseVersion() {
+    env.memtables().unregister(this);
     merges.hold(true);
     flushes.shutdown();
     memLock.writeLock().lock();

@@ -6,13 +6,14 @@ import io.tabula.persistence.wal.CommitLog;
 import java.util.concurrent.Executor;
 
 /**
- * What a node's tablets share (paper §6): the storage, the one commit log, the block
- * cache, the executor that runs flushes and the one that runs merging compactions (apart, so
- * a long merge never keeps a flush waiting while writers wait for it), the clock, and the
- * options.
- * {@code flushed} is told after each flush, so the node can delete log segments no tablet
- * needs any more; {@code failures} hears of background work that failed with nobody waiting
- * for it. The node owns and closes all of it; a tablet closes none of it.
+ * What a node's tablets share (paper §6): the storage, the one commit log, the block cache,
+ * the budget of all their memtables ({@link MemtableBudget}), the executor that runs flushes
+ * and the one that runs merging compactions (apart, so a long merge never keeps a flush
+ * waiting while writers wait for it), the clock, and the options. {@code flushed} is told
+ * after each flush, so the node can delete log segments no tablet needs any more;
+ * {@code failures} hears of background work that failed with nobody waiting for it. The node
+ * owns and closes all of it; a tablet closes none of it.
  */
-public record TabletEnv(Storage storage, CommitLog log, BlockCache cache, Executor background, Executor merges,
-    MicrosClock clock, TabletOptions options, Runnable flushed, BackgroundFailures failures) {}
+public record TabletEnv(Storage storage, CommitLog log, BlockCache cache, MemtableBudget memtables,
+    Executor background, Executor merges, MicrosClock clock, TabletOptions options, Runnable flushed,
+    BackgroundFailures failures) {}

@@ -77,9 +77,26 @@ final class TabletFlushes {
     }
   }
 
-  /** Whether a write now would wait in {@link #awaitFlushCapacity} for a flush to finish. */
+  /** Whether this tablet has as many frozen memtables waiting for their flush as it may hold. */
   boolean flushBacklogFull() {
     return tablet.currentVersion().frozen.size() >= env.options().maxFrozenMemtables();
+  }
+
+  /**
+   * Whether a write now would wait in {@link #awaitFlushCapacity} for a flush to finish: this
+   * tablet's flush backlog is full, or the node's memtables hold their whole budget.
+   */
+  boolean mustWait() {
+    return flushBacklogFull() || env.memtables().full();
+  }
+
+  /** Freezes the active memtable (unless empty or closed) and schedules the flush; whether it froze. */
+  boolean freezeAndSchedule() {
+    if (!freeze(true)) {
+      return false;
+    }
+    schedule();
+    return true;
   }
 
   /** Throws what {@link #awaitFlushCapacity} would if the last flush failed. */
@@ -92,12 +109,11 @@ final class TabletFlushes {
 
   /** Blocks a writer while too many frozen memtables wait for their flush. */
   void awaitFlushCapacity() {
-    int max = env.options().maxFrozenMemtables();
-    if (tablet.currentVersion().frozen.size() < max) {
+    if (!mustWait()) {
       return;
     }
     synchronized (capacity) {
-      while (tablet.currentVersion().frozen.size() >= max && !files.closed()) {
+      while (mustWait() && !files.closed()) {
         IOException e = lastError;
         if (e != null) {
           throw new TabletUnavailableException("tablet " + tablet.id() + " cannot flush its memtables: "
@@ -116,7 +132,9 @@ final class TabletFlushes {
 
   private boolean freeze(boolean force) {
     return tablet.changeVersion(v -> {
-      if (v.active.isEmpty() || (!force && v.active.approximateBytes() < env.options().memtableBytes())) {
+      // Closed: the version was released for good (a budget's freeze may come late).
+      if (files.closed() || v.active.isEmpty()
+          || (!force && v.active.approximateBytes() < env.options().memtableBytes())) {
         return null;
       }
       List<TabletVersion.Frozen> frozen = new ArrayList<>();
@@ -195,6 +213,8 @@ final class TabletFlushes {
       throw e;
     } finally {
       flushLock.unlock();
+      // Memory went back: the node's writers may go on (and other memtables may be due).
+      env.memtables().check();
       synchronized (capacity) {
         capacity.notifyAll();
       }

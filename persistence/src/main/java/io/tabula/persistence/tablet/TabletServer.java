@@ -34,9 +34,20 @@ public final class TabletServer implements Closeable {
    * @param nodeId names the node's commit-log folder, {@code logs/<nodeId>}
    * @param blockCacheBytes capacity of the shared block cache
    * @param backgroundThreads threads for flushes and compactions
+   * @param memtableBytes what all the tablets' memtables may hold together ({@link MemtableBudget})
    */
   public record Options(String nodeId, long blockCacheBytes, int backgroundThreads, CommitLogOptions log,
-      TabletOptions tablets) {
+      TabletOptions tablets, long memtableBytes) {
+    /** The share of the heap the memtables may hold when no budget is given. */
+    public static final double DEFAULT_MEMTABLE_HEAP_PERCENT = 40;
+
+    /** Options whose memtables may hold {@value #DEFAULT_MEMTABLE_HEAP_PERCENT}% of the heap. */
+    public Options(String nodeId, long blockCacheBytes, int backgroundThreads, CommitLogOptions log,
+        TabletOptions tablets) {
+      this(nodeId, blockCacheBytes, backgroundThreads, log, tablets,
+          MemtableBudget.ofHeap(DEFAULT_MEMTABLE_HEAP_PERCENT).limit());
+    }
+
     public static Options defaults(String nodeId) {
       return new Options(nodeId, 64L << 20, 2, CommitLogOptions.defaults(), TabletOptions.defaults());
     }
@@ -67,8 +78,9 @@ public final class TabletServer implements Closeable {
     this.onDemand = onDemand;
     this.background = daemonPool(options.backgroundThreads(), "tabula-compaction-");
     this.merges = daemonPool(Math.max(1, options.backgroundThreads() / 2), "tabula-merge-");
-    this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()), background, merges,
-        clock, options.tablets(), this::deleteObsoleteLogSegments, failures);
+    this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()),
+        new MemtableBudget(options.memtableBytes()), background, merges, clock, options.tablets(),
+        this::deleteObsoleteLogSegments, failures);
   }
 
   /**
