@@ -27,7 +27,8 @@ import org.apache.pekko.stream.javadsl.Source;
  * reads, or its actor for a {@link TabletActor.MutateBatch}); the groups of each other node
  * go to that node in one {@link NodeRequests.Read} or {@link NodeRequests.Write} (a few when
  * a write exceeds the frame), whatever the number of its tablets they touch, instead of one
- * ask per row or per tablet. Mutations a tablet refuses as moved (a split or move the
+ * ask per row or per tablet; while that node is busy, the reads or writes for it of several
+ * requests go together ({@link PeerMessages}). Mutations a tablet refuses as moved (a split or move the
  * directory had not caught up with) go again in groups under the refreshed directory; a read
  * group refused so goes again through the tablet's sharded actor, and its keys one by one
  * through {@link Router}'s rerouting path if that too is refused.
@@ -40,9 +41,19 @@ public final class TabletBatches {
   public static final int GATHERED_KEYS = READ_GROUP;
 
   private final Router router;
+  /** Reads and writes for other nodes, sent together while a node is busy. */
+  private final PeerMessages<NodeRequests.Part, NodeRequests.ReadAnswer> peerReads;
+  private final PeerMessages<NodeRequests.Batch, NodeRequests.WriteAnswer> peerWrites;
+
+  /** Most bytes of keys in one message of reads sent together. */
+  static final long READ_KEY_BYTES = 256 * 1024;
 
   public TabletBatches(Router router) {
     this.router = router;
+    this.peerReads = new PeerMessages<>((peer, parts, filter) -> router.readOnNode(peer, parts, (byte[]) filter),
+        TabletBatches::readSlice, READ_KEY_BYTES);
+    this.peerWrites = new PeerMessages<>((peer, batches, none) -> router.writeOnNode(peer, batches),
+        TabletBatches::writeSlice, MESSAGE_BYTES);
   }
 
   /**
@@ -164,8 +175,14 @@ public final class TabletBatches {
     });
     byNode.forEach((peer, tablets) -> packed(tablets, parsed).forEach(message -> {
       List<NodeRequests.Batch> batches = new ArrayList<>(message.size());
-      message.forEach(s -> batches.add(new NodeRequests.Batch(s.tabletId(), batch(s, parsed))));
-      CompletionStage<NodeRequests.WriteAnswer> answer = router.writeOnNode(peer, batches);
+      long bytes = 0;
+      for (Slice s : message) {
+        batches.add(new NodeRequests.Batch(s.tabletId(), batch(s, parsed)));
+        for (int i : s.rows()) {
+          bytes += bytesOf(parsed[i]);
+        }
+      }
+      CompletionStage<NodeRequests.WriteAnswer> answer = peerWrites.send(peer, batches, null, bytes);
       for (int k = 0; k < message.size(); k++) {
         int part = k;
         work.add(settled(q, message.get(k).rows(), answer.thenCompose(a -> a.refusals().get(part) == null
@@ -174,6 +191,32 @@ public final class TabletBatches {
       }
     }));
     return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
+  }
+
+  /**
+   * The answer to parts {@code [start, end)} of a read sent with others: whole where the
+   * answer covered them; cut where it stopped, saying where, as an answer to those parts
+   * alone would; no part read where it stopped before them.
+   */
+  static NodeRequests.ReadAnswer readSlice(NodeRequests.ReadAnswer a, int start, int end) {
+    int complete;
+    int nextKey = 0;
+    if (a.complete() >= end) {
+      complete = end - start;
+    } else if (a.complete() < start) {
+      complete = 0;
+    } else {
+      complete = a.complete() - start;
+      nextKey = a.nextKey();
+    }
+    return new NodeRequests.ReadAnswer(new ArrayList<>(a.rows().subList(start, end)),
+        new ArrayList<>(a.refusals().subList(start, end)), complete, nextKey);
+  }
+
+  /** The answer to batches {@code [start, end)} of a write sent with others. */
+  static NodeRequests.WriteAnswer writeSlice(NodeRequests.WriteAnswer a, int start, int end) {
+    return new NodeRequests.WriteAnswer(new ArrayList<>(a.outcomes().subList(start, end)),
+        new ArrayList<>(a.refusals().subList(start, end)));
   }
 
   private static List<RowMutation> batch(Slice s, RowMutation[] parsed) {
@@ -284,7 +327,13 @@ public final class TabletBatches {
    */
   private CompletionStage<NodeRequests.ReadAnswer> readOnNode(ActorRef<NodeRequests.Command> peer,
       List<NodeRequests.Part> parts, byte[] filter) {
-    return router.readOnNode(peer, parts, filter).thenCompose(a -> {
+    long keyBytes = 0;
+    for (NodeRequests.Part p : parts) {
+      for (byte[] k : p.keys()) {
+        keyBytes += k.length + 8;
+      }
+    }
+    return peerReads.send(peer, parts, filter, keyBytes).thenCompose(a -> {
       int done = a.complete();
       if (done >= parts.size()) {
         return CompletableFuture.completedFuture(a);
