@@ -103,7 +103,14 @@ final class PeerMessages<I, A> {
     void send(List<Pending<I, A>> group) {
       List<I> all = new ArrayList<>();
       group.forEach(p -> all.addAll(p.items()));
-      sender.send(ref, all, group.get(0).together()).whenComplete((answer, err) -> {
+      CompletionStage<A> sent;
+      try {
+        sent = sender.send(ref, all, group.get(0).together());
+      } catch (RuntimeException e) {
+        // Counted as an answer that failed, so the slot is given back and nothing waits for ever.
+        sent = CompletableFuture.failedFuture(e);
+      }
+      sent.whenComplete((answer, err) -> {
         List<Pending<I, A>> next;
         List<Pending<I, A>> failed = List.of();
         synchronized (this) {
@@ -128,7 +135,11 @@ final class PeerMessages<I, A> {
         int start = 0;
         for (Pending<I, A> p : group) {
           int end = start + p.items().size();
-          p.answer().complete(group.size() == 1 ? answer : slicer.slice(answer, start, end));
+          try {
+            p.answer().complete(group.size() == 1 ? answer : slicer.slice(answer, start, end));
+          } catch (RuntimeException e) {
+            p.answer().completeExceptionally(e);
+          }
           start = end;
         }
       });

@@ -238,4 +238,23 @@ class PeerMessagesTest {
     assertEquals(1, done(one).refusals().size());
     assertSame(moved, done(one).refusals().get(0));
   }
+
+  @Test
+  void aSendThatThrowsFailsItsRequestAndGivesItsPlaceBack() throws Exception {
+    int[] calls = {0};
+    PeerMessages<NodeRequests.Part, NodeRequests.ReadAnswer> failing = new PeerMessages<>((to, parts, filter) -> {
+      if (calls[0]++ < 2) {
+        throw new IllegalStateException("transport gone");
+      }
+      return send(to, parts, (byte[]) filter);
+    }, TabletBatches::readSlice, TabletBatches.READ_KEY_BYTES);
+    for (int i = 0; i < 2; i++) {
+      var f = failing.send(peer, List.of(part("t0", "x")), null, 10).toCompletableFuture();
+      assertTrue(f.isCompletedExceptionally(), "the request fails at once");
+    }
+    var third = failing.send(peer, List.of(part("t0", "y")), null, 10);
+    assertEquals(1, sent.size(), "the failed sends gave their places back: the third goes at once");
+    sent.get(0).answer().complete(whole(sent.get(0)));
+    assertEquals(List.of("y"), keys(done(third).rows().get(0)));
+  }
 }

@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -49,6 +50,11 @@ public final class MemtableBudget {
   private volatile boolean full;
   /** What the last check summed, for metrics and tests. */
   private volatile long lastTotal;
+  /** When a full check last asked the tablets with frozen memtables to flush again. */
+  @GuardedBy("checking")
+  private long lastRetryNanos = System.nanoTime() - RETRY_NANOS;
+  /** How often, while full, frozen memtables whose flush failed (a full disk) are flushed again. */
+  private static final long RETRY_NANOS = 1_000_000_000L;
 
   /** @param limit bytes all memtables may hold together, at least {@link #MIN_BYTES} */
   public MemtableBudget(long limit) {
@@ -82,6 +88,15 @@ public final class MemtableBudget {
     return lastTotal;
   }
 
+  private static boolean freeze(Tablet t) {
+    try {
+      return t.freezeForBudget();
+    } catch (RuntimeException closing) {
+      // The tablet closed meanwhile (its executor may be shut down): nothing to free there.
+      return false;
+    }
+  }
+
   void register(Tablet t) {
     tablets.add(t);
   }
@@ -108,7 +123,12 @@ public final class MemtableBudget {
     return full;
   }
 
-  /** Sums the memtables; freezes the largest if the total calls for it; updates {@link #full}. */
+  /**
+   * Sums the memtables; freezes the largest if the total calls for it; updates {@link #full}.
+   * While full, also flushes again, once a second, the frozen memtables that wait (a flush
+   * that failed is retried by nothing else while writes wait). Never throws: it runs in
+   * writers' and flushes' paths, and a tablet closing under it is only passed over.
+   */
   void check() {
     if (!checking.tryLock()) {
       return;
@@ -138,12 +158,23 @@ public final class MemtableBudget {
           if (frozen >= toFlush || active[i] == 0) {
             break;
           }
-          if (open.get(i).freezeForBudget()) {
+          if (freeze(open.get(i))) {
             frozen += active[i];
           }
         }
       }
       full = total >= limit;
+      long now = System.nanoTime();
+      if (full && now - lastRetryNanos >= RETRY_NANOS) {
+        lastRetryNanos = now;
+        for (Tablet t : open) {
+          try {
+            t.retryFlush();
+          } catch (RuntimeException closing) {
+            // The tablet closed meanwhile (its executor may be shut down): nothing to flush.
+          }
+        }
+      }
     } finally {
       checking.unlock();
     }

@@ -249,18 +249,20 @@ public final class Tablet implements Closeable {
     // Group commits follow each other faster that way.
     long before = current.active.approximateBytes();
     Memtable target = insert(resolved, base);
+    CompletableFuture<Void> logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out))
+        .whenComplete((ok, err) -> {
+          if (err != null) {
+            MutationEntries.forEach(resolved, base, (k, v) -> target.remove(k));
+          }
+          sequence.finish(base);
+          if (err == null) {
+            flushes.maybeFreeze();
+          }
+        });
     // About what this write added (a freeze in between makes it wrong, harmlessly): it only
-    // paces the node's budget checks.
+    // paces the node's budget checks. After the append, so the write finishes whatever happens here.
     env.memtables().grew(Math.max(0, target.approximateBytes() - before));
-    return env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out)).whenComplete((ok, err) -> {
-      if (err != null) {
-        MutationEntries.forEach(resolved, base, (k, v) -> target.remove(k));
-      }
-      sequence.finish(base);
-      if (err == null) {
-        flushes.maybeFreeze();
-      }
-    });
+    return logged;
   }
 
   /**
@@ -396,6 +398,16 @@ public final class Tablet implements Closeable {
    */
   boolean freezeForBudget() {
     return flushes.freezeAndSchedule();
+  }
+
+  /** Whether the tablet has stopped taking writes for good (closed, or closing). */
+  boolean writesClosed() {
+    return sequence.closed();
+  }
+
+  /** Schedules the flush of the frozen memtables, if any and none is scheduled: the budget's retry after a failed flush. */
+  void retryFlush() {
+    flushes.retryFrozen();
   }
 
   /** Freezes the memtable and flushes every frozen memtable; completes when they are in SSTables. */

@@ -90,13 +90,24 @@ final class TabletFlushes {
     return flushBacklogFull() || env.memtables().full();
   }
 
-  /** Freezes the active memtable (unless empty or closed) and schedules the flush; whether it froze. */
+  /**
+   * For the node's budget: freezes the active memtable (unless empty, or the tablet takes no
+   * more writes: a closing tablet's memtable is its closer's business) and schedules the
+   * flush; whether it froze.
+   */
   boolean freezeAndSchedule() {
-    if (!freeze(true)) {
+    if (!freeze(true, true)) {
       return false;
     }
     schedule();
     return true;
+  }
+
+  /** Schedules a flush if memtables wait frozen (one whose flush failed, say). */
+  void retryFrozen() {
+    if (!tablet.currentVersion().frozen.isEmpty()) {
+      schedule();
+    }
   }
 
   /** Throws what {@link #awaitFlushCapacity} would if the last flush failed. */
@@ -107,20 +118,19 @@ final class TabletFlushes {
     }
   }
 
-  /** Blocks a writer while too many frozen memtables wait for their flush. */
+  /** Blocks a writer while too many frozen memtables wait for their flush, or the node's memtables hold their budget. */
   void awaitFlushCapacity() {
-    if (!mustWait()) {
-      return;
-    }
-    synchronized (capacity) {
-      while (mustWait() && !files.closed()) {
-        IOException e = lastError;
-        if (e != null) {
-          throw new TabletUnavailableException("tablet " + tablet.id() + " cannot flush its memtables: "
-              + e.getMessage());
-        }
-        schedule();
+    // mustWait may run the budget's check, which takes tablets' locks: never under the monitor.
+    while (mustWait() && !files.closed()) {
+      IOException e = lastError;
+      if (e != null) {
+        throw new TabletUnavailableException("tablet " + tablet.id() + " cannot flush its memtables: "
+            + e.getMessage());
+      }
+      schedule();
+      synchronized (capacity) {
         try {
+          // Bounded: a flush that ends between the check and this wait is seen on the next round.
           capacity.wait(100);
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
@@ -131,9 +141,14 @@ final class TabletFlushes {
   }
 
   private boolean freeze(boolean force) {
+    return freeze(force, false);
+  }
+
+  /** {@code forBudget}: not once the tablet takes no more writes (checked under the version lock). */
+  private boolean freeze(boolean force, boolean forBudget) {
     return tablet.changeVersion(v -> {
       // Closed: the version was released for good (a budget's freeze may come late).
-      if (files.closed() || v.active.isEmpty()
+      if (files.closed() || (forBudget && tablet.writesClosed()) || v.active.isEmpty()
           || (!force && v.active.approximateBytes() < env.options().memtableBytes())) {
         return null;
       }

@@ -128,6 +128,13 @@ final class TabletSequence {
     }
   }
 
+  /** Whether the tablet has stopped taking writes for good. */
+  boolean closed() {
+    synchronized (lock) {
+      return state == State.CLOSED;
+    }
+  }
+
   /** Stops taking writes for good. Whether this call closed it (false: it was closed already). */
   boolean close() {
     synchronized (lock) {

@@ -12,6 +12,7 @@ import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.read.ReadFilter;
 import io.tabula.persistence.schema.ColumnFamily;
 import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.storage.FaultyStorage;
 import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.wal.CommitLog;
@@ -217,5 +218,45 @@ class MemtableBudgetTest {
       }
     }
     assertTrue(failures.isEmpty(), failures.toString());
+  }
+
+  @Test
+  void writesWaitingForTheBudgetGoOnOnceAFailedFlushCanBeDoneAgain() throws Exception {
+    FaultyStorage disk = new FaultyStorage(new FileStorage(dir));
+    // The log on the same folder but not through the failing storage: only flushes fail here.
+    log = CommitLog.open(new FileStorage(dir), "logs/n1", new CommitLogOptions(8 << 20, Durability.OS_BUFFERED));
+    TabletEnv env = new TabletEnv(disk, log, BlockCache.create(1 << 20), new MemtableBudget(BUDGET), merges, merges,
+        () -> 5_000_000L, TabletOptions.defaults(), () -> { }, (what, e) -> failures.add(what + ": " + e));
+    tablets.add(Tablet.create(env, SCHEMA, "tbl", "t0", new byte[0], "t01".getBytes(StandardCharsets.UTF_8)));
+    tablets.add(Tablet.create(env, SCHEMA, "tbl", "t1", "t01".getBytes(StandardCharsets.UTF_8), new byte[0]));
+    disk.setSpaceLeft(0);
+    // Tablet 0 fills the budget; its flushes fail on the full disk.
+    int row = 0;
+    try {
+      while (write(0, row, row + 1)) {
+        row++;
+        assertTrue(row < 5000, "writes never waited");
+      }
+    } catch (TabletUnavailableException flushesFail) {
+      // Its own writes are refused once its flush failed.
+    }
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (failures.isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertFalse(failures.isEmpty(), "a flush failed on the full disk");
+    assertNull(tablets.get(1).tryApply(put(1, 0)), "another tablet's writes wait for the budget");
+    // Space comes back: nothing writes to tablet 0, yet the budget has its frozen memtable
+    // flushed again, and the other tablet's writes go on.
+    disk.unlimitedSpace();
+    CompletableFuture<Void> accepted = null;
+    while (accepted == null && System.nanoTime() < deadline) {
+      accepted = tablets.get(1).tryApply(put(1, 0));
+      Thread.sleep(10);
+    }
+    assertNotNull(accepted, "writes still waited 10 s after the disk had room again");
+    accepted.join();
+    assertFalse(tablets.get(0).files().isEmpty(), "tablet 0's memtable was flushed after all");
+    assertTrue(tablets.get(0).read(key(0, 0), ReadFilter.all()).isPresent());
   }
 }
