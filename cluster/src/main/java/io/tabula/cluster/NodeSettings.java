@@ -55,9 +55,9 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
     String v = node.getString("memtable-budget").trim();
     try {
       if (v.endsWith("%")) {
-        return MemtableBudget.ofHeap(Double.parseDouble(v.substring(0, v.length() - 1).trim())).limit();
+        return MemtableBudget.heapShare(Double.parseDouble(v.substring(0, v.length() - 1).trim()));
       }
-      return new MemtableBudget(node.getBytes("memtable-budget")).limit();
+      return MemtableBudget.checked(node.getBytes("memtable-budget"));
     } catch (NumberFormatException | ConfigException e) {
       throw new IllegalArgumentException(key + " must be a size (512MiB) or a share of the heap (40%), was '" + v
           + "'");

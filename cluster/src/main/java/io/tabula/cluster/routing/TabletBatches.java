@@ -74,14 +74,17 @@ public final class TabletBatches {
   /** Some rows of one tablet, by index into the request's entries. */
   private record Slice(String tabletId, List<Integer> rows) {}
 
+  /** The slices one message carries, and about how many bytes of mutations they are. */
+  private record Message(List<Slice> slices, long bytes) {}
+
   /**
    * The rows of {@code byTablet} packed into messages of at most {@link #MESSAGE_BYTES} of
    * mutations each, tablet after tablet (a row larger than that goes alone): MutateRows
    * entries are independent, so a tablet's share of a batch may arrive in several messages,
    * and one message may carry the shares of several tablets.
    */
-  private static List<List<Slice>> packed(Map<String, List<Integer>> byTablet, RowMutation[] parsed) {
-    List<List<Slice>> messages = new ArrayList<>();
+  private static List<Message> packed(Map<String, List<Integer>> byTablet, RowMutation[] parsed) {
+    List<Message> messages = new ArrayList<>();
     List<Slice> current = new ArrayList<>();
     long bytes = 0;
     for (Map.Entry<String, List<Integer>> e : byTablet.entrySet()) {
@@ -89,7 +92,7 @@ public final class TabletBatches {
       for (int i : e.getValue()) {
         long size = bytesOf(parsed[i]);
         if (bytes > 0 && bytes + size > MESSAGE_BYTES) {
-          messages.add(current);
+          messages.add(new Message(current, bytes));
           current = new ArrayList<>();
           bytes = 0;
           slice = null;
@@ -103,7 +106,7 @@ public final class TabletBatches {
       }
     }
     if (!current.isEmpty()) {
-      messages.add(current);
+      messages.add(new Message(current, bytes));
     }
     return messages;
   }
@@ -167,25 +170,20 @@ public final class TabletBatches {
         byNode.computeIfAbsent(peer, k -> new LinkedHashMap<>()).put(tabletId, rowsOfTablet);
         return;
       }
-      for (List<Slice> message : packed(Map.of(tabletId, rowsOfTablet), parsed)) {
-        Slice s = message.get(0);
+      for (Message message : packed(Map.of(tabletId, rowsOfTablet), parsed)) {
+        Slice s = message.slices().get(0);
         work.add(settled(q, s.rows(), router.askTablet(tabletId, r -> new TabletActor.MutateBatch(batch(s, parsed), r)),
             attempt));
       }
     });
     byNode.forEach((peer, tablets) -> packed(tablets, parsed).forEach(message -> {
-      List<NodeRequests.Batch> batches = new ArrayList<>(message.size());
-      long bytes = 0;
-      for (Slice s : message) {
-        batches.add(new NodeRequests.Batch(s.tabletId(), batch(s, parsed)));
-        for (int i : s.rows()) {
-          bytes += bytesOf(parsed[i]);
-        }
-      }
-      CompletionStage<NodeRequests.WriteAnswer> answer = peerWrites.send(peer, batches, null, bytes);
-      for (int k = 0; k < message.size(); k++) {
+      List<Slice> slices = message.slices();
+      List<NodeRequests.Batch> batches = new ArrayList<>(slices.size());
+      slices.forEach(s -> batches.add(new NodeRequests.Batch(s.tabletId(), batch(s, parsed))));
+      CompletionStage<NodeRequests.WriteAnswer> answer = peerWrites.send(peer, batches, null, message.bytes());
+      for (int k = 0; k < slices.size(); k++) {
         int part = k;
-        work.add(settled(q, message.get(k).rows(), answer.thenCompose(a -> a.refusals().get(part) == null
+        work.add(settled(q, slices.get(k).rows(), answer.thenCompose(a -> a.refusals().get(part) == null
             ? CompletableFuture.completedFuture(a.outcomes().get(part))
             : CompletableFuture.failedFuture(a.refusals().get(part).exception())), attempt));
       }

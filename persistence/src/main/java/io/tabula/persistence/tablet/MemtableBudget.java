@@ -48,44 +48,38 @@ public final class MemtableBudget {
   private final ReentrantLock checking = new ReentrantLock();
   /** What the last check found: whether the memtables hold the whole budget. */
   private volatile boolean full;
-  /** What the last check summed, for metrics and tests. */
-  private volatile long lastTotal;
   /** When a full check last asked the tablets with frozen memtables to flush again. */
   @GuardedBy("checking")
   private long lastRetryNanos = System.nanoTime() - RETRY_NANOS;
   /** How often, while full, frozen memtables whose flush failed (a full disk) are flushed again. */
   private static final long RETRY_NANOS = 1_000_000_000L;
 
-  /** @param limit bytes all memtables may hold together, at least {@link #MIN_BYTES} */
+  /** @param limit bytes all memtables may hold together ({@link #checked}) */
   public MemtableBudget(long limit) {
-    if (limit < MIN_BYTES) {
-      throw new IllegalArgumentException("a memtable budget must be at least " + MIN_BYTES + " bytes, was " + limit);
-    }
-    this.limit = limit;
+    this.limit = checked(limit);
     this.checkEvery = Math.max(64 << 10, limit / 64);
   }
 
-  /** A budget of {@code percent} of the heap this JVM may grow to. */
-  public static MemtableBudget ofHeap(double percent) {
+  /** {@code limit}, if a budget may be that large: at least {@link #MIN_BYTES}. */
+  public static long checked(long limit) {
+    if (limit < MIN_BYTES) {
+      throw new IllegalArgumentException("a memtable budget must be at least " + MIN_BYTES + " bytes, was " + limit);
+    }
+    return limit;
+  }
+
+  /** The bytes of {@code percent} of the heap this JVM may grow to (at least {@link #MIN_BYTES}). */
+  public static long heapShare(double percent) {
     if (!(percent > 0 && percent <= 90)) {
       throw new IllegalArgumentException("a memtable budget must be more than 0% and at most 90% of the heap, was "
           + percent + "%");
     }
-    return new MemtableBudget(Math.max(MIN_BYTES, (long) (Runtime.getRuntime().maxMemory() * percent / 100)));
-  }
-
-  public long limit() {
-    return limit;
+    return Math.max(MIN_BYTES, (long) (Runtime.getRuntime().maxMemory() * percent / 100));
   }
 
   /** Bytes written between two checks. */
   long checkEvery() {
     return checkEvery;
-  }
-
-  /** The bytes the memtables held at the last check. */
-  public long lastTotal() {
-    return lastTotal;
   }
 
   private static boolean freeze(Tablet t) {
@@ -146,7 +140,6 @@ public final class MemtableBudget {
         frozen += all - active[i];
         total += all;
       }
-      lastTotal = total;
       if (total >= limit / 100 * FLUSH_AT_PERCENT) {
         long toFlush = total - limit / 100 * FLUSH_TO_PERCENT;
         List<Integer> largest = new ArrayList<>(open.size());

@@ -45,7 +45,7 @@ public final class TabletServer implements Closeable {
     public Options(String nodeId, long blockCacheBytes, int backgroundThreads, CommitLogOptions log,
         TabletOptions tablets) {
       this(nodeId, blockCacheBytes, backgroundThreads, log, tablets,
-          MemtableBudget.ofHeap(DEFAULT_MEMTABLE_HEAP_PERCENT).limit());
+          MemtableBudget.heapShare(DEFAULT_MEMTABLE_HEAP_PERCENT));
     }
 
     public static Options defaults(String nodeId) {
