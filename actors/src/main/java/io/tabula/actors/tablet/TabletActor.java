@@ -58,7 +58,7 @@ import org.apache.pekko.stream.javadsl.StreamRefs;
  *   <li>Every {@code checkInterval} it reports its files to the master and splits when it
  *       has grown past {@code splitBytes} ({@link TabletSplits}); the split runs off the mailbox, then the master
  *       records it and this actor only refuses from then on (the children are new entities);
- *       once writes pause it compacts its files ({@link QuietCompaction}).
+ *       once writes pause it flushes its memtable and compacts its files ({@link QuietCompaction}).
  *   <li>A request this tablet cannot serve (split, closed, unknown) is refused with
  *       {@link ErrorCode#MOVED}: the caller looks the row up again. Every request is answered,
  *       also one that was waiting when the tablet closed.
@@ -534,17 +534,33 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private void tick() {
-    long size = tablet.approximateRangeBytes();
-    Map<String, List<String>> files = reports.report(reads.takeReads(), writes.takeWrites(), size);
-    if (splits.due(size)) {
+    Tablet.Sizes sizes = tablet.sizes();
+    Map<String, List<String>> files = reports.report(reads.takeReads(), writes.takeWrites(), sizes.total());
+    if (splits.due(sizes.total())) {
       splits.start();
-    } else if (quiet.dueAtTick(files)) {
-      tablet.majorCompact().whenComplete((ok, err) -> {
-        if (err != null) {
-          node.server().env().failures().report("major compaction of tablet " + info.id(), err);
+      return;
+    }
+    QuietCompaction.Action action = quiet.atTick(files, sizes.memtableBytes(), sizes.fileBytes());
+    CompletableFuture<Void> done = switch (action) {
+      case NONE -> null;
+      case COMPACT -> tablet.majorCompact();
+      case FLUSH -> flushOffThread();
+      case FLUSH_AND_COMPACT -> flushOffThread().thenCompose(x -> tablet.majorCompact());
+    };
+    if (done != null) {
+      done.whenComplete((ok, err) -> {
+        Throwable cause = err instanceof java.util.concurrent.CompletionException ? err.getCause() : err;
+        // A tablet closed meanwhile (moved, split, the node stopping) has nothing left to flush or compact.
+        if (cause != null && !(cause instanceof TabletUnavailableException)) {
+          node.server().env().failures().report("quiet " + action + " of tablet " + info.id(), cause);
         }
       });
     }
+  }
+
+  /** Freezes and flushes the memtable; the freeze runs on the blocking-I/O dispatcher, as the move's does. */
+  private CompletableFuture<Void> flushOffThread() {
+    return CompletableFuture.supplyAsync(tablet::freezeAndFlush, blockingIo).thenCompose(f -> f);
   }
 
   private Behavior<Command> onSplitDone(SplitDone d) {

@@ -200,6 +200,47 @@ class TabletActorTest {
     assertNull(read(tablet, "r2", new byte[0]));
   }
 
+  private static boolean oneFilePerGroup(Tablet t) {
+    Map<String, List<String>> files = t.files();
+    return !files.isEmpty() && files.values().stream().allMatch(l -> l.size() == 1);
+  }
+
+  @Test
+  void aTabletThatFallsQuietFlushesItsMemtableAndCompactsToOneFileOfTheVersionsItsPolicyKeeps() throws IOException {
+    server.close();
+    server = TabletServer.open(new FileStorage(dir.resolve("data")), new TabletServer.Options("n1", 1 << 20, 1,
+        new CommitLogOptions(1 << 20, Durability.OS_BUFFERED), TabletOptions.defaults().withMemtableBytes(64 << 20)),
+        MicrosClock.SYSTEM, table -> cache.get().table(table).schema());
+    Duration tick = Duration.ofMillis(100);
+    ActorRef<TabletActor.Command> tablet = spawnTablet(tabletId, master, new TabletSettings(1L << 40, tick));
+    int rows = 200;
+    int passes = 3;
+    byte[] value = new byte[4096];
+    for (int pass = 0; pass < passes; pass++) {
+      List<RowMutation> batch = new ArrayList<>();
+      for (int r = 0; r < rows; r++) {
+        value[0] = (byte) pass;
+        batch.add(RowMutation.of(b("r" + r), new Mutation.SetCell("g", b("q"), 1000 + pass, value.clone())));
+      }
+      ok(call(tablet, (ActorRef<StatusReply<TabletActor.BatchOutcome>> reply) -> new TabletActor.MutateBatch(batch,
+          reply)));
+    }
+    // Three versions of 200 rows of 4 KiB: about 2.4 MiB, far below the 64 MiB at which the memtable would freeze.
+    // Waiting less than the long quiet after which any memtable is flushed: this is the flush at the spell's start.
+    Tablet t = server.tablet(tabletId);
+    long until = System.nanoTime() + tick.multipliedBy(QuietCompaction.LONG_QUIET_TICKS * 2 / 3).toNanos();
+    while ((t.sizes().memtableBytes() > 0 || !oneFilePerGroup(t)) && System.nanoTime() < until) {
+      Thread.onSpinWait();
+    }
+    assertEquals(0, t.sizes().memtableBytes(), "the quiet tablet's memtable was flushed");
+    assertTrue(oneFilePerGroup(t), () -> "and its files compacted into one per group: " + t.files());
+    long oneVersion = (long) rows * value.length;
+    assertTrue(t.sizes().fileBytes() < oneVersion * 3 / 2,
+        () -> "the file keeps one version of each row (max-versions 1), not " + passes + ": " + t.sizes());
+    FilteredRow row = read(tablet, "r7", new byte[0]);
+    assertEquals(passes - 1, row.cells().get(0).value()[0], "the newest version is read");
+  }
+
   @Test
   void aServedTabletIsReadDirectlyUntilItsActorStops() {
     ActorRef<TabletActor.Command> tablet = spawnTablet();

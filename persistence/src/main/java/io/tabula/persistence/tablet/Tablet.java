@@ -435,9 +435,21 @@ public final class Tablet implements Closeable {
    * part in range). What split decisions use.
    */
   public long approximateRangeBytes() {
+    return sizes().total();
+  }
+
+  /** Approximate bytes of the tablet's own rows in its memtables (active and frozen) and in its SSTables. */
+  public record Sizes(long memtableBytes, long fileBytes) {
+    public long total() {
+      return memtableBytes + fileBytes;
+    }
+  }
+
+  /** The tablet's sizes, counted as {@link #approximateRangeBytes()} counts them. */
+  public Sizes sizes() {
     TabletVersion v = acquire();
     try {
-      return TabletSizes.memtableBytes(v) + TabletSizes.total(TabletSizes.rowSamples(v, this::containsRow));
+      return new Sizes(TabletSizes.memtableBytes(v), TabletSizes.total(TabletSizes.rowSamples(v, this::containsRow)));
     } finally {
       v.release();
     }
