@@ -452,11 +452,22 @@ public final class ClusterBench implements Callable<Integer> {
           HttpResponse.BodyHandlers.ofString());
     }
 
+    /**
+     * POSTs {@code path} and expects 202. A 409 (the tablet is already moving: the master's
+     * balancer may move it too) is asked again every 200 ms, for up to 30 s, once that move is over.
+     */
     void post(String path) throws IOException, InterruptedException {
-      HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + nodes.get(0).http
-          + path)).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() != 202) {
-        throw new IOException("POST " + path + ": " + r.statusCode() + " " + r.body());
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (true) {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + nodes.get(0).http
+            + path)).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 202) {
+          return;
+        }
+        if (r.statusCode() != 409 || System.nanoTime() > deadline) {
+          throw new IOException("POST " + path + ": " + r.statusCode() + " " + r.body());
+        }
+        TimeUnit.MILLISECONDS.sleep(200);
       }
     }
 
