@@ -7,13 +7,16 @@ import java.io.File;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorSystem;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
+import sun.misc.Signal;
 
 /**
  * {@code server}: runs one node in the foreground until it is told to stop (SIGTERM or
- * Ctrl-C run Pekko coordinated shutdown through its JVM shutdown hook). It is a subcommand
+ * Ctrl-C run its coordinated shutdown, then the JVM exits). It is a subcommand
  * of the {@code tabula} command line (the {@code app} module), and, through {@link #main},
  * the plain entry point that starts a node on its own:
  * <pre>{@code
@@ -71,8 +74,8 @@ public final class ServerCommand implements Callable<Integer> {
     TabulaNode.widenCommonPool();
     int code = new CommandLine(new ServerCommand()).execute(args);
     // The node's threads (storage engine, JDBC pool, gRPC) need not all be daemons: leave
-    // explicitly. During a SIGTERM this blocks until the shutdown hooks (coordinated shutdown
-    // among them) have finished, and the JVM then exits.
+    // explicitly. After a SIGTERM the node has shut down by the time call() returns; the JVM's
+    // shutdown hooks run now.
     System.exit(code);
   }
 
@@ -84,10 +87,26 @@ public final class ServerCommand implements Callable<Integer> {
     System.out.println("Tabula serving the Cloud Bigtable API on " + s.host() + ":" + node.grpcPort()
         + " (data in " + s.dataDir() + ")");
     System.out.flush();
-    // Blocks until the actor system has terminated: coordinated shutdown (run by Pekko's
-    // JVM shutdown hook on SIGTERM / Ctrl-C) unbinds the API and flushes the memtables.
+    stopOnSignals(node.system());
+    // Blocks until the actor system has terminated: coordinated shutdown (run on SIGTERM /
+    // Ctrl-C) drains the node, unbinds the API and flushes the memtables.
     node.system().getWhenTerminated().toCompletableFuture().get();
     return 0;
+  }
+
+  /**
+   * SIGTERM and SIGINT run the node's coordinated shutdown before the JVM begins to exit,
+   * instead of through Pekko's JVM shutdown hook. The JVM runs all its hooks at once, and
+   * the embedded master journal's (H2's) hook closes the database at once: the master on a
+   * stopping node could then not record the moves of the node's own drain ("Database is
+   * already closed"). Here the hooks run only after the actor system has terminated, when
+   * {@link #main} exits. A second signal changes nothing; SIGKILL still stops the node at once.
+   */
+  private static void stopOnSignals(ActorSystem<?> system) {
+    for (String name : new String[] {"TERM", "INT"}) {
+      Signal.handle(new Signal(name),
+          s -> CoordinatedShutdown.get(system).runAll(CoordinatedShutdown.jvmExitReason()));
+    }
   }
 
   /** The flags and the {@code --config} file as configuration overrides; a bad file is a usage error. */

@@ -1,6 +1,7 @@
 package io.tabula.multijvm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -41,6 +42,9 @@ class MasterLeavesTest {
         left = System.nanoTime();
         System.out.printf("n1 (the master's node) drained and stopped %d ms after SIGTERM%n",
             TimeUnit.NANOSECONDS.toMillis(left - t0));
+        // The master records the drain's moves while n1 stops: its journal must still be open then.
+        assertFalse(n1.tail(1_000_000).contains("Failed to persist"), "the master on the stopping node could not "
+            + "write its journal:\n" + n1.tail(60));
         Map<String, String[]> placed = Workload.awaitPlacement(n2, Set.of("n2", "n3"), Duration.ofSeconds(60),
             t -> true);
         // The new master works: it moves a tablet.
