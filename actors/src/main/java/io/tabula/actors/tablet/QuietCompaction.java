@@ -1,7 +1,10 @@
 package io.tabula.actors.tablet;
 
+import io.tabula.persistence.tablet.Tablet;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * What a tablet does with its memtable and files once writes pause. Not thread-safe: the
@@ -83,5 +86,22 @@ final class QuietCompaction {
       return Action.FLUSH;
     }
     return Action.NONE;
+  }
+
+  /**
+   * Starts {@code action} on {@code tablet}: null for {@link Action#NONE}, else a stage that
+   * completes when it is done. A flush's freeze runs on {@code blockingIo}, as a move's does.
+   */
+  static CompletableFuture<Void> run(Action action, Tablet tablet, Executor blockingIo) {
+    return switch (action) {
+      case NONE -> null;
+      case COMPACT -> tablet.majorCompact();
+      case FLUSH -> flush(tablet, blockingIo);
+      case FLUSH_AND_COMPACT -> flush(tablet, blockingIo).thenCompose(x -> tablet.majorCompact());
+    };
+  }
+
+  private static CompletableFuture<Void> flush(Tablet tablet, Executor blockingIo) {
+    return CompletableFuture.supplyAsync(tablet::freezeAndFlush, blockingIo).thenCompose(f -> f);
   }
 }

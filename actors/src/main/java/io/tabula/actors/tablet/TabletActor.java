@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
@@ -541,26 +542,16 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       return;
     }
     QuietCompaction.Action action = quiet.atTick(files, sizes.memtableBytes(), sizes.fileBytes());
-    CompletableFuture<Void> done = switch (action) {
-      case NONE -> null;
-      case COMPACT -> tablet.majorCompact();
-      case FLUSH -> flushOffThread();
-      case FLUSH_AND_COMPACT -> flushOffThread().thenCompose(x -> tablet.majorCompact());
-    };
+    CompletableFuture<Void> done = QuietCompaction.run(action, tablet, blockingIo);
     if (done != null) {
       done.whenComplete((ok, err) -> {
-        Throwable cause = err instanceof java.util.concurrent.CompletionException ? err.getCause() : err;
+        Throwable cause = err instanceof CompletionException ? err.getCause() : err;
         // A tablet closed meanwhile (moved, split, the node stopping) has nothing left to flush or compact.
         if (cause != null && !(cause instanceof TabletUnavailableException)) {
           node.server().env().failures().report("quiet " + action + " of tablet " + info.id(), cause);
         }
       });
     }
-  }
-
-  /** Freezes and flushes the memtable; the freeze runs on the blocking-I/O dispatcher, as the move's does. */
-  private CompletableFuture<Void> flushOffThread() {
-    return CompletableFuture.supplyAsync(tablet::freezeAndFlush, blockingIo).thenCompose(f -> f);
   }
 
   private Behavior<Command> onSplitDone(SplitDone d) {
