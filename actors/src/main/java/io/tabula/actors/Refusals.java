@@ -3,6 +3,7 @@ package io.tabula.actors;
 import io.tabula.persistence.model.InvalidMutationException;
 import io.tabula.persistence.storage.CorruptionException;
 import io.tabula.persistence.tablet.TabletUnavailableException;
+import io.tabula.persistence.wal.LogFencedException;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.errors.Refused;
@@ -72,6 +73,10 @@ public final class Refusals {
             damage.getMessage());
       }
       return Refusal.of(ErrorCode.DATA_LOSS, "stored data is damaged: " + damage.getMessage());
+    }
+    if (LogFencedException.in(e)) {
+      // Expected when this node was taken for dead: its tablets are served elsewhere now.
+      return Refusal.of(ErrorCode.UNAVAILABLE, "this node no longer serves the tablet: " + e.getMessage());
     }
     if (e instanceof IOException) {
       STORAGE.warn("storage failed: " + e.getMessage(), e);

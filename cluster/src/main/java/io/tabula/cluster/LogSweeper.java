@@ -39,6 +39,18 @@ final class LogSweeper {
     return node + "." + incarnation;
   }
 
+  /**
+   * Fences every commit-log folder of node {@code node} (each of its lives, docs/fencing.md):
+   * a life that still runs acknowledges nothing more. Blocks on file I/O.
+   */
+  static void fenceAll(Storage storage, String node) throws IOException {
+    for (String f : storage.list("logs")) {
+      if (f.startsWith(node + ".") || f.equals(node)) {
+        storage.fence(Storage.path("logs", f));
+      }
+    }
+  }
+
   /** Sweeps, off the caller's thread, over the directory {@code d}. */
   void sweep(Directory d) {
     if (!running.compareAndSet(false, true)) {

@@ -49,6 +49,7 @@ import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.ClusterSingletonSettings;
+import org.apache.pekko.cluster.typed.Down;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.JoinSeedNodes;
 import org.apache.pekko.cluster.typed.Leave;
@@ -196,6 +197,27 @@ public final class TabulaNode implements AutoCloseable {
       public void leave(ClusterNodes.NodeInfo node) {
         cluster.manager().tell(Leave.create(node.address()));
       }
+
+      @Override
+      public String self() {
+        return settings.name();
+      }
+
+      @Override
+      public CompletionStage<Void> fence(String node) {
+        return CompletableFuture.runAsync(() -> {
+          try {
+            LogSweeper.fenceAll(new FileStorage(settings.dataDir()), node);
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        }, system.dispatchers().lookup(DispatcherSelector.blocking()));
+      }
+
+      @Override
+      public void down(ClusterNodes.NodeInfo node) {
+        cluster.manager().tell(new Down(node.address()));
+      }
     };
     Master.Tablets tabletRefs = id -> TabletShards.of(system).tablet(id);
     MasterSettings masterSettings = MasterSettings.from(config.getConfig("tabula.master"));
@@ -246,7 +268,8 @@ public final class TabulaNode implements AutoCloseable {
     }, settings.askTimeout()));
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     registerShutdown(system, binding, engine);
-    registerDrain(system, cluster, settings, directory, master);
+    registerDrain(system, cluster, settings, directory, master, engine);
+    stopWhenFenced(system, engine, logName);
     LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}, cluster port {}),"
         + " data in {}, commit log logs/{}", settings.name(), settings.host(), binding.localAddress().getPort(), http,
         cluster.selfMember().address().getPort().orElse(0), settings.dataDir(), logName);
@@ -405,8 +428,11 @@ public final class TabulaNode implements AutoCloseable {
    * cluster, it has nowhere to move them and skips this.
    */
   private static void registerDrain(ActorSystem<?> system, Cluster cluster, NodeSettings settings,
-      DirectoryCache directory, ActorRef<Master.Command> master) {
+      DirectoryCache directory, ActorRef<Master.Command> master, TabletServer engine) {
     CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "drain-tablets", () -> {
+      if (!mayDrain(system, engine)) {
+        return CompletableFuture.completedFuture(Done.getInstance());
+      }
       boolean othersUp = ClusterNodes.all(cluster).stream().anyMatch(n -> n.up() && !n.name().equals(settings.name()));
       if (!othersUp || directory.get().tabletsPerNode().getOrDefault(settings.name(), 0) == 0) {
         return CompletableFuture.completedFuture(Done.getInstance());
@@ -438,6 +464,42 @@ public final class TabulaNode implements AutoCloseable {
         deadline, drained), system.executionContext());
   }
 
+  /**
+   * A node that was downed (the cluster decided it is gone) or fenced (its tablets are being
+   * recovered from its log elsewhere) has nothing to hand over: it stops at once.
+   */
+  private static boolean mayDrain(ActorSystem<?> system, TabletServer engine) {
+    var reason = CoordinatedShutdown.get(system).getShutdownReason();
+    return !engine.isFenced() && !(reason.isPresent()
+        && (reason.get() == CoordinatedShutdown.clusterDowningReason() || reason.get() == Fenced.INSTANCE));
+  }
+
+  /** Why a node stops when it finds its commit log fenced. */
+  static final class Fenced implements CoordinatedShutdown.Reason {
+    static final Fenced INSTANCE = new Fenced();
+
+    private Fenced() {}
+
+    @Override
+    public String toString() {
+      return "commit log fenced";
+    }
+  }
+
+  /**
+   * When the commit log finds its folder fenced (the master placed this node's tablets
+   * elsewhere, to be recovered from the log: docs/fencing.md), the node drops its tablets
+   * without flushing (a flush would change files another node now owns) and stops.
+   */
+  private static void stopWhenFenced(ActorSystem<?> system, TabletServer engine, String logName) {
+    engine.whenFenced().thenRunAsync(() -> {
+      LOG.warn("commit log logs/{} is fenced: this node's tablets are being recovered by other nodes; it stops "
+          + "serving them, without flushing, and shuts down", logName);
+      engine.abandon();
+      CoordinatedShutdown.get(system).runAll(Fenced.INSTANCE);
+    }, system.dispatchers().lookup(DispatcherSelector.blocking()));
+  }
+
   private static void registerShutdown(ActorSystem<?> system, ServerBinding binding, TabletServer engine) {
     CoordinatedShutdown cs = CoordinatedShutdown.get(system);
     cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "unbind-grpc", () ->
@@ -445,8 +507,10 @@ public final class TabulaNode implements AutoCloseable {
     cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-engine", () ->
         CompletableFuture.supplyAsync(() -> {
           try {
+            boolean fenced = engine.isFenced();
             engine.close();
-            LOG.info("storage engine closed: memtables flushed");
+            LOG.info(fenced ? "storage engine stopped without flushing: its commit log is fenced"
+                : "storage engine closed: memtables flushed");
           } catch (IOException e) {
             LOG.error("closing the storage engine failed; the commit log still has the writes", e);
           }

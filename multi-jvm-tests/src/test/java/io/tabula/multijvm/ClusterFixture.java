@@ -97,15 +97,25 @@ final class ClusterFixture implements AutoCloseable {
   }
 
   static BigtableDataClient data(NodeJvm n) throws IOException {
+    return data(n, Duration.ofSeconds(10), 20, Duration.ofSeconds(30));
+  }
+
+  /** A client whose calls are tried once, for at most {@code deadline}: for probing whether a row serves. */
+  static BigtableDataClient data(NodeJvm n, Duration deadline) throws IOException {
+    return data(n, deadline, 1, deadline);
+  }
+
+  private static BigtableDataClient data(NodeJvm n, Duration attempt, int attempts, Duration total)
+      throws IOException {
     BigtableDataSettings.Builder b = BigtableDataSettings.newBuilderForEmulator(NodeJvm.HOST, n.grpcPort)
         .setProjectId(PROJECT).setInstanceId(INSTANCE).setMetricsProvider(NoopMetricsProvider.INSTANCE)
         .disableInternalMetrics();
     EnhancedBigtableStubSettings.Builder stub = b.stubSettings();
-    RetrySettings retry = RetrySettings.newBuilder().setMaxAttempts(20)
+    RetrySettings retry = RetrySettings.newBuilder().setMaxAttempts(attempts)
         .setInitialRetryDelayDuration(Duration.ofMillis(20)).setMaxRetryDelayDuration(Duration.ofMillis(500))
-        .setRetryDelayMultiplier(2.0).setInitialRpcTimeoutDuration(Duration.ofSeconds(10))
-        .setMaxRpcTimeoutDuration(Duration.ofSeconds(10)).setRpcTimeoutMultiplier(1.0)
-        .setTotalTimeoutDuration(Duration.ofSeconds(30)).build();
+        .setRetryDelayMultiplier(2.0).setInitialRpcTimeoutDuration(attempt)
+        .setMaxRpcTimeoutDuration(attempt).setRpcTimeoutMultiplier(1.0)
+        .setTotalTimeoutDuration(total).build();
     stub.readRowsSettings().setRetrySettings(retry).setIdleTimeoutDuration(Duration.ofSeconds(30));
     stub.mutateRowSettings().setRetrySettings(retry);
     stub.bulkMutateRowsSettings().setRetrySettings(retry);
@@ -153,10 +163,15 @@ final class ClusterFixture implements AutoCloseable {
       deleteRoot();
     }
 
+    /** Deletes the scenario's root, unless {@code -Dtabula.keep-root=true} asks to keep it (with every node's whole log). */
     private static void deleteRoot() {
       ClusterFixture f = current;
       current = null;
       if (f == null) {
+        return;
+      }
+      if (Boolean.getBoolean("tabula.keep-root")) {
+        System.out.println("kept the scenario's root, with every node's whole log: " + f.root);
         return;
       }
       try (java.util.stream.Stream<Path> paths = Files.walk(f.root)) {

@@ -126,6 +126,14 @@ final class NodeJvm implements AutoCloseable {
     return process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /** SIGKILL (a crash: no shutdown, no flush), waiting up to 15 s for the process to be gone. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly();
+    if (!process.waitFor(15, TimeUnit.SECONDS)) {
+      throw new IllegalStateException(name + " still runs 15 s after SIGKILL");
+    }
+  }
+
   @Override
   public void close() throws InterruptedException {
     if (process.isAlive()) {

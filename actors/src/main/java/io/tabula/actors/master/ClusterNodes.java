@@ -24,10 +24,14 @@ public final class ClusterNodes {
   /**
    * A node as the membership shows it.
    *
+   * @param uid which start of the node this member is (a node started again at the same
+   *     address is another member, with another uid)
    * @param grpc the {@code host:port} of its Cloud Bigtable API
    * @param http the {@code host:port} of its Management HTTP
+   * @param reachable false when some member's failure detector finds it unreachable
    */
-  public record NodeInfo(String name, Address address, String grpc, String http, MemberStatus status) {
+  public record NodeInfo(String name, Address address, long uid, String grpc, String http, MemberStatus status,
+      boolean reachable) {
     /** Up: serving, and a place for tablets. */
     public boolean up() {
       return status == MemberStatus.up();
@@ -39,8 +43,12 @@ public final class ClusterNodes {
     return List.of(NAME + name, GRPC + grpc, HTTP + http);
   }
 
-  /** The node a member is, if it is a Tabula node. */
+  /** The node a member is, if it is a Tabula node (taken as reachable). */
   public static Optional<NodeInfo> of(Member m) {
+    return of(m, true);
+  }
+
+  private static Optional<NodeInfo> of(Member m, boolean reachable) {
     String name = null;
     String grpc = "";
     String http = "";
@@ -53,14 +61,16 @@ public final class ClusterNodes {
         http = r.substring(HTTP.length());
       }
     }
-    return name == null ? Optional.empty() : Optional.of(new NodeInfo(name, m.address(), grpc, http, m.status()));
+    return name == null ? Optional.empty() : Optional.of(new NodeInfo(name, m.address(), m.uniqueAddress().longUid(), grpc,
+        http, m.status(), reachable));
   }
 
-  /** Every Tabula node in the membership (any status), by name. */
+  /** Every Tabula node in the membership (any status, with its reachability), by name. */
   public static List<NodeInfo> all(Cluster cluster) {
     List<NodeInfo> out = new ArrayList<>();
+    java.util.Set<Member> unreachable = cluster.state().getUnreachable();
     for (Member m : cluster.state().getMembers()) {
-      of(m).ifPresent(out::add);
+      of(m, !unreachable.contains(m)).ifPresent(out::add);
     }
     out.sort(Comparator.comparing(NodeInfo::name));
     return out;

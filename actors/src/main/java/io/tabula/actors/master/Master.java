@@ -187,6 +187,22 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
     /** Asks {@code node} to leave the cluster (it has been drained). */
     default void leave(ClusterNodes.NodeInfo node) {}
+
+    /** The name of the node this master runs on ("" when none). */
+    default String self() {
+      return "";
+    }
+
+    /**
+     * Fences every commit-log folder of {@code node} (docs/fencing.md), off the caller's
+     * thread; completes once the fences are durable.
+     */
+    default java.util.concurrent.CompletionStage<Void> fence(String node) {
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+
+    /** Downs {@code node}: the cluster takes it for dead, and it is removed from the membership. */
+    default void down(ClusterNodes.NodeInfo node) {}
   }
 
   /** How the master reaches a tablet's actor wherever it is served. */
@@ -301,6 +317,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     String owner = d.ownerOf(t.id());
     if (placements.isUp(owner)) {
       return Effect().reply(c.replyTo(), StatusReply.success(owner));
+    }
+    if (!placements.mayReplace(owner)) {
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "tablet " + t.id() + " waits for its "
+          + "owner " + owner + " to be fenced before it is placed elsewhere").reply());
     }
     String node = placements.leastLoaded(d);
     if (node == null) {

@@ -16,19 +16,23 @@ import java.time.Duration;
  * @param mergeBelowBytes two adjacent tablets merge only if together they are smaller than this
  * @param mergeColdFor ... and both have been cold this long
  * @param coldOpsPerSecond a tablet is cold below this many reads and writes per second
+ * @param fenceAfter how long a node may be unreachable before the master, on a side holding a
+ *     majority, fences and downs it and places its tablets elsewhere (zero: never; the
+ *     split-brain resolver and {@code absentFor} decide)
  */
 public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absentFor, Duration tick,
     Duration balanceEvery, Duration movedStays, long mergeBelowBytes, Duration mergeColdFor,
-    double coldOpsPerSecond) {
+    double coldOpsPerSecond, Duration fenceAfter) {
   /** For tests that run a master without a cluster. */
   public static final MasterSettings DEFAULTS = new MasterSettings(2, Duration.ofSeconds(60), Duration.ofSeconds(30),
-      Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60), 32L << 20, Duration.ofMinutes(10), 1.0);
+      Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60), 32L << 20, Duration.ofMinutes(10), 1.0,
+      Duration.ofSeconds(2));
 
   public static MasterSettings from(Config master) {
     return new MasterSettings(master.getInt("max-concurrent-moves"), master.getDuration("move-timeout"),
         master.getDuration("place-tablets-of-absent-node-after"), master.getDuration("tick"),
         master.getDuration("balance-every"), master.getDuration("moved-tablet-stays"),
         master.getBytes("merge.below-bytes"), master.getDuration("merge.cold-for"),
-        master.getDouble("merge.cold-ops-per-second"));
+        master.getDouble("merge.cold-ops-per-second"), master.getDuration("fence-unreachable-node-after"));
   }
 }

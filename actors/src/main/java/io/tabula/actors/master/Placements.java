@@ -32,6 +32,7 @@ final class Placements {
   private final Master.Nodes nodes;
   private final Master.Tablets tablets;
   private final MasterSettings settings;
+  private final Fences fences;
   /** When each move this master knows of started (System.nanoTime), by tablet id. */
   private final Map<String, Long> moveStarted = new HashMap<>();
   /** When each node was last seen in the cluster (System.nanoTime). */
@@ -67,17 +68,32 @@ final class Placements {
     this.nodes = nodes;
     this.tablets = tablets;
     this.settings = settings;
+    this.fences = new Fences(nodes, settings.fenceAfter());
   }
 
-  /** Whether {@code node} may take tablets now: an Up member, not draining. */
+  /** Whether {@code node} may keep its tablets: an Up member (reachable or not), not draining, not fenced. */
   boolean isUp(String node) {
-    return !node.isEmpty() && upNodes().contains(node);
+    return !node.isEmpty() && !fences.isFenced(node) && nodes.all().stream()
+        .anyMatch(n -> n.up() && n.name().equals(node) && !draining.contains(node));
   }
 
-  /** The Up nodes that are not draining: where tablets may go. */
+  /**
+   * Whether the tablets of {@code owner}, which is not {@linkplain #isUp up}, may be placed
+   * elsewhere now: it owns none, or its commit logs are fenced. If they are not, fencing
+   * starts (it completes off this thread), and the caller asks again later.
+   */
+  boolean mayReplace(String owner) {
+    if (owner.isEmpty() || fences.isFenced(owner)) {
+      return true;
+    }
+    fences.fenceAbsent(owner);
+    return false;
+  }
+
+  /** The Up, reachable nodes that are not draining or fenced: where tablets may go. */
   private List<String> upNodes() {
-    return nodes.all().stream().filter(ClusterNodes.NodeInfo::up).map(ClusterNodes.NodeInfo::name)
-        .filter(n -> !draining.contains(n)).toList();
+    return nodes.all().stream().filter(n -> n.up() && n.reachable()).map(ClusterNodes.NodeInfo::name)
+        .filter(n -> !draining.contains(n) && !fences.isFenced(n)).toList();
   }
 
   /** The Up node owning the fewest tablets (ties: by name), or null when none is Up. */
@@ -146,8 +162,8 @@ final class Placements {
     if (d.tablet(id) == null) {
       return Refusal.of(ErrorCode.NOT_FOUND, "tablet " + id + " is not known");
     }
-    if (!isUp(to)) {
-      return Refusal.of(ErrorCode.FAILED_PRECONDITION, "node " + to + " is not an Up node of the cluster");
+    if (!upNodes().contains(to)) {
+      return Refusal.of(ErrorCode.FAILED_PRECONDITION, "node " + to + " is not an Up, reachable node of the cluster");
     }
     TabletPlacement p = d.placementOf(id);
     if (p.state() != TabletPlacement.State.SERVING) {
@@ -231,10 +247,13 @@ final class Placements {
     }
     draining.retainAll(present);
     toldToLeave.retainAll(present);
+    fences.onTick(all, now);
     List<String> orphans = new ArrayList<>();
     for (TabletInfo t : d.allTablets()) {
       String owner = d.ownerOf(t.id());
-      if (owner.isEmpty() || now - lastSeen.getOrDefault(owner, bornNanos) > settings.absentFor().toNanos()) {
+      boolean gone = owner.isEmpty() || fences.isFenced(owner)
+          || now - lastSeen.getOrDefault(owner, bornNanos) > settings.absentFor().toNanos();
+      if (gone && mayReplace(owner)) {
         orphans.add(t.id());
       }
     }

@@ -60,11 +60,12 @@ public final class TabletReads {
   List<FilteredRow> rows(List<byte[]> keys, CompiledFilter filter) {
     List<FilteredRow> out = new ArrayList<>(keys.size());
     for (byte[] key : keys) {
-      FilteredRow row = row(key, filter);
+      FilteredRow row = unchecked(key, filter);
       if (row != null) {
         out.add(row);
       }
     }
+    tablet.checkNotFenced();
     return out;
   }
 
@@ -74,6 +75,13 @@ public final class TabletReads {
   }
 
   FilteredRow row(byte[] key, CompiledFilter filter) {
+    FilteredRow row = unchecked(key, filter);
+    tablet.checkNotFenced();
+    return row;
+  }
+
+  /** One row, read before the caller checks that the tablet is still served here ({@link Tablet#checkNotFenced}). */
+  private FilteredRow unchecked(byte[] key, CompiledFilter filter) {
     rowsRead.increment();
     if (!tablet.containsRow(key)) {
       throw new TabletUnavailableException("row " + ByteArrays.show(key) + " is not in tablet " + tabletId);
@@ -95,9 +103,9 @@ public final class TabletReads {
   }
 
   Source<FilteredRow, NotUsed> scan(byte[] start, byte[] end, CompiledFilter filter, boolean reversed) {
-    return (reversed ? TabletScans.rowsReversed(tablet, start, end, ReadFilter.all())
-        : TabletScans.rows(tablet, start, end, ReadFilter.all())).wireTap(r -> rowsRead.increment())
-        .map(filter::apply).filter(x -> !x.cells().isEmpty());
+    Source<Row, NotUsed> rows = reversed ? TabletScans.rowsReversed(tablet, start, end, ReadFilter.all())
+        : TabletScans.rows(tablet, start, end, ReadFilter.all());
+    return rows.wireTap(r -> rowsRead.increment()).map(filter::apply).filter(x -> !x.cells().isEmpty());
   }
 
   /** The row through the filter, or null when no cell passes. */

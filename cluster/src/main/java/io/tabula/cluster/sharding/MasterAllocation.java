@@ -38,7 +38,10 @@ import scala.jdk.javaapi.FutureConverters;
  *   <li>A tablet the directory does not know (a split parent, a deleted table's, a made-up
  *       id) goes to the region that asked: its actor only answers that the row moved.
  *   <li>Rebalancing hands over exactly the tablets whose region is not their owner's, when
- *       the owner has a region: a master's move (or placement) is carried out this way.
+ *       the owner has a region: a master's move (or placement) is carried out this way. A
+ *       region on a node that is unreachable or down is left alone: its hand-over could only
+ *       wait for the hand-over timeout, and its tablets are allocated again, to the owners the
+ *       master placed them on, as soon as its node is removed.
  * </ul>
  *
  * Unlike {@code ExternalShardAllocation}, whose locations live in non-durable distributed
@@ -127,6 +130,9 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
     Set<ActorRef> regions = currentShardAllocations.keySet();
     java.util.Set<String> move = new HashSet<>();
     for (Map.Entry<ActorRef, IndexedSeq<String>> e : currentShardAllocations.entrySet()) {
+      if (!answers(e.getKey())) {
+        continue;
+      }
       String node = nodeOf(e.getKey());
       scala.collection.Iterator<String> shards = e.getValue().iterator();
       while (shards.hasNext()) {
@@ -141,6 +147,18 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       }
     }
     return Future.successful(move);
+  }
+
+  /** Whether {@code region}'s node is reachable and not down: a hand-over from it can complete. */
+  private boolean answers(ActorRef region) {
+    Address a = region.path().address();
+    Address at = a.hasGlobalScope() ? a : cluster.selfMember().address();
+    for (ClusterNodes.NodeInfo n : ClusterNodes.all(cluster)) {
+      if (n.address().equals(at)) {
+        return n.reachable() && n.status() != MemberStatus.down() && n.status() != MemberStatus.removed();
+      }
+    }
+    return false;
   }
 
   /** The region of node {@code name} among {@code regions}, or null. */

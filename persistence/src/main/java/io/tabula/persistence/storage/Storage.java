@@ -35,6 +35,33 @@ public interface Storage {
   /** Makes the directory's entries (creations, renames) durable. */
   void syncDirectory(String dir) throws IOException;
 
+  /** The name of the marker that fences a commit-log folder ({@link #fence}): an empty file. */
+  String FENCE_MARKER = "FENCED";
+
+  /**
+   * Fences the commit-log folder {@code dir}: once this returns, {@link #isFenced} answers
+   * true for it, in every process that shares this storage. The writer of that folder checks
+   * after each fsync and acknowledges nothing once fenced (docs/fencing.md), so a recovery that
+   * reads the folder after this call sees every record ever acknowledged from it. This default
+   * makes an empty, durable {@value #FENCE_MARKER} file in the folder: a path-based check,
+   * which a writer still holding its segment open cannot miss. Idempotent.
+   */
+  default void fence(String dir) throws IOException {
+    String marker = path(dir, FENCE_MARKER);
+    if (exists(marker)) {
+      return;
+    }
+    try (WritableFile f = create(marker)) {
+      f.sync();
+    }
+    syncDirectory(dir);
+  }
+
+  /** Whether the commit-log folder {@code dir} has been fenced ({@link #fence}). */
+  default boolean isFenced(String dir) {
+    return exists(path(dir, FENCE_MARKER));
+  }
+
   /** Joins path parts with '/'. */
   static String path(String first, String... more) {
     StringBuilder sb = new StringBuilder(first);

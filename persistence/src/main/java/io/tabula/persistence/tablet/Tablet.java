@@ -310,6 +310,20 @@ public final class Tablet implements Closeable {
     flushes.maybeFreeze();
   }
 
+  /**
+   * Throws {@link TabletUnavailableException} if this node's commit log is fenced (another
+   * node serves the tablet now: docs/fencing.md). A read answers only after this passed
+   * <em>after</em> its snapshot was taken: the fence did not exist then, so no other node had
+   * taken a write for the tablet, and the snapshot was current at a moment within the read.
+   * One file-system check per call; callers call it once per batch of reads.
+   */
+  public void checkNotFenced() {
+    if (env.log().isFenced()) {
+      throw new TabletUnavailableException("tablet " + tabletId + " is no longer served by this node: its "
+          + "commit log is fenced");
+    }
+  }
+
   /** Reads one row; empty if it has no visible cell that passes the filter. */
   public Optional<Row> read(byte[] row, ReadFilter filter) throws IOException {
     if (!containsRow(row)) {

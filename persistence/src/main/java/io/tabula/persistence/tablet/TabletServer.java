@@ -13,6 +13,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -380,9 +381,30 @@ public final class TabletServer implements Closeable {
     }
   }
 
-  /** Flushes and closes every tablet, then the log and the threads. */
+  /**
+   * Completes once the commit log found its folder fenced (docs/fencing.md): the tablets are
+   * being recovered elsewhere, so this server must stop ({@link #abandon}), not flush them.
+   */
+  public CompletableFuture<Void> whenFenced() {
+    return log.whenFenced();
+  }
+
+  /** Whether the commit log's folder is fenced. */
+  public boolean isFenced() {
+    return log.isFenced();
+  }
+
+  /**
+   * Flushes and closes every tablet, then the log and the threads; if the log is fenced,
+   * {@link #abandon}s them instead: another node recovers them from the log, and a flush
+   * here would change files that node now owns.
+   */
   @Override
   public void close() throws IOException {
+    if (log.isFenced()) {
+      abandon();
+      return;
+    }
     IOException first = null;
     for (Tablet t : tablets.values()) {
       try {
@@ -407,7 +429,7 @@ public final class TabletServer implements Closeable {
   /**
    * Stops the node's threads without flushing or syncing anything, leaving the files as
    * they are: what a crash does (used by crash-recovery tests, after the storage has
-   * "lost power").
+   * "lost power"), and what a fenced node does. Idempotent.
    */
   public void abandon() {
     for (Tablet t : tablets.values()) {

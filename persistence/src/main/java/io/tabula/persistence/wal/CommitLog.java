@@ -32,6 +32,13 @@ import java.util.function.ToLongFunction;
  * the next group starts a new segment, so a failed record is never replayed. If even the
  * cut fails, the log is failed and every later append fails at once.
  *
+ * <p>Fencing (docs/fencing.md): after each group's fsync, and before any of its records is
+ * acknowledged, the writer checks whether the folder has been fenced
+ * ({@link Storage#isFenced}). If it has, the group fails with {@link LogFencedException}, the
+ * log fails as a whole, and nothing in the folder is touched again (no cut, no deletion):
+ * another node recovers it now. So every acknowledged record was durable before the fence was
+ * set, and a recovery that reads the folder after setting the fence sees it.
+ *
  * <p>Invariants: (1) records of one caller appear in the log in call order; (2) a sealed
  * segment was fully synced before the next was started; (3) only sealed segments whose
  * records are all at or below their tablets' redo points are deleted.
@@ -52,6 +59,8 @@ public final class CommitLog implements Closeable {
   private final Thread writer;
   private boolean closing;
   private IOException failure;
+  /** Completes once a group found the folder fenced. */
+  private final CompletableFuture<Void> fenced = new CompletableFuture<>();
 
   // Owned by the writer thread.
   private long nextSegment;
@@ -205,6 +214,10 @@ public final class CommitLog implements Closeable {
   }
 
   private void writeGroup(List<Pending> group) {
+    if (fenced.isDone()) {
+      group.forEach(p -> p.done().completeExceptionally(new LogFencedException(dir)));
+      return;
+    }
     try {
       if (current == null) {
         long number = nextSegment;
@@ -248,6 +261,10 @@ public final class CommitLog implements Closeable {
         fsyncNanos += (System.nanoTime() - t - fsyncNanos) / 8;
       }
       synced = current.position();
+      if (storage.isFenced(dir)) {
+        failFenced(group);
+        return;
+      }
     } catch (IOException e) {
       IOException err = new IOException("commit log write of " + group.size() + " records failed: " + e.getMessage(), e);
       group.forEach(p -> p.done().completeExceptionally(err));
@@ -265,6 +282,32 @@ public final class CommitLog implements Closeable {
         recoverFrom(e);
       }
     }
+  }
+
+  /** The folder is fenced: fails {@code group} and everything queued, and every later append. */
+  private void failFenced(List<Pending> group) {
+    LogFencedException e = new LogFencedException(dir);
+    group.forEach(p -> p.done().completeExceptionally(e));
+    synchronized (queue) {
+      failure = e;
+      queue.forEach(p -> p.done().completeExceptionally(e));
+      queue.clear();
+      queued = 0;
+    }
+    fenced.complete(null);
+  }
+
+  /**
+   * Completes once this log found its folder fenced: the node must then stop serving its
+   * tablets (they are recovered elsewhere) and must not flush them.
+   */
+  public CompletableFuture<Void> whenFenced() {
+    return fenced.copy();
+  }
+
+  /** Whether this log's folder is fenced: found so by a group, or marked so now. */
+  public boolean isFenced() {
+    return fenced.isDone() || storage.isFenced(dir);
   }
 
   /**
@@ -393,6 +436,9 @@ public final class CommitLog implements Closeable {
    * segment, its highest sequence there is at or below {@code durableUpTo} of that tablet.
    */
   public void deleteObsoleteSegments(ToLongFunction<String> durableUpTo) throws IOException {
+    if (isFenced()) {
+      return; // the folder is being recovered by another node: it decides what is obsolete
+    }
     List<String> obsolete = new ArrayList<>();
     synchronized (sealed) {
       for (Map.Entry<String, Map<String, Long>> e : sealed.entrySet()) {

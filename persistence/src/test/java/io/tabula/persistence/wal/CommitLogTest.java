@@ -377,4 +377,66 @@ class CommitLogTest {
     assertThrows(IllegalArgumentException.class, () -> new CommitLogOptions(10, Durability.FSYNC));
     assertThrows(IllegalArgumentException.class, () -> new CommitLogOptions(1 << 20, null));
   }
+
+  /**
+   * Another process (here another storage over the same root) fences the folder while writers
+   * append: every record acknowledged before is read back by a recovery that reads after the
+   * fence, the writes that meet the fence fail with {@link LogFencedException}, nothing more is
+   * acknowledged, and the fenced log deletes nothing.
+   */
+  @Test
+  void aFencedLogAcknowledgesNothingMoreAndRecoveryAfterTheFenceSeesEveryAcknowledgedRecord() throws Exception {
+    FileStorage storage = new FileStorage(root);
+    CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults());
+    Map<String, Boolean> acked = new ConcurrentHashMap<>();
+    AtomicLong fencedFailures = new AtomicLong();
+    AtomicLong otherFailures = new AtomicLong();
+    ExecutorService writers = Executors.newFixedThreadPool(4);
+    List<Future<?>> running = new ArrayList<>();
+    long deadline = System.nanoTime() + 20_000_000_000L; // a log that never noticed the fence stops here
+    for (int w = 0; w < 4; w++) {
+      int writer = w;
+      running.add(writers.submit(() -> {
+        for (int i = 0; System.nanoTime() < deadline; i++) {
+          String payload = writer + "-" + i;
+          try {
+            log.append("t" + writer, i + 1, p(payload)).join();
+            acked.put(payload, true);
+          } catch (CompletionException e) {
+            if (LogFencedException.in(e)) {
+              fencedFailures.incrementAndGet();
+            } else {
+              otherFailures.incrementAndGet();
+            }
+            return null;
+          }
+        }
+        return null;
+      }));
+    }
+    while (acked.size() < 200) {
+      Thread.sleep(1);
+    }
+    Storage recovery = new FileStorage(root);
+    recovery.fence(DIR);
+    assertTrue(recovery.isFenced(DIR));
+    assertEquals(0, recovery.size(DIR + "/" + Storage.FENCE_MARKER), "the fence is an empty marker file");
+    for (Future<?> f : running) {
+      f.get();
+    }
+    writers.shutdown();
+    List<String> read = new ArrayList<>();
+    CommitLog.readFolder(recovery, DIR, (t, seq, b) -> read.add(new String(b, StandardCharsets.UTF_8)));
+    assertTrue(read.containsAll(acked.keySet()), "every acknowledged record is seen by a recovery after the fence");
+    assertEquals(4, fencedFailures.get(), "each writer's next write after the fence failed as fenced");
+    assertEquals(0, otherFailures.get());
+    assertTrue(log.isFenced());
+    assertTrue(log.whenFenced().isDone());
+    CompletionException later = assertThrows(CompletionException.class, () -> log.append("t0", 1_000_000, p("x")).join());
+    assertTrue(LogFencedException.in(later), later.toString());
+    int files = storage.list(DIR).size();
+    log.deleteObsoleteSegments(id -> Long.MAX_VALUE);
+    assertEquals(files, storage.list(DIR).size(), "a fenced log deletes none of its segments");
+    assertThrows(IOException.class, log::close);
+  }
 }

@@ -1,0 +1,132 @@
+package io.tabula.actors.master;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.cluster.MemberStatus;
+import org.junit.jupiter.api.Test;
+
+/**
+ * When the master fences a node, and when it does not. The membership is a stand-in list (a
+ * real cluster is in the multi-JVM NodeDeathTest); fencing completes when the test says, as
+ * the file I/O that does it would later.
+ */
+class FencesTest {
+  private static final long SECOND = 1_000_000_000L;
+
+  /** A stand-in membership that records what the master asked of it. */
+  private static final class Nodes implements Master.Nodes {
+    List<ClusterNodes.NodeInfo> members = new ArrayList<>();
+    final List<String> fenceAsked = new ArrayList<>();
+    final List<CompletableFuture<Void>> fences = new ArrayList<>();
+    final List<String> downed = new ArrayList<>();
+
+    @Override
+    public List<ClusterNodes.NodeInfo> all() {
+      return members;
+    }
+
+    @Override
+    public String self() {
+      return "n1";
+    }
+
+    @Override
+    public CompletionStage<Void> fence(String node) {
+      fenceAsked.add(node);
+      CompletableFuture<Void> f = new CompletableFuture<>();
+      fences.add(f);
+      return f;
+    }
+
+    @Override
+    public void down(ClusterNodes.NodeInfo node) {
+      downed.add(node.name());
+    }
+  }
+
+  private static ClusterNodes.NodeInfo node(String name, long uid, boolean reachable) {
+    return new ClusterNodes.NodeInfo(name, new Address("pekko", "tabula", "127.0.0.1", 7000 + (int) uid), uid, "",
+        "", MemberStatus.up(), reachable);
+  }
+
+  @Test
+  void aNodeUnreachableLongEnoughOnTheMajoritySideIsFencedThenDowned() {
+    Nodes nodes = new Nodes();
+    Fences fences = new Fences(nodes, Duration.ofSeconds(2));
+    nodes.members = List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 3, false), node("n4", 4, true));
+    fences.onTick(nodes.members, 0);
+    fences.onTick(nodes.members, SECOND);
+    assertEquals(List.of(), nodes.fenceAsked, "not before fence-after has passed");
+    fences.onTick(nodes.members, 2 * SECOND);
+    fences.onTick(nodes.members, 3 * SECOND);
+    assertEquals(List.of("n3"), nodes.fenceAsked, "fenced once");
+    assertFalse(fences.isFenced("n3"), "not fenced before the fence is durable");
+    assertEquals(List.of(), nodes.downed, "downed only once fenced");
+    nodes.fences.get(0).complete(null);
+    assertTrue(fences.isFenced("n3"));
+    assertEquals(List.of("n3"), nodes.downed);
+  }
+
+  @Test
+  void withoutAMajorityNothingIsFenced() {
+    Nodes nodes = new Nodes();
+    Fences fences = new Fences(nodes, Duration.ofSeconds(2));
+    nodes.members = List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 3, false), node("n4", 4, false));
+    for (int s = 0; s < 60; s++) {
+      fences.onTick(nodes.members, s * SECOND);
+    }
+    assertEquals(List.of(), nodes.fenceAsked, "two of four reachable is no majority: the resolver decides");
+  }
+
+  @Test
+  void aNodeThatBecomesReachableAgainInTimeIsNotFenced() {
+    Nodes nodes = new Nodes();
+    Fences fences = new Fences(nodes, Duration.ofSeconds(2));
+    List<ClusterNodes.NodeInfo> away = List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 3, false));
+    List<ClusterNodes.NodeInfo> back = List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 3, true));
+    fences.onTick(away, 0);
+    fences.onTick(back, SECOND);
+    fences.onTick(away, 2 * SECOND);
+    fences.onTick(away, 3 * SECOND);
+    assertEquals(List.of(), nodes.fenceAsked, "the unreachable time starts again after it was reachable");
+    fences.onTick(away, 4 * SECOND);
+    assertEquals(List.of("n3"), nodes.fenceAsked);
+  }
+
+  @Test
+  void aFailedFenceIsTriedAgainAndANewStartOfTheNodeIsNotFenced() {
+    Nodes nodes = new Nodes();
+    Fences fences = new Fences(nodes, Duration.ofSeconds(2));
+    List<ClusterNodes.NodeInfo> away = List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 3, false));
+    fences.onTick(away, 0);
+    fences.onTick(away, 2 * SECOND);
+    nodes.fences.get(0).completeExceptionally(new java.io.IOException("disk full"));
+    assertFalse(fences.isFenced("n3"));
+    fences.onTick(away, 3 * SECOND);
+    assertEquals(List.of("n3", "n3"), nodes.fenceAsked, "asked again after a failure");
+    nodes.fences.get(1).complete(null);
+    assertTrue(fences.isFenced("n3"));
+    fences.onTick(List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 33, true)), 10 * SECOND);
+    assertFalse(fences.isFenced("n3"), "n3 started again (another uid): its new life is not fenced");
+  }
+
+  @Test
+  void aNodeGoneFromTheMembershipIsFencedOnRequest() {
+    Nodes nodes = new Nodes();
+    Fences fences = new Fences(nodes, Duration.ofSeconds(2));
+    fences.fenceAbsent("n5");
+    fences.fenceAbsent("n5");
+    assertEquals(List.of("n5"), nodes.fenceAsked);
+    nodes.fences.get(0).complete(null);
+    assertTrue(fences.isFenced("n5"));
+    assertEquals(List.of(), nodes.downed, "a node gone from the membership is not downed");
+  }
+}

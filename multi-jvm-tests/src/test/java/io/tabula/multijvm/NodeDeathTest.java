@@ -1,0 +1,63 @@
+package io.tabula.multijvm;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A node dies ({@code kill -9}) while clients write through the other nodes: its tablets are
+ * placed on the nodes left and serve again, their writes that were only in the dead node's
+ * commit log replayed, and every acknowledged write reads back. A write that failed meanwhile
+ * may or may not be there; nothing else is. Prints how long after the kill every tablet was
+ * serving again. The argument (what is assumed, what is guaranteed) is in docs/failures.md.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+@ExtendWith(ClusterFixture.LogsOnFailure.class)
+class NodeDeathTest {
+  @Test
+  void aKilledNodesTabletsServeElsewhereWithEveryAcknowledgedWrite() throws Exception {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      for (String n : List.of("n1", "n2", "n3", "n4")) {
+        cluster.add(n);
+      }
+      NodeJvm n1 = cluster.node("n1");
+      Workload load = Workload.create(cluster, n1, 8, 400);
+      Map<String, String[]> before = Workload.awaitPlacement(n1, Set.of("n1", "n2", "n3", "n4"),
+          Duration.ofSeconds(60), t -> t.values().stream().anyMatch(o -> o[0].equals("n3")));
+      List<Integer> victims = new ArrayList<>();
+      List<Integer> others = new ArrayList<>();
+      int range = 0;
+      for (String[] owner : before.values()) {
+        (owner[0].equals("n3") ? victims : others).add(range++);
+      }
+      load.startThroughFailures(List.of(n1, cluster.node("n2"), cluster.node("n4")));
+      long placed;
+      long served;
+      try {
+        Thread.sleep(2_000);
+        long killedAt = System.nanoTime();
+        cluster.node("n3").kill();
+        Workload.awaitPlacement(n1, Set.of("n1", "n2", "n4"), Duration.ofSeconds(60), t -> true);
+        placed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+        load.awaitReadable(cluster.node("n2"), victims, Duration.ofSeconds(60));
+        served = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+        load.awaitReadable(cluster.node("n2"), others, Duration.ofSeconds(60));
+        Thread.sleep(2_000);
+      } finally {
+        load.stop();
+      }
+      System.out.printf("the killed node n3's %d tablets were placed on other nodes %d ms after the kill, and "
+          + "answered reads %d ms after it%n", victims.size(), placed, served);
+      load.verify(cluster.node("n2"));
+      assertTrue(served < 30_000, "the killed node's tablets took " + served + " ms to serve again (target: 10 s)");
+    }
+  }
+}
