@@ -21,6 +21,7 @@ import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletServer;
+import io.tabula.persistence.wal.LogFencedException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -234,7 +235,7 @@ public final class TabulaNode implements AutoCloseable {
     try {
       storage = new FileStorage(settings.dataDir());
       engine = TabletServer.startOnDemand(storage, settings.engineOptions(logName), MicrosClock.SYSTEM,
-          table -> schemaOf(directory.get(), table), (what, failure) -> LOG.error("{} failed", what, failure));
+          table -> schemaOf(directory.get(), table), TabulaNode::backgroundFailed);
       removeDeletedTables(system, directory, master, engine, wait);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the storage engine under " + settings.dataDir(), e);
@@ -474,6 +475,18 @@ public final class TabulaNode implements AutoCloseable {
         && (reason.get() == CoordinatedShutdown.clusterDowningReason() || reason.get() == Fenced.INSTANCE));
   }
 
+  /** A failure of background work: logged once with its stack, unless it met the fence (expected then). */
+  private static void backgroundFailed(String what, Throwable failure) {
+    if (LogFencedException.in(failure)) {
+      LOG.warn("{} stopped: {}", what, failure.getMessage());
+    } else {
+      LOG.error("{} failed", what, failure);
+    }
+  }
+
+  /** How often a node looks whether its commit log was fenced, besides at each write. */
+  private static final Duration FENCE_LOOK = Duration.ofMillis(500);
+
   /** Why a node stops when it finds its commit log fenced. */
   static final class Fenced implements CoordinatedShutdown.Reason {
     static final Fenced INSTANCE = new Fenced();
@@ -489,10 +502,18 @@ public final class TabulaNode implements AutoCloseable {
   /**
    * When the commit log finds its folder fenced (the master placed this node's tablets
    * elsewhere, to be recovered from the log: docs/fencing.md), the node drops its tablets
-   * without flushing (a flush would change files another node now owns) and stops.
+   * without flushing (a flush would change files another node now owns) and stops. The log
+   * finds it at its next write; a node without writes looks every {@link #FENCE_LOOK}.
    */
   private static void stopWhenFenced(ActorSystem<?> system, TabletServer engine, String logName) {
-    engine.whenFenced().thenRunAsync(() -> {
+    CompletableFuture<Void> fenced = engine.whenFenced();
+    var look = system.scheduler().scheduleWithFixedDelay(FENCE_LOOK, FENCE_LOOK, () -> {
+      if (engine.isFenced()) {
+        fenced.complete(null);
+      }
+    }, system.dispatchers().lookup(DispatcherSelector.blocking()));
+    fenced.thenRunAsync(() -> {
+      look.cancel();
       LOG.warn("commit log logs/{} is fenced: this node's tablets are being recovered by other nodes; it stops "
           + "serving them, without flushing, and shuts down", logName);
       engine.abandon();

@@ -134,6 +134,14 @@ final class NodeJvm implements AutoCloseable {
     }
   }
 
+  /** Sends the process signal {@code signal} (STOP, CONT, ...) with kill(1). */
+  void signal(String signal) throws IOException, InterruptedException {
+    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+    if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+      throw new IllegalStateException("could not send SIG" + signal + " to node " + this.name);
+    }
+  }
+
   @Override
   public void close() throws InterruptedException {
     if (process.isAlive()) {

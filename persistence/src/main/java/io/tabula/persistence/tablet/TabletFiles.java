@@ -167,8 +167,14 @@ final class TabletFiles {
     }
   }
 
+  /**
+   * Writes {@code next} as the tablet's manifest, unless this node's commit log is fenced:
+   * another node recovers the tablet now and owns its manifest (docs/fencing.md; the check
+   * and the write are not atomic, a window that document names).
+   */
   @GuardedBy("lock")
   private void commit(TabletManifest next) throws IOException {
+    env.log().checkNotFenced();
     ManifestCodec.write(env.storage(), tablet.dir, next);
     manifest = next;
   }

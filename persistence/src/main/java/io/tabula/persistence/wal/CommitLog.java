@@ -37,7 +37,9 @@ import java.util.function.ToLongFunction;
  * ({@link Storage#isFenced}). If it has, the group fails with {@link LogFencedException}, the
  * log fails as a whole, and nothing in the folder is touched again (no cut, no deletion):
  * another node recovers it now. So every acknowledged record was durable before the fence was
- * set, and a recovery that reads the folder after setting the fence sees it.
+ * set, and a recovery that reads the folder after setting the fence sees it. (With
+ * {@link Durability#OS_BUFFERED}, where an acknowledged record is not yet durable anyway, the
+ * writer does not check: the node looks for the fence on its own schedule.)
  *
  * <p>Invariants: (1) records of one caller appear in the log in call order; (2) a sealed
  * segment was fully synced before the next was started; (3) only sealed segments whose
@@ -261,7 +263,7 @@ public final class CommitLog implements Closeable {
         fsyncNanos += (System.nanoTime() - t - fsyncNanos) / 8;
       }
       synced = current.position();
-      if (storage.isFenced(dir)) {
+      if (options.durability() == Durability.FSYNC && storage.isFenced(dir)) {
         failFenced(group);
         return;
       }
@@ -308,6 +310,13 @@ public final class CommitLog implements Closeable {
   /** Whether this log's folder is fenced: found so by a group, or marked so now. */
   public boolean isFenced() {
     return fenced.isDone() || storage.isFenced(dir);
+  }
+
+  /** Throws {@link LogFencedException} if this log's folder is fenced (see {@link #isFenced}). */
+  public void checkNotFenced() throws LogFencedException {
+    if (isFenced()) {
+      throw new LogFencedException(dir);
+    }
   }
 
   /**
