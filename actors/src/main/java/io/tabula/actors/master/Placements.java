@@ -163,7 +163,8 @@ final class Placements {
       return Refusal.of(ErrorCode.NOT_FOUND, "tablet " + id + " is not known");
     }
     if (!upNodes().contains(to)) {
-      return Refusal.of(ErrorCode.FAILED_PRECONDITION, "node " + to + " is not an Up, reachable node of the cluster");
+      return Refusal.of(ErrorCode.FAILED_PRECONDITION, "node " + to + " is not an Up node of the cluster, or is "
+          + "unreachable");
     }
     TabletPlacement p = d.placementOf(id);
     if (p.state() != TabletPlacement.State.SERVING) {
