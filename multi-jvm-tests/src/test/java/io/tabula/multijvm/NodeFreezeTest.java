@@ -14,9 +14,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A node freezes ({@code SIGSTOP}) past failure detection while clients write through every
- * node, the frozen one included: the master fences its commit log and places its tablets on
- * the others, which serve them. Then the node resumes ({@code SIGCONT}): it finds its log
- * fenced (or itself downed) and stops, acknowledging nothing recovery did not see. Every
+ * node, the frozen one included, and readers by key read through it and through another:
+ * the master fences its commit log and places its tablets on the others, which serve them.
+ * Then the node resumes ({@code SIGCONT}): it finds its log fenced (or itself downed) and
+ * stops, acknowledging nothing recovery did not see and answering no read from its stale
+ * copies (every read that answers holds every row acknowledged before it began). Every
  * acknowledged write reads back; a write that failed may or may not be there; nothing else
  * is. The argument is in docs/fencing.md.
  */
@@ -42,7 +44,8 @@ class NodeFreezeTest {
         }
         range++;
       }
-      load.startThroughFailures(List.of(n1, cluster.node("n2"), n3, cluster.node("n4")));
+      load.startThroughFailures(List.of(n1, cluster.node("n2"), n3, cluster.node("n4")))
+          .withReaderThroughFailures(n3).withReaderThroughFailures(cluster.node("n2"));
       try {
         Thread.sleep(2_000);
         long stoppedAt = System.nanoTime();

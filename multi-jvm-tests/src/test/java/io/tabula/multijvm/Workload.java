@@ -48,6 +48,7 @@ final class Workload {
   private final List<Thread> threads = new ArrayList<>();
   private final List<Integer> scans = Collections.synchronizedList(new ArrayList<>());
   private final java.util.concurrent.atomic.AtomicInteger keyReads = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicInteger failedReads = new java.util.concurrent.atomic.AtomicInteger();
 
   private Workload(List<String> prefixes) {
     this.prefixes = prefixes;
@@ -121,7 +122,7 @@ final class Workload {
         }
       }));
     }
-    threads.add(started("key-reader", () -> readKeys(scanner)));
+    threads.add(started("key-reader", () -> readKeys(scanner, false)));
     threads.add(started("scanner", () -> {
       try (BigtableDataClient c = ClusterFixture.data(scanner)) {
         while (!stop.get()) {
@@ -210,12 +211,15 @@ final class Workload {
    * Reads rows by key through {@code via} until stopped: 25 keys at a time (rows written
    * before and acknowledged writes, spread over the tablets, so most are served by other
    * nodes than {@code via}), then one key alone, checking that every row acknowledged before
-   * the read began comes back.
+   * the read began comes back. With {@code throughFailures}, a read that fails (its node
+   * stopped, its tablet not served yet) is counted and the reader goes on; a read that
+   * answers is checked all the same, so a stale answer still fails the scenario.
    */
-  private void readKeys(NodeJvm via) throws Exception {
+  private void readKeys(NodeJvm via, boolean throughFailures) throws Exception {
     List<String> earlier = new ArrayList<>(before);
     java.util.SplittableRandom random = new java.util.SplittableRandom(17);
-    try (BigtableDataClient c = ClusterFixture.data(via)) {
+    try (BigtableDataClient c = throughFailures ? ClusterFixture.data(via, Duration.ofSeconds(2))
+        : ClusterFixture.data(via)) {
       while (!stop.get()) {
         List<String> known = new ArrayList<>(earlier);
         acked.forEach(w -> known.add(w.key()));
@@ -226,21 +230,42 @@ final class Workload {
         Query q = Query.create(T);
         wanted.forEach(q::rowKey);
         Set<String> got = new TreeSet<>();
-        for (Row r : c.readRows(q)) {
-          got.add(r.getKey().toStringUtf8());
+        String one = known.get(random.nextInt(known.size()));
+        Row alone;
+        try {
+          for (Row r : c.readRows(q)) {
+            got.add(r.getKey().toStringUtf8());
+          }
+          alone = c.readRows(Query.create(T).rowKey(one)).stream().findFirst().orElse(null);
+        } catch (com.google.api.gax.rpc.ApiException e) {
+          if (!throughFailures) {
+            throw e;
+          }
+          failedReads.incrementAndGet();
+          Thread.sleep(50);
+          continue;
         }
         if (!got.equals(wanted)) {
           Set<String> missing = new TreeSet<>(wanted);
           missing.removeAll(got);
-          throw new AssertionError("a read of " + wanted.size() + " keys missed acknowledged rows " + missing);
+          throw new AssertionError("a read of " + wanted.size() + " keys through " + via.name
+              + " missed acknowledged rows " + missing);
         }
-        String one = known.get(random.nextInt(known.size()));
-        if (c.readRow(T, one) == null) {
-          throw new AssertionError("a read of the acknowledged row " + one + " found nothing");
+        if (alone == null) {
+          throw new AssertionError("a read of the acknowledged row " + one + " through " + via.name + " found nothing");
         }
         keyReads.incrementAndGet();
       }
     }
+  }
+
+  /**
+   * Adds a reader by key through {@code via} that goes on through failures and checks every
+   * read that answers ({@link #readKeys}).
+   */
+  Workload withReaderThroughFailures(NodeJvm via) {
+    threads.add(started("reader-" + via.name, () -> readKeys(via, true)));
+    return this;
   }
 
   private Thread started(String name, ThrowingRunnable body) {
@@ -322,8 +347,8 @@ final class Workload {
     }
     assertEquals(new ArrayList<>(all), read, "every acknowledged write reads back, once, in order; nothing else");
     System.out.printf("%d writes acknowledged, %d with an unknown outcome, %d scans and %d reads by key completed "
-        + "during the load, %d known rows read back%n", acked.size(), unknown.size(), scans.size(), keyReads.get(),
-        read.size());
+        + "during the load (%d failed), %d known rows read back%n", acked.size(), unknown.size(), scans.size(),
+        keyReads.get(), failedReads.get(), read.size());
   }
 
   /** The longest write to tablet range {@code range} that started within [from, to] (System.nanoTime), in ms. */
