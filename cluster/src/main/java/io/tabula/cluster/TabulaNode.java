@@ -6,6 +6,7 @@ import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
+import io.tabula.actors.master.MasterNodes;
 import io.tabula.actors.master.MasterSettings;
 import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.actors.tablet.TabletActor;
@@ -179,6 +180,12 @@ public final class TabulaNode implements AutoCloseable {
 
   private static TabulaNode boot(ActorSystem<Void> system, Config config, NodeSettings settings) {
     Duration wait = settings.masterStartTimeout();
+    FileStorage storage;
+    try {
+      storage = new FileStorage(settings.dataDir());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open the storage root " + settings.dataDir(), e);
+    }
     Cluster cluster = Cluster.get(system);
     joinCluster(cluster, settings, wait);
     join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
@@ -188,7 +195,7 @@ public final class TabulaNode implements AutoCloseable {
         "directory-topic", org.apache.pekko.actor.typed.Props.empty());
     system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
         org.apache.pekko.actor.typed.Props.empty());
-    Master.Nodes nodes = new Master.Nodes() {
+    MasterNodes nodes = new MasterNodes() {
       @Override
       public List<ClusterNodes.NodeInfo> all() {
         return ClusterNodes.all(cluster);
@@ -208,7 +215,7 @@ public final class TabulaNode implements AutoCloseable {
       public CompletionStage<Void> fence(String node) {
         return CompletableFuture.runAsync(() -> {
           try {
-            LogSweeper.fenceAll(new FileStorage(settings.dataDir()), node);
+            LogSweeper.fenceAll(storage, node);
           } catch (IOException e) {
             throw new UncheckedIOException(e);
           }
@@ -230,10 +237,8 @@ public final class TabulaNode implements AutoCloseable {
     awaitMaster(system, directory, master, wait);
 
     String logName = LogSweeper.folder(settings.name(), incarnation());
-    FileStorage storage;
     TabletServer engine;
     try {
-      storage = new FileStorage(settings.dataDir());
       engine = TabletServer.startOnDemand(storage, settings.engineOptions(logName), MicrosClock.SYSTEM,
           table -> schemaOf(directory.get(), table), TabulaNode::backgroundFailed);
       removeDeletedTables(system, directory, master, engine, wait);

@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  */
 final class Fences {
   private static final Logger LOG = LoggerFactory.getLogger(Fences.class);
-  private final Master.Nodes nodes;
+  private final MasterNodes nodes;
   private final Duration fenceAfter;
   /** When each node was first seen unreachable (System.nanoTime), by uid. */
   private final Map<Long, Long> unreachableSince = new HashMap<>();
@@ -34,7 +34,7 @@ final class Fences {
   /** Fencing done, by node name: the uid of the start it was for (0: a node gone from the membership). */
   private final Map<String, Long> fenced = new ConcurrentHashMap<>();
 
-  Fences(Master.Nodes nodes, Duration fenceAfter) {
+  Fences(MasterNodes nodes, Duration fenceAfter) {
     this.nodes = nodes;
     this.fenceAfter = fenceAfter;
   }

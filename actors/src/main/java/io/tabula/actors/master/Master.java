@@ -176,35 +176,6 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** The merge was given up: both tablets serve on as they were. */
   public record MergeAbandoned(String leftId, String rightId) implements Event {}
 
-  /** The nodes the master may place tablets on. */
-  @FunctionalInterface
-  public interface Nodes {
-    /** No nodes: a master that places nothing (tests of the directory alone). */
-    Nodes NONE = List::of;
-
-    /** Every Tabula node in the cluster membership, any status. */
-    List<ClusterNodes.NodeInfo> all();
-
-    /** Asks {@code node} to leave the cluster (it has been drained). */
-    default void leave(ClusterNodes.NodeInfo node) {}
-
-    /** The name of the node this master runs on ("" when none). */
-    default String self() {
-      return "";
-    }
-
-    /**
-     * Fences every commit-log folder of {@code node} (docs/fencing.md), off the caller's
-     * thread; completes once the fences are durable.
-     */
-    default java.util.concurrent.CompletionStage<Void> fence(String node) {
-      return java.util.concurrent.CompletableFuture.completedFuture(null);
-    }
-
-    /** Downs {@code node}: the cluster takes it for dead, and it is removed from the membership. */
-    default void down(ClusterNodes.NodeInfo node) {}
-  }
-
   /** How the master reaches a tablet's actor wherever it is served. */
   @FunctionalInterface
   public interface Tablets {
@@ -230,7 +201,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    * directory alone. {@code clockMicros} stamps table creation.
    */
   public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros) {
-    return create(id, clockMicros, Nodes.NONE, null, MasterSettings.DEFAULTS);
+    return create(id, clockMicros, MasterNodes.NONE, null, MasterSettings.DEFAULTS);
   }
 
   /**
@@ -239,7 +210,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    * talking to {@code tablets} (null: it does not move tablets). {@code clockMicros} stamps
    * table creation.
    */
-  public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros, Nodes nodes, Tablets tablets,
+  public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros, MasterNodes nodes, Tablets tablets,
       MasterSettings settings) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());

@@ -29,7 +29,7 @@ import org.slf4j.Logger;
  * <p>Owned by the master's thread: every method is called from its command handling.
  */
 final class Placements {
-  private final Master.Nodes nodes;
+  private final MasterNodes nodes;
   private final Master.Tablets tablets;
   private final MasterSettings settings;
   private final Fences fences;
@@ -64,7 +64,7 @@ final class Placements {
     }
   }
 
-  Placements(Master.Nodes nodes, Master.Tablets tablets, MasterSettings settings) {
+  Placements(MasterNodes nodes, Master.Tablets tablets, MasterSettings settings) {
     this.nodes = nodes;
     this.tablets = tablets;
     this.settings = settings;

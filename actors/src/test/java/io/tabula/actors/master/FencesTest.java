@@ -22,7 +22,7 @@ class FencesTest {
   private static final long SECOND = 1_000_000_000L;
 
   /** A stand-in membership that records what the master asked of it. */
-  private static final class Nodes implements Master.Nodes {
+  private static final class Nodes implements MasterNodes {
     List<ClusterNodes.NodeInfo> members = new ArrayList<>();
     final List<String> fenceAsked = new ArrayList<>();
     final List<CompletableFuture<Void>> fences = new ArrayList<>();

@@ -315,7 +315,8 @@ public final class Tablet implements Closeable {
    * node serves the tablet now: docs/fencing.md). A read answers only after this passed
    * <em>after</em> its snapshot was taken: the fence did not exist then, so no other node had
    * taken a write for the tablet, and the snapshot was current at a moment within the read.
-   * One file-system check per call; callers call it once per batch of reads.
+   * One file-system check per call: {@link #scan} calls it itself, point reads leave it to
+   * their callers, once per batch of reads.
    */
   public void checkNotFenced() {
     if (env.log().isFenced()) {
@@ -341,7 +342,8 @@ public final class Tablet implements Closeable {
   /**
    * A lazy scan of the rows in {@code [start, end)} intersected with the tablet's range (an
    * empty start or end is unbounded), over a snapshot taken now. The caller must close it;
-   * until then it pins the files it reads.
+   * until then it pins the files it reads. TabletUnavailableException if this node's commit
+   * log is fenced ({@link #checkNotFenced}).
    */
   public RowScanner scan(byte[] start, byte[] end, ReadFilter filter) throws IOException {
     byte[] from = ByteArrays.compare(start, startRow) > 0 ? start : startRow;
@@ -350,6 +352,7 @@ public final class Tablet implements Closeable {
     long snapshot = sequence.visible();
     TabletVersion v = acquire();
     try {
+      checkNotFenced(); // after the snapshot: a scan answers only a snapshot that was current
       return new RowScanner(reader(v, snapshot, from, to, filter, null), v);
     } catch (IOException | RuntimeException e) {
       v.release();

@@ -55,6 +55,8 @@ class FencedServerTest {
     other.fence("logs/n1");
 
     assertThrows(TabletUnavailableException.class, t::checkNotFenced, "no read answers once fenced");
+    assertThrows(TabletUnavailableException.class, () -> t.scan(new byte[0], new byte[0], ReadFilter.all()),
+        "no scan starts once fenced");
     CompletionException write = assertThrows(CompletionException.class, () -> t.apply(put("late")).join());
     assertTrue(LogFencedException.in(write), write.toString());
     CompletionException flush = assertThrows(CompletionException.class, () -> t.freezeAndFlush().join());

@@ -95,29 +95,12 @@ public final class TabletScans {
     }, it -> it.hasNext() ? Optional.of(it.next()) : Optional.empty(), it -> {});
   }
 
-  /**
-   * Opens the scanner (its snapshot taken now), then checks that the tablet is still served
-   * here ({@link Tablet#checkNotFenced}), after the snapshot: a scan answers only a snapshot
-   * that was current.
-   */
   private static RowScanner open(Tablet tablet, byte[] start, byte[] end, ReadFilter filter) {
-    RowScanner scanner;
     try {
-      scanner = tablet.scan(start, end, filter);
+      return tablet.scan(start, end, filter);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    try {
-      tablet.checkNotFenced();
-    } catch (RuntimeException e) {
-      try {
-        scanner.close();
-      } catch (IOException closeFailed) {
-        e.addSuppressed(closeFailed);
-      }
-      throw e;
-    }
-    return scanner;
   }
 
   /** Key, qualifier and value bytes of a row. */

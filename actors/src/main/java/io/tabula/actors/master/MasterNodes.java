@@ -1,0 +1,37 @@
+package io.tabula.actors.master;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The cluster as the master sees and acts on it: the nodes it may place tablets on, and what
+ * it asks of them (leave once drained, be fenced and downed once taken for dead).
+ */
+@FunctionalInterface
+public interface MasterNodes {
+  /** No nodes: a master that places nothing (tests of the directory alone). */
+  MasterNodes NONE = List::of;
+
+  /** Every Tabula node in the cluster membership, any status. */
+  List<ClusterNodes.NodeInfo> all();
+
+  /** Asks {@code node} to leave the cluster (it has been drained). */
+  default void leave(ClusterNodes.NodeInfo node) {}
+
+  /** The name of the node this master runs on ("" when none). */
+  default String self() {
+    return "";
+  }
+
+  /**
+   * Fences every commit-log folder of {@code node} (docs/fencing.md), off the caller's
+   * thread; completes once the fences are durable.
+   */
+  default CompletionStage<Void> fence(String node) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /** Downs {@code node}: the cluster takes it for dead, and it is removed from the membership. */
+  default void down(ClusterNodes.NodeInfo node) {}
+}
