@@ -239,8 +239,15 @@ final class TabletWrites {
     ctx.pipeToSelf(f, (decision, err) -> new RowDecided(request, decision, err));
   }
 
+  /**
+   * The row a check-and-mutate or read-modify-write decides on, read only while the tablet is
+   * still served here: a check-and-mutate that applies nothing answers from this read alone
+   * (docs/fencing.md).
+   */
   private Optional<Row> read(byte[] row) throws IOException {
-    return tablet.read(row, ReadFilter.all());
+    Optional<Row> r = tablet.read(row, ReadFilter.all());
+    tablet.checkNotFenced();
+    return r;
   }
 
   @SuppressWarnings("unchecked")

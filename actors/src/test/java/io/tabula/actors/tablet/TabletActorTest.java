@@ -362,6 +362,19 @@ class TabletActorTest {
   }
 
   @Test
+  void aCheckAndMutateThatAppliesNothingIsNotAnsweredOnceTheLogIsFenced() throws Exception {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    StatusReply<Boolean> before = call(tablet, r -> new TabletActor.CheckAndMutate(b("r"), valueRegex("no"),
+        List.of(set("f", "x", "on-match")), List.of(), r));
+    assertEquals(false, ok(before));
+    // Another node recovers this node's tablets now (docs/fencing.md).
+    new FileStorage(dir.resolve("data")).fence("logs/n1");
+    StatusReply<Boolean> after = call(tablet, r -> new TabletActor.CheckAndMutate(b("r"), valueRegex("no"),
+        List.of(set("f", "x", "on-match")), List.of(), r));
+    assertTrue(after.isError(), "a fenced node answered a check-and-mutate from its stale copy: " + after);
+  }
+
+  @Test
   void checkAndMutateAppliesTheBranchTheRowChooses() {
     ActorRef<TabletActor.Command> tablet = spawnTablet();
 
