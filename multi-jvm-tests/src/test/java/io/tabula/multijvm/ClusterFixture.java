@@ -31,6 +31,9 @@ final class ClusterFixture implements AutoCloseable {
   static final String INSTANCE = "i";
   private static final Pattern TABLET = Pattern.compile("\"id\":\"([^\"]+)\".*?\"owner\":\"([^\"]*)\",\"state\":\"([a-z]+)\"");
 
+  private static final Pattern RANGE = Pattern.compile(
+      "\"id\":\"([^\"]+)\",\"start\":\"((?:[^\"\\\\]|\\\\.)*)\",\"end\":\"((?:[^\"\\\\]|\\\\.)*)\"");
+
   final Path root;
   final Path data;
   final List<NodeJvm> nodes = new ArrayList<>();
@@ -91,6 +94,22 @@ final class ClusterFixture implements AutoCloseable {
       Matcher m = TABLET.matcher(t);
       if (m.find()) {
         out.put(m.group(1), new String[] {m.group(2), m.group(3)});
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The row ranges of {@code table}'s tablets as {@code via} shows them, in row order: {id,
+   * start, end}, each bound as the node prints it (a quoted string, or 0x and hex).
+   */
+  static List<String[]> ranges(NodeJvm via, String table) throws IOException, InterruptedException {
+    String body = via.get("/tabula/tablets?table=" + table).body();
+    List<String[]> out = new ArrayList<>();
+    for (String t : body.split("\\},\\{")) {
+      Matcher m = RANGE.matcher(t);
+      if (m.find()) {
+        out.add(new String[] {m.group(1), m.group(2), m.group(3)});
       }
     }
     return out;

@@ -150,15 +150,24 @@ final class Workload {
    * read of a tablet that is not served fails, which is what the scenario expects for a time.
    */
   Workload startThroughFailures(List<NodeJvm> writers) {
+    return startThroughFailures(writers, prefixes.size(), 0);
+  }
+
+  /**
+   * As {@link #startThroughFailures(List)}, writing rows under the first {@code writtenPrefixes}
+   * prefixes in turn with values of {@code valueBytes} (0: short ones).
+   */
+  Workload startThroughFailures(List<NodeJvm> writers, int writtenPrefixes, int valueBytes) {
+    String pad = "x".repeat(valueBytes);
     for (NodeJvm via : writers) {
       threads.add(started("writer-" + via.name, () -> {
         try (BigtableDataClient c = ClusterFixture.data(via)) {
           for (int seq = 0; !stop.get(); seq++) {
-            int range = seq % prefixes.size();
+            int range = seq % writtenPrefixes;
             String key = String.format("%s-%s-%06d", prefixes.get(range), via.name, seq);
             long start = System.nanoTime();
             try {
-              c.mutateRow(RowMutation.create(T, key).setCell("f", "q", "w" + seq));
+              c.mutateRow(RowMutation.create(T, key).setCell("f", "q", "w" + seq + pad));
               acked.add(new Write(range, start, System.nanoTime(), key));
             } catch (com.google.api.gax.rpc.ApiException e) {
               unknown.add(key);
