@@ -3,7 +3,7 @@ package io.tabula.actors;
 import io.tabula.persistence.model.InvalidMutationException;
 import io.tabula.persistence.storage.CorruptionException;
 import io.tabula.persistence.tablet.TabletUnavailableException;
-import io.tabula.persistence.wal.LogFencedException;
+import io.tabula.persistence.wal.LogLostException;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.errors.Refused;
@@ -74,8 +74,9 @@ public final class Refusals {
       }
       return Refusal.of(ErrorCode.DATA_LOSS, "stored data is damaged: " + damage.getMessage());
     }
-    if (LogFencedException.in(e)) {
-      // Expected when this node was taken for dead: its tablets are served elsewhere now.
+    if (LogLostException.in(e)) {
+      // This node was taken for dead (fenced), or its log failed an fsync (the node logs that
+      // once itself and stops): its tablets are served elsewhere now, or soon.
       return Refusal.of(ErrorCode.UNAVAILABLE, "this node no longer serves the tablet: " + e.getMessage());
     }
     if (e instanceof IOException) {

@@ -19,10 +19,13 @@ import io.tabula.cluster.sharding.OwnedTablets;
 import io.tabula.cluster.sharding.TabletShards;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletServer;
 import io.tabula.persistence.wal.LogFencedException;
+import io.tabula.persistence.wal.LogLostException;
+import io.tabula.persistence.wal.LogSyncFailedException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -178,11 +181,37 @@ public final class TabulaNode implements AutoCloseable {
     return "jdbc:h2:file:" + s.dataDir().resolve("master").resolve("journal") + ";AUTO_SERVER=TRUE;AUTO_RECONNECT=TRUE;WRITE_DELAY=0";
   }
 
+  /**
+   * The storage root: the files under {@code dataDir}, or an instance of the {@link Storage}
+   * class that {@code tabula.node.storage-class} names, made with its public constructor that
+   * takes the data directory.
+   */
+  static Storage openStorage(Config config, Path dataDir) throws IOException {
+    String name = config.getString("tabula.node.storage-class").trim();
+    if (name.isEmpty()) {
+      return new FileStorage(dataDir);
+    }
+    try {
+      Class<? extends Storage> c = Class.forName(name).asSubclass(Storage.class);
+      return c.getConstructor(Path.class).newInstance(dataDir);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      if (e.getCause() instanceof IOException io) {
+        throw io;
+      }
+      throw new IllegalArgumentException("tabula.node.storage-class " + name + " failed to start: " + e.getCause(),
+          e.getCause());
+    } catch (ReflectiveOperationException | ClassCastException e) {
+      throw new IllegalArgumentException("tabula.node.storage-class must name a class implementing "
+          + Storage.class.getName() + " with a public constructor taking a java.nio.file.Path, was " + name
+          + ": " + e, e);
+    }
+  }
+
   private static TabulaNode boot(ActorSystem<Void> system, Config config, NodeSettings settings) {
     Duration wait = settings.masterStartTimeout();
-    FileStorage storage;
+    Storage storage;
     try {
-      storage = new FileStorage(settings.dataDir());
+      storage = openStorage(config, settings.dataDir());
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the storage root " + settings.dataDir(), e);
     }
@@ -275,7 +304,7 @@ public final class TabulaNode implements AutoCloseable {
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     registerShutdown(system, binding, engine);
     registerDrain(system, cluster, settings, directory, master, engine);
-    stopWhenFenced(system, engine, logName);
+    stopWhenLogLost(system, engine, logName);
     LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}, cluster port {}),"
         + " data in {}, commit log logs/{}", settings.name(), settings.host(), binding.localAddress().getPort(), http,
         cluster.selfMember().address().getPort().orElse(0), settings.dataDir(), logName);
@@ -471,18 +500,22 @@ public final class TabulaNode implements AutoCloseable {
   }
 
   /**
-   * A node that was downed (the cluster decided it is gone) or fenced (its tablets are being
-   * recovered from its log elsewhere) has nothing to hand over: it stops at once.
+   * A node that was downed (the cluster decided it is gone), or whose log is lost (fenced: its
+   * tablets are being recovered from its log elsewhere; or an fsync failed: they are to be)
+   * has nothing to hand over: it stops at once.
    */
   private static boolean mayDrain(ActorSystem<?> system, TabletServer engine) {
     var reason = CoordinatedShutdown.get(system).getShutdownReason();
-    return !engine.isFenced() && !(reason.isPresent()
-        && (reason.get() == CoordinatedShutdown.clusterDowningReason() || reason.get() == Fenced.INSTANCE));
+    return !engine.isLogLost() && !(reason.isPresent()
+        && (reason.get() == CoordinatedShutdown.clusterDowningReason() || reason.get() == LogLost.INSTANCE));
   }
 
-  /** A failure of background work: logged once with its stack, unless it met the fence (expected then). */
+  /**
+   * A failure of background work: logged once with its stack, unless the log is lost (the
+   * node logs that once itself, in {@link #stopWhenLogLost}).
+   */
   private static void backgroundFailed(String what, Throwable failure) {
-    if (LogFencedException.in(failure)) {
+    if (LogLostException.in(failure)) {
       LOG.warn("{} stopped: {}", what, failure.getMessage());
     } else {
       LOG.error("{} failed", what, failure);
@@ -492,37 +525,49 @@ public final class TabulaNode implements AutoCloseable {
   /** How often a node looks whether its commit log was fenced, besides at each write. */
   private static final Duration FENCE_LOOK = Duration.ofMillis(500);
 
-  /** Why a node stops when it finds its commit log fenced. */
-  static final class Fenced implements CoordinatedShutdown.Reason {
-    static final Fenced INSTANCE = new Fenced();
+  /** Why a node stops when its commit log is lost: fenced, or an fsync failed. */
+  static final class LogLost implements CoordinatedShutdown.Reason {
+    static final LogLost INSTANCE = new LogLost();
 
-    private Fenced() {}
+    private LogLost() {}
 
     @Override
     public String toString() {
-      return "commit log fenced";
+      return "commit log lost (fenced, or an fsync failed)";
     }
   }
 
   /**
-   * When the commit log finds its folder fenced (the master placed this node's tablets
-   * elsewhere, to be recovered from the log: docs/fencing.md), the node drops its tablets
-   * without flushing (a flush would change files another node now owns) and stops. The log
-   * finds it at its next write; a node without writes looks every {@link #FENCE_LOOK}.
+   * When the commit log acknowledges nothing more, the node drops its tablets without
+   * flushing and stops:
+   * <ul>
+   *   <li>its folder is fenced: the master placed this node's tablets elsewhere, to be
+   *       recovered from the log (docs/fencing.md), and a flush would change files another
+   *       node now owns. The log finds it at its next write; a node without writes looks
+   *       every {@link #FENCE_LOOK}.
+   *   <li>an fsync failed ({@link LogSyncFailedException}): the disk can no longer make a
+   *       write durable, so the node cannot serve. Once it has left, the master fences its
+   *       log and places its tablets on other nodes, which replay what it acknowledged.
+   * </ul>
    */
-  private static void stopWhenFenced(ActorSystem<?> system, TabletServer engine, String logName) {
-    CompletableFuture<Void> fenced = engine.whenFenced();
+  private static void stopWhenLogLost(ActorSystem<?> system, TabletServer engine, String logName) {
+    CompletableFuture<LogLostException> lost = engine.whenLogLost();
     var look = system.scheduler().scheduleWithFixedDelay(FENCE_LOOK, FENCE_LOOK, () -> {
       if (engine.isFenced()) {
-        fenced.complete(null);
+        lost.complete(new LogFencedException("logs/" + logName));
       }
     }, system.dispatchers().lookup(DispatcherSelector.blocking()));
-    fenced.thenRunAsync(() -> {
+    lost.thenAcceptAsync(why -> {
       look.cancel();
-      LOG.warn("commit log logs/{} is fenced: this node's tablets are being recovered by other nodes; it stops "
-          + "serving them, without flushing, and shuts down", logName);
+      if (why instanceof LogSyncFailedException) {
+        LOG.error("commit log logs/{} failed an fsync: this node can make no write durable, so it stops serving its "
+            + "tablets, without flushing, and shuts down; other nodes recover them from its log", logName, why);
+      } else {
+        LOG.warn("commit log logs/{} is fenced: this node's tablets are being recovered by other nodes; it stops "
+            + "serving them, without flushing, and shuts down", logName);
+      }
       engine.abandon();
-      CoordinatedShutdown.get(system).runAll(Fenced.INSTANCE);
+      CoordinatedShutdown.get(system).runAll(LogLost.INSTANCE);
     }, system.dispatchers().lookup(DispatcherSelector.blocking()));
   }
 
@@ -533,9 +578,9 @@ public final class TabulaNode implements AutoCloseable {
     cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-engine", () ->
         CompletableFuture.supplyAsync(() -> {
           try {
-            boolean fenced = engine.isFenced();
+            boolean lost = engine.isLogLost();
             engine.close();
-            LOG.info(fenced ? "storage engine stopped without flushing: its commit log is fenced"
+            LOG.info(lost ? "storage engine stopped without flushing: its commit log is lost"
                 : "storage engine closed: memtables flushed");
           } catch (IOException e) {
             LOG.error("closing the storage engine failed; the commit log still has the writes", e);

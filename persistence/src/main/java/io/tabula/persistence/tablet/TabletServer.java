@@ -5,6 +5,7 @@ import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.wal.CommitLog;
 import io.tabula.persistence.wal.CommitLogOptions;
+import io.tabula.persistence.wal.LogLostException;
 import io.tabula.persistence.wal.ReplayResult;
 import java.io.Closeable;
 import java.io.IOException;
@@ -61,6 +62,8 @@ public final class TabletServer implements Closeable {
   private final ExecutorService merges;
   private final TabletEnv env;
   private final Map<String, Tablet> tablets = new ConcurrentHashMap<>();
+  /** Set once {@link #abandon} began: no tablet is closed cleanly after that. */
+  private volatile boolean abandoned;
   /** The name of this server's commit-log folder under {@code logs/}. */
   private final String logName;
   /**
@@ -193,9 +196,21 @@ public final class TabletServer implements Closeable {
    * Closes an open tablet cleanly (paper §5.2, a tablet handed to another server): stops its
    * writes, waits for those in flight, flushes its memtable, so whoever opens it next has
    * nothing to replay. Nothing happens if it is not open. Blocks on file I/O.
+   *
+   * @throws TabletUnavailableException if this server was {@linkplain #abandon abandoned} or its
+   *     commit log is lost: the tablet's writes since its last flush are then only in the log,
+   *     so it was not closed cleanly, and the log must still be replayed by its next owner
+   *     (whoever reported a clean close now would let the master forget that log).
    */
   public void closeTablet(String tabletId) throws IOException {
     Tablet t = tablets.remove(tabletId);
+    if (abandoned || log.isLost()) {
+      if (t != null) {
+        t.closeWithoutFlush();
+      }
+      throw new TabletUnavailableException("tablet " + tabletId + " was not closed cleanly: this server stopped "
+          + "without flushing (its commit log is lost), so its writes are in the log for its next owner to replay");
+    }
     if (t != null) {
       t.close();
     }
@@ -382,11 +397,17 @@ public final class TabletServer implements Closeable {
   }
 
   /**
-   * Completes once the commit log found its folder fenced (docs/fencing.md): the tablets are
-   * being recovered elsewhere, so this server must stop ({@link #abandon}), not flush them.
+   * Completes, with why, once the commit log acknowledges nothing more: it found its folder
+   * fenced (the tablets are being recovered elsewhere: docs/fencing.md) or an fsync failed
+   * (they are to be). This server must then stop ({@link #abandon}), not flush them.
    */
-  public CompletableFuture<Void> whenFenced() {
-    return log.whenFenced();
+  public CompletableFuture<LogLostException> whenLogLost() {
+    return log.whenLost();
+  }
+
+  /** Whether the commit log acknowledges nothing more ({@link #whenLogLost}), or its folder is fenced now. */
+  public boolean isLogLost() {
+    return log.isLost();
   }
 
   /** Whether the commit log's folder is fenced. */
@@ -395,13 +416,13 @@ public final class TabletServer implements Closeable {
   }
 
   /**
-   * Flushes and closes every tablet, then the log and the threads; if the log is fenced,
-   * {@link #abandon}s them instead: another node recovers them from the log, and a flush
-   * here would change files that node now owns.
+   * Flushes and closes every tablet, then the log and the threads; if the log is lost
+   * (fenced, or an fsync failed), {@link #abandon}s them instead: another node recovers them
+   * from the log, and a flush here would change files that node owns, or will.
    */
   @Override
   public void close() throws IOException {
-    if (log.isFenced()) {
+    if (log.isLost()) {
       abandon();
       return;
     }
@@ -432,6 +453,7 @@ public final class TabletServer implements Closeable {
    * "lost power"), and what a fenced node does. Idempotent.
    */
   public void abandon() {
+    abandoned = true;
     for (Tablet t : tablets.values()) {
       t.closeWithoutFlush();
     }

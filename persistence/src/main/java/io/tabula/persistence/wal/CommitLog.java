@@ -27,10 +27,13 @@ import java.util.function.ToLongFunction;
  * Since only one batch is ever unsynced, a power cut can only damage the last batch of the
  * last segment: that is how replay tells a torn tail from corruption ({@link LogReader}).
  *
- * <p>Failure: if a write or fsync fails, every record of that group fails with the
- * {@link IOException}; the segment is cut back to its last synced length and sealed, and
- * the next group starts a new segment, so a failed record is never replayed. If even the
- * cut fails, the log is failed and every later append fails at once.
+ * <p>Failure: if a write fails, every record of that group fails with the {@link
+ * IOException}; the segment is cut back to its last synced length and sealed, and the next
+ * group starts a new segment, so a failed record is never replayed. If even the cut fails,
+ * the log is failed and every later append fails at once. If an <em>fsync</em> fails, the log
+ * is lost ({@link LogSyncFailedException}): after a failed fsync the operating system may
+ * report later ones as done without writing what it dropped, so nothing more is
+ * acknowledged, and the folder is left as it is for a recovery elsewhere ({@link #whenLost}).
  *
  * <p>Fencing (docs/fencing.md): after each group's fsync, and before any of its records is
  * acknowledged, the writer checks whether the folder has been fenced
@@ -63,6 +66,8 @@ public final class CommitLog implements Closeable {
   private IOException failure;
   /** Completes once a group found the folder fenced. */
   private final CompletableFuture<Void> fenced = new CompletableFuture<>();
+  /** Completes, with why, once the log acknowledges nothing more: fenced, or an fsync failed. */
+  private final CompletableFuture<LogLostException> lost = new CompletableFuture<>();
 
   // Owned by the writer thread.
   private long nextSegment;
@@ -216,8 +221,9 @@ public final class CommitLog implements Closeable {
   }
 
   private void writeGroup(List<Pending> group) {
-    if (fenced.isDone()) {
-      group.forEach(p -> p.done().completeExceptionally(new LogFencedException(dir)));
+    if (lost.isDone()) {
+      LogLostException why = lost.join();
+      group.forEach(p -> p.done().completeExceptionally(why));
       return;
     }
     try {
@@ -259,12 +265,17 @@ public final class CommitLog implements Closeable {
       current.append(batch.array(), 0, batch.size());
       if (options.durability() == Durability.FSYNC) {
         long t = System.nanoTime();
-        current.sync();
+        try {
+          current.sync();
+        } catch (IOException e) {
+          failLost(group, new LogSyncFailedException(dir, e));
+          return;
+        }
         fsyncNanos += (System.nanoTime() - t - fsyncNanos) / 8;
       }
       synced = current.position();
       if (options.durability() == Durability.FSYNC && storage.isFenced(dir)) {
-        failFenced(group);
+        failLost(group, new LogFencedException(dir));
         return;
       }
     } catch (IOException e) {
@@ -280,31 +291,45 @@ public final class CommitLog implements Closeable {
     if (synced >= options.segmentBytes()) {
       try {
         syncAndSeal();
+      } catch (LogSyncFailedException e) {
+        failLost(List.of(), e);
       } catch (IOException e) {
         recoverFrom(e);
       }
     }
   }
 
-  /** The folder is fenced: fails {@code group} and everything queued, and every later append. */
-  private void failFenced(List<Pending> group) {
-    LogFencedException e = new LogFencedException(dir);
-    group.forEach(p -> p.done().completeExceptionally(e));
+  /**
+   * The log is lost (fenced, or an fsync failed): fails {@code group} and everything queued,
+   * and every later append, with {@code why}.
+   */
+  private void failLost(List<Pending> group, LogLostException why) {
+    // Known lost before any writer hears of it, so a writer that sees its failure finds it so.
+    if (why instanceof LogFencedException) {
+      fenced.complete(null);
+    }
+    lost.complete(why);
+    group.forEach(p -> p.done().completeExceptionally(why));
     synchronized (queue) {
-      failure = e;
-      queue.forEach(p -> p.done().completeExceptionally(e));
+      failure = why;
+      queue.forEach(p -> p.done().completeExceptionally(why));
       queue.clear();
       queued = 0;
     }
-    fenced.complete(null);
   }
 
   /**
-   * Completes once this log found its folder fenced: the node must then stop serving its
-   * tablets (they are recovered elsewhere) and must not flush them.
+   * Completes, with why, once this log acknowledges nothing more: a group found its folder
+   * fenced, or an fsync failed. The node must then stop serving its tablets without flushing
+   * them: they are (or are about to be) recovered from the log elsewhere.
    */
-  public CompletableFuture<Void> whenFenced() {
-    return fenced.copy();
+  public CompletableFuture<LogLostException> whenLost() {
+    return lost.copy();
+  }
+
+  /** Whether this log acknowledges nothing more ({@link #whenLost}), or its folder is fenced now. */
+  public boolean isLost() {
+    return lost.isDone() || storage.isFenced(dir);
   }
 
   /** Whether this log's folder is fenced: found so by a group, or marked so now. */
@@ -333,7 +358,9 @@ public final class CommitLog implements Closeable {
       try {
         current.sync();
       } catch (IOException syncFailed) {
-        cause.addSuppressed(syncFailed);
+        syncFailed.addSuppressed(cause);
+        failLost(List.of(), new LogSyncFailedException(dir, syncFailed));
+        return;
       }
       seal();
     } catch (IOException e) {
@@ -352,8 +379,12 @@ public final class CommitLog implements Closeable {
    * and damage in it can only be corruption, never a torn tail.
    */
   private void syncAndSeal() throws IOException {
-    if (current != null && options.durability() != Durability.FSYNC) {
-      current.sync();
+    if (current != null && options.durability() != Durability.FSYNC && !lost.isDone()) {
+      try {
+        current.sync();
+      } catch (IOException e) {
+        throw new LogSyncFailedException(dir, e);
+      }
       synced = current.position();
     }
     seal();
@@ -445,8 +476,8 @@ public final class CommitLog implements Closeable {
    * segment, its highest sequence there is at or below {@code durableUpTo} of that tablet.
    */
   public void deleteObsoleteSegments(ToLongFunction<String> durableUpTo) throws IOException {
-    if (isFenced()) {
-      return; // the folder is being recovered by another node: it decides what is obsolete
+    if (isLost()) {
+      return; // the folder is (about to be) recovered by another node: it decides what is obsolete
     }
     List<String> obsolete = new ArrayList<>();
     synchronized (sealed) {

@@ -61,8 +61,10 @@ class FencedServerTest {
     assertTrue(LogFencedException.in(write), write.toString());
     CompletionException flush = assertThrows(CompletionException.class, () -> t.freezeAndFlush().join());
     assertTrue(LogFencedException.in(flush), "no manifest change once fenced: " + flush);
-    assertTrue(server.whenFenced().isDone());
+    assertTrue(server.whenLogLost().isDone());
     Map<String, List<String>> filesBefore = t.files();
+    assertThrows(TabletUnavailableException.class, () -> server.closeTablet("t1"),
+        "a hand-over does not report a clean close: the writes are only in the log");
     server.close(); // abandons: no flush
     assertEquals(Map.of(), filesBefore.entrySet().stream().filter(e -> !e.getValue().isEmpty())
         .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)),
@@ -73,5 +75,21 @@ class FencedServerTest {
     // The 50 acknowledged writes, and the late one whose group found the fence after its fsync:
     // its outcome was never acknowledged, so recovery may replay it or not.
     assertEquals(51, rows.stream().filter("t1"::equals).count(), "every acknowledged write is in the log");
+  }
+
+  @Test
+  void anAbandonedServerClosesNoTabletCleanly() throws Exception {
+    TabletServer server = TabletServer.open(new FileStorage(root), TabletServer.Options.defaults("n1"),
+        () -> 5_000_000L, t -> SCHEMA, (what, e) -> { });
+    Tablet t = server.createTablet("tbl", "t1", new byte[0], new byte[0]);
+    t.apply(put("r1")).join();
+    server.abandon();
+    // Its actor, stopping for a hand-over, must not tell the master the log is no longer needed.
+    assertThrows(TabletUnavailableException.class, () -> server.closeTablet("t1"));
+    List<String> rows = new ArrayList<>();
+    CommitLog.readFolder(new FileStorage(root), "logs/n1", (id, seq, payload) -> rows.add(id));
+    assertEquals(List.of("t1"), rows, "the write is in the log, and only there");
+    assertEquals(List.of(), new FileStorage(root).list("tables/tbl/t1").stream().filter(f -> f.endsWith(".sst"))
+        .toList(), "nothing was flushed");
   }
 }

@@ -355,17 +355,19 @@ class TabletTest {
   }
 
   @Test
-  void failedFsyncFailsTheWriteAndItIsNotReplayed() throws IOException {
+  void aFailedFsyncFailsTheWriteAndEveryLaterOneAndARecoveryKeepsWhatWasAcknowledged() throws IOException {
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
     t.apply(set("a", "before")).join();
     storage.failSyncs(true);
     CompletionException e = assertThrows(CompletionException.class, () -> t.apply(set("b", "unsure")).join());
     assertTrue(e.getCause().getMessage().contains("fsync"), e.getCause().getMessage());
+    assertTrue(server.whenLogLost().isDone(), "the server learns that its log is lost");
     storage.failSyncs(false);
-    t.apply(set("c", "after")).join();
+    assertThrows(CompletionException.class, () -> t.apply(set("c", "refused")).join());
     server.abandon();
     Tablet again = open().tablet("t1");
-    assertEquals(List.of("a=before", "c=after"), values(again.scan(new byte[0], new byte[0], ReadFilter.all())));
+    List<String> read = values(again.scan(new byte[0], new byte[0], ReadFilter.all()));
+    assertTrue(read.equals(List.of("a=before")) || read.equals(List.of("a=before", "b=unsure")), read.toString());
   }
 
   @Test

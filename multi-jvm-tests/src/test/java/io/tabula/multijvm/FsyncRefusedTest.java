@@ -1,0 +1,78 @@
+package io.tabula.multijvm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A node's disk stops making writes durable: every fsync fails from some moment on (n3 runs
+ * on {@link FsyncRefusingStorage}, a test-only storage, switched on mid-run). Writers go on
+ * through every node, n3 included. n3 must acknowledge nothing it could not sync, give up its
+ * tablets without flushing and stop (logging why once, with the stack); the master fences its
+ * log and places its tablets on the others, which replay what n3 had acknowledged. Every
+ * acknowledged write reads back. Prints how long after the disk failed n3 stopped and its
+ * tablets served again.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+@ExtendWith(ClusterFixture.LogsOnFailure.class)
+class FsyncRefusedTest {
+  @Test
+  void aNodeWhoseDiskRefusesFsyncGivesUpItsTabletsAndNothingAcknowledgedIsLost() throws Exception {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      cluster.add("n1");
+      cluster.add("n2");
+      cluster.configure("tabula.node.storage-class = \"" + FsyncRefusingStorage.class.getName() + "\"\n");
+      NodeJvm n3 = cluster.add("n3");
+      cluster.configure("");
+      NodeJvm n1 = cluster.node("n1");
+      NodeJvm n2 = cluster.node("n2");
+      Workload load = Workload.create(cluster, n1, 6, 300);
+      Map<String, String[]> before = Workload.awaitPlacement(n1, Set.of("n1", "n2", "n3"),
+          Duration.ofSeconds(60), t -> t.values().stream().anyMatch(o -> o[0].equals("n3")));
+      List<Integer> victims = new ArrayList<>();
+      int range = 0;
+      for (String[] owner : before.values()) {
+        if (owner[0].equals("n3")) {
+          victims.add(range);
+        }
+        range++;
+      }
+      load.startThroughFailures(List.of(n1, n2, n3));
+      long stopped;
+      long served;
+      try {
+        Thread.sleep(2_000);
+        long failedAt = System.nanoTime();
+        Files.createFile(cluster.root.resolve(FsyncRefusingStorage.SWITCH));
+        assertTrue(n3.awaitExit(Duration.ofSeconds(60)), "n3 still runs 60 s after its disk refused fsync; its "
+            + "log:\n" + n3.tail(60));
+        stopped = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failedAt);
+        Workload.awaitPlacement(n1, Set.of("n1", "n2"), Duration.ofSeconds(60), t -> true);
+        load.awaitReadable(n2, victims, Duration.ofSeconds(60));
+        served = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failedAt);
+        Thread.sleep(2_000);
+      } finally {
+        load.stop();
+      }
+      String log = n3.tail(100_000);
+      assertEquals(1, log.split("failed an fsync", -1).length - 1, "n3 logs the failed fsync once; its log:\n"
+          + n3.tail(80));
+      assertTrue(log.contains("LogSyncFailedException"), "with the stack; its log:\n" + n3.tail(80));
+      assertTrue(n1.tail(100_000).contains("fencing node n3") || n2.tail(100_000).contains("fencing node n3"),
+          "the master fenced n3's log before placing its tablets");
+      load.verify(n2);
+      System.out.printf("n3's disk refused fsync: n3 stopped %d ms later; its %d tablets served on n1 and n2 %d ms "
+          + "later%n", stopped, victims.size(), served);
+    }
+  }
+}
