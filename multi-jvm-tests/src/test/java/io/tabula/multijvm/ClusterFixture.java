@@ -136,6 +136,7 @@ final class ClusterFixture implements AutoCloseable {
         .setMaxRpcTimeoutDuration(attempt).setRpcTimeoutMultiplier(1.0)
         .setTotalTimeoutDuration(total).build();
     stub.readRowsSettings().setRetrySettings(retry).setIdleTimeoutDuration(Duration.ofSeconds(30));
+    stub.readRowSettings().setRetrySettings(retry);
     stub.mutateRowSettings().setRetrySettings(retry);
     stub.bulkMutateRowsSettings().setRetrySettings(retry);
     return BigtableDataClient.create(b.build());

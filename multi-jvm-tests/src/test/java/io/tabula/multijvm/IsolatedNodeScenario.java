@@ -17,6 +17,9 @@ import java.util.concurrent.TimeUnit;
  * starts; the master fences n3's commit log and places its tablets on the others, which serve
  * them; after a while the fault ends, and n3 must stop (fenced or downed) within 60 s. Every
  * acknowledged write reads back; a failed write may or may not be there; nothing else is.
+ * Meanwhile a writer and a reader through every node work on one register row per tablet
+ * (unique values), and each row's recorded history must be linearizable ({@link
+ * RegisterHistory}): so nothing n3 acknowledged or answered after its tablets moved escapes.
  */
 final class IsolatedNodeScenario {
   /** How the scenario cuts n3 off, and how it lets it back. */
@@ -45,7 +48,8 @@ final class IsolatedNodeScenario {
       range++;
     }
     load.startThroughFailures(List.of(n1, n2, n3, cluster.node("n4")))
-        .withReaderThroughFailures(n3).withReaderThroughFailures(n2);
+        .withReaderThroughFailures(n3).withReaderThroughFailures(n2)
+        .withRegisters(List.of(n1, n2, n3, cluster.node("n4")));
     try {
       Thread.sleep(2_000);
       long startedAt = System.nanoTime();
@@ -69,5 +73,6 @@ final class IsolatedNodeScenario {
     assertTrue(log.contains("is fenced") || log.contains("Down"), "n3 stopped because it was fenced or "
         + "downed; its log:\n" + n3.tail(60));
     load.verify(n2);
+    load.checkRegisters(n2);
   }
 }

@@ -49,6 +49,10 @@ final class Workload {
   private final List<Integer> scans = Collections.synchronizedList(new ArrayList<>());
   private final java.util.concurrent.atomic.AtomicInteger keyReads = new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicInteger failedReads = new java.util.concurrent.atomic.AtomicInteger();
+  /** Operations on the register rows ({@link #withRegisters}), for the history check. */
+  private final RegisterHistory registers = new RegisterHistory();
+  /** Marks the register rows' keys, which {@link #verify} leaves to the history check. */
+  private static final String REGISTER = "-reg";
 
   private Workload(List<String> prefixes) {
     this.prefixes = prefixes;
@@ -316,6 +320,74 @@ final class Workload {
     return this;
   }
 
+  /**
+   * Adds, through each of {@code via}, a writer and a reader of the register rows (one row per
+   * tablet range, {@code <prefix>-reg}) that go on through failures: the writer writes values
+   * no other write uses, the reader reads a row's latest cell, and every operation is recorded
+   * in a {@link RegisterHistory} with its invocation and answer times and its outcome.
+   * {@link #checkRegisters} reads each row once more at the end and checks the history.
+   */
+  Workload withRegisters(List<NodeJvm> via) {
+    for (NodeJvm n : via) {
+      threads.add(started("register-writer-" + n.name, () -> {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(n.name.hashCode());
+        try (BigtableDataClient c = ClusterFixture.data(n)) {
+          for (int seq = 0; !stop.get(); seq++) {
+            String row = prefixes.get(random.nextInt(prefixes.size())) + REGISTER;
+            String value = n.name + "-" + seq;
+            long invoked = System.nanoTime();
+            try {
+              c.mutateRow(RowMutation.create(T, row).setCell("f", "q", value));
+              registers.write(row, value, invoked, System.nanoTime());
+            } catch (com.google.api.gax.rpc.ApiException e) {
+              registers.write(row, value, invoked, RegisterHistory.NEVER);
+            }
+          }
+        }
+      }));
+      threads.add(started("register-reader-" + n.name, () -> {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(~n.name.hashCode());
+        try (BigtableDataClient c = ClusterFixture.data(n, Duration.ofSeconds(2))) {
+          while (!stop.get()) {
+            String row = prefixes.get(random.nextInt(prefixes.size())) + REGISTER;
+            readRegister(c, row);
+          }
+        }
+      }));
+    }
+    return this;
+  }
+
+  /** Reads register {@code row}'s latest cell and records it; a read that fails is not recorded. */
+  private void readRegister(BigtableDataClient c, String row) {
+    long invoked = System.nanoTime();
+    try {
+      Row r = c.readRow(T, row, com.google.cloud.bigtable.data.v2.models.Filters.FILTERS.limit().cellsPerColumn(1));
+      String value = r == null || r.getCells("f", "q").isEmpty() ? null
+          : r.getCells("f", "q").get(0).getValue().toStringUtf8();
+      registers.read(row, value, invoked, System.nanoTime());
+    } catch (com.google.api.gax.rpc.ApiException e) {
+      failedReads.incrementAndGet();
+    }
+  }
+
+  /**
+   * After {@link #stop}: reads every register row once more through {@code via} (so a lost last
+   * write shows), checks the history ({@link RegisterHistory#check}) and prints its summary.
+   */
+  void checkRegisters(NodeJvm via) throws Exception {
+    try (BigtableDataClient c = ClusterFixture.data(via)) {
+      for (String p : prefixes) {
+        int before = registers.size();
+        readRegister(c, p + REGISTER);
+        if (registers.size() == before) {
+          throw new AssertionError("the final read of register " + p + REGISTER + " through " + via.name + " failed");
+        }
+      }
+    }
+    System.out.println("register history: " + registers.check());
+  }
+
   /** The first failure of a writer or the scanner, or null. */
   Throwable failure() {
     return failure.get();
@@ -325,7 +397,12 @@ final class Workload {
   void stop() throws InterruptedException {
     stop.set(true);
     for (Thread t : threads) {
+      long start = System.nanoTime();
       t.join(60_000);
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      if (ms > 5_000 || t.isAlive()) {
+        System.out.printf("%s took %d ms to stop%s%n", t.getName(), ms, t.isAlive() ? " (still running)" : "");
+      }
     }
     if (failure.get() != null) {
       throw new AssertionError("the load failed", failure.get());
@@ -339,7 +416,10 @@ final class Workload {
     List<String> read = new ArrayList<>();
     try (BigtableDataClient c = ClusterFixture.data(via)) {
       for (Row r : c.readRows(Query.create(T))) {
-        read.add(r.getKey().toStringUtf8());
+        String key = r.getKey().toStringUtf8();
+        if (!key.endsWith(REGISTER)) {
+          read.add(key);
+        }
       }
     }
     if (!unknown.isEmpty()) {
