@@ -17,7 +17,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * and a target, and compares the rendered results with a line diff in the failure message.
  *
  * <p>The target is chosen by the system property {@value #TARGET_PROPERTY}: {@code tabula}
- * (default) starts a Tabula node; {@code emulator} starts a second emulator, which validates
+ * (default) starts a Tabula node; {@code cluster} starts three Tabula nodes and calls one that
+ * is not the master's ({@link ConformancePeer#tabulaCluster}); {@code emulator} starts a second emulator, which validates
  * the harness and the scenarios themselves (they must agree everywhere except server time).
  * A peer that cannot start fails the test class: nothing here is ever skipped. With {@value #PRINT_PROPERTY}{@code =true}
  * every scenario's reference result is printed.
@@ -38,7 +39,7 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
    */
   static final String FAMILY2 = "cf2";
 
-  enum Target { TABULA, EMULATOR }
+  enum Target { TABULA, CLUSTER, EMULATOR }
 
   /** One scenario, run once per peer against that peer's copy of the table. */
   @FunctionalInterface
@@ -59,9 +60,11 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
         System.getProperty(TARGET_PROPERTY, "tabula").trim().toUpperCase(Locale.ROOT));
     reference = ConformancePeer.emulator("emulator");
     try {
-      subject = target == Target.EMULATOR
-          ? ConformancePeer.emulator("second emulator")
-          : ConformancePeer.tabula("tabula");
+      subject = switch (target) {
+        case EMULATOR -> ConformancePeer.emulator("second emulator");
+        case CLUSTER -> ConformancePeer.tabulaCluster("three tabula nodes");
+        case TABULA -> ConformancePeer.tabula("tabula");
+      };
     } finally {
       if (subject == null) {
         reference.close();
@@ -74,6 +77,15 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
   public void afterAll(ExtensionContext context) throws Exception {
     if (reference == null) {
       return;
+    }
+    if (target == Target.CLUSTER) {
+      // The scenarios must have crossed nodes: tablets of their tables live on n1 and n3 too.
+      java.util.Map<String, Integer> owners = subject.tabletsByOwner();
+      System.out.println("tablets by owner after " + context.getDisplayName() + ": " + owners);
+      int elsewhere = owners.entrySet().stream().filter(e -> !e.getKey().equals("n2"))
+          .mapToInt(java.util.Map.Entry::getValue).sum();
+      Assertions.assertTrue(elsewhere > 0, "no scenario table was served by a node other than the one called: "
+          + owners);
     }
     try (ConformancePeer r = reference) {
       subject.close();
@@ -112,7 +124,7 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
     Assertions.assertEquals(emulatorAnswer, ref,
         scenario + ": the emulator no longer answers as recorded in docs/api-coverage.md\n"
             + diff(emulatorAnswer, ref));
-    String expected = target == Target.TABULA ? tabulaAnswer : emulatorAnswer;
+    String expected = target != Target.EMULATOR ? tabulaAnswer : emulatorAnswer;
     compare(scenario, expected, run(subject, table, body), "intended");
   }
 
@@ -129,7 +141,7 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
       System.out.println("--- " + scenario + " (" + reference.name() + ", not compared)\n" + ref);
     }
     String actual = run(subject, table, body);
-    if (target == Target.TABULA) {
+    if (target != Target.EMULATOR) {
       compare(scenario, tabulaAnswer, actual, "intended");
     }
   }

@@ -8,13 +8,18 @@ import com.google.cloud.bigtable.data.v2.BigtableDataSettings;
 import com.google.cloud.bigtable.data.v2.stub.EnhancedBigtableStubSettings;
 import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
 import com.google.cloud.bigtable.emulator.core.EmulatorController;
+import com.typesafe.config.ConfigFactory;
 import io.tabula.cluster.TabulaNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
@@ -38,6 +43,8 @@ public final class ConformancePeer implements AutoCloseable {
   private final AutoCloseable server;
   private final BigtableDataClient data;
   private final BigtableTableAdminClient admin;
+  /** The Management HTTP port of the node the clients call, for a Tabula cluster; 0 otherwise. */
+  private int clusterHttpPort;
 
   private ConformancePeer(String name, AutoCloseable server, int port) throws IOException {
     this.name = name;
@@ -82,6 +89,78 @@ public final class ConformancePeer implements AutoCloseable {
       }
     };
     return new ConformancePeer(name, stop, node.grpcPort());
+  }
+
+  /**
+   * Starts three Tabula nodes in this JVM, sharing one fresh temporary storage root: n1 forms
+   * the cluster (and, the oldest, runs the master), n2 and n3 join it. The clients talk to n2,
+   * a node that is not the master's, so most scenarios' tables are served by another node than
+   * the one the client calls (each table's tablet goes where the balancer puts it), and every
+   * answer crosses the cluster's forwarding.
+   */
+  static ConformancePeer tabulaCluster(String name) throws IOException {
+    Path dataDir = Files.createTempDirectory("tabula-conformance-cluster-");
+    List<TabulaNode> nodes = new ArrayList<>();
+    try {
+      int seedPort = freePort();
+      for (String node : List.of("n1", "n2", "n3")) {
+        Map<String, Object> settings = new HashMap<>(Map.of("tabula.node.data-dir", dataDir.toString(),
+            "tabula.node.grpc-port", 0, "tabula.node.http-port", 0, "tabula.node.name", node,
+            "tabula.node.cluster-port", node.equals("n1") ? seedPort : freePort()));
+        if (!node.equals("n1")) {
+          settings.put("tabula.node.join", List.of(LOOPBACK + ":" + seedPort));
+        }
+        nodes.add(TabulaNode.start(ConfigFactory.parseMap(settings)));
+      }
+    } catch (RuntimeException e) {
+      closeAll(nodes);
+      deleteTree(dataDir);
+      throw e;
+    }
+    AutoCloseable stop = () -> {
+      try {
+        closeAll(nodes);
+      } finally {
+        deleteTree(dataDir);
+      }
+    };
+    ConformancePeer peer = new ConformancePeer(name, stop, nodes.get(1).grpcPort());
+    peer.clusterHttpPort = nodes.get(1).httpPort();
+    return peer;
+  }
+
+  /**
+   * For a Tabula cluster: how many tablets each node owns, as the node the clients call shows
+   * them ({@code GET /tabula/tablets}); empty for a single server.
+   */
+  Map<String, Integer> tabletsByOwner() throws IOException, InterruptedException {
+    Map<String, Integer> owners = new java.util.TreeMap<>();
+    if (clusterHttpPort == 0) {
+      return owners;
+    }
+    {
+      String body = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + LOOPBACK + ":"
+          + clusterHttpPort + "/tabula/tablets")).timeout(CALL_DEADLINE).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"owner\":\"([^\"]*)\"").matcher(body);
+      while (m.find()) {
+        owners.merge(m.group(1), 1, Integer::sum);
+      }
+    }
+    return owners;
+  }
+
+  /** Stops the nodes, youngest first, so the master's node goes last. */
+  private static void closeAll(List<TabulaNode> nodes) {
+    for (int i = nodes.size() - 1; i >= 0; i--) {
+      nodes.get(i).close();
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(LOOPBACK))) {
+      return s.getLocalPort();
+    }
   }
 
   String name() {
