@@ -64,6 +64,12 @@ public final class TabletServer implements Closeable {
   private final Map<String, Tablet> tablets = new ConcurrentHashMap<>();
   /** Set once {@link #abandon} began: no tablet is closed cleanly after that. */
   private volatile boolean abandoned;
+  /**
+   * Tablets whose close failed (their flush did not finish), to the redo point they had: their
+   * writes since are only in this server's commit log, which its next owner replays, so the
+   * log's segments holding them stay (see {@link #deleteObsoleteLogSegments}).
+   */
+  private final Map<String, Long> closedUnflushed = new ConcurrentHashMap<>();
   /** The name of this server's commit-log folder under {@code logs/}. */
   private final String logName;
   /**
@@ -154,6 +160,12 @@ public final class TabletServer implements Closeable {
     if (open != null) {
       return new Opened(open, 0, List.of());
     }
+    if (closedUnflushed.containsKey(tabletId)) {
+      // Its writes since its last flush are in this server's own, live log, which a tablet here
+      // does not replay: another node (or this one's next life) opens it from that log.
+      throw new TabletUnavailableException("tablet " + tabletId + " failed to close cleanly on this node; its "
+          + "writes since its last flush are in this node's commit log, so it opens on another node");
+    }
     String dir = Tablet.dirOf(table, tabletId);
     if (!ManifestCodec.exists(storage, dir)) {
       return new Opened(createTablet(table, tabletId, startRow, endRow), 0, List.of());
@@ -212,7 +224,13 @@ public final class TabletServer implements Closeable {
           + "without flushing (its commit log is lost), so its writes are in the log for its next owner to replay");
     }
     if (t != null) {
-      t.close();
+      long redoPoint = t.redoPoint();
+      try {
+        t.close();
+      } catch (IOException | RuntimeException e) {
+        closedUnflushed.put(tabletId, redoPoint);
+        throw e;
+      }
     }
   }
 
@@ -386,9 +404,11 @@ public final class TabletServer implements Closeable {
 
   private void deleteObsoleteLogSegments() {
     try {
+      // A tablet not open here was closed cleanly (flushed), split (flushed first), dropped
+      // with its table, or never opened here: its records are obsolete, unless its close failed.
       log.deleteObsoleteSegments(id -> {
         Tablet t = tablets.get(id);
-        return t == null ? Long.MAX_VALUE : t.redoPoint();
+        return t != null ? t.redoPoint() : closedUnflushed.getOrDefault(id, Long.MAX_VALUE);
       });
     } catch (IOException e) {
       // Old segments stay until the next flush tries again; nothing is lost by keeping them.

@@ -371,6 +371,37 @@ class TabletTest {
   }
 
   @Test
+  void aTabletWhoseCloseFailedKeepsItsLogSegmentsForItsNextOwner() throws Exception {
+    storage = new FaultyStorage(new FileStorage(dir));
+    TabletServer.Options o = new TabletServer.Options("n1", 1 << 20, 1, new CommitLogOptions(4096,
+        Durability.FSYNC), TabletOptions.defaults());
+    server = TabletServer.open(storage, o, now::get, t -> SCHEMA, (what, e) -> reported.add(what + ": " + e));
+    Tablet t1 = server.createTablet("tbl", "t1", new byte[0], b("m"));
+    Tablet t2 = server.createTablet("tbl", "t2", b("m"), new byte[0]);
+    for (int i = 0; i < 40; i++) {
+      t1.apply(set(String.format("a%03d", i), "x".repeat(200))).join(); // several 4 KiB segments of t1 alone
+    }
+    storage.setSpaceLeft(0);
+    assertThrows(IOException.class, () -> server.closeTablet("t1"), "the full disk fails t1's flush");
+    storage.unlimitedSpace();
+    assertThrows(TabletUnavailableException.class, () -> server.openTablet("tbl", "t1", new byte[0], b("m"),
+        List.of()), "not reopened here, where its own live log would not be replayed");
+    for (int i = 0; i < 40; i++) {
+      t2.apply(set(String.format("z%03d", i), "y".repeat(200))).join();
+    }
+    t2.freezeAndFlush().join(); // a flush deletes the segments no open tablet needs
+    Thread.sleep(200);
+    server.abandon();
+
+    // t1's next owner replays it from n1's log: every acknowledged write of t1 is there.
+    TabletServer.Options o2 = new TabletServer.Options("n2", 1 << 20, 1, new CommitLogOptions(4096,
+        Durability.FSYNC), TabletOptions.defaults());
+    server = TabletServer.startOnDemand(new FileStorage(dir), o2, now::get, t -> SCHEMA, (what, e) -> { });
+    Tablet again = server.openTablet("tbl", "t1", new byte[0], b("m"), List.of("n1")).tablet();
+    assertEquals(40, values(again.scan(new byte[0], new byte[0], ReadFilter.all())).size());
+  }
+
+  @Test
   void aFailedBackgroundFlushAndAFileLeftBehindAreReported() throws Exception {
     // The log does not sync, so writes succeed while every SSTable's sync fails.
     Tablet t = open(TabletOptions.defaults().withMemtableBytes(4096), Durability.OS_BUFFERED)
