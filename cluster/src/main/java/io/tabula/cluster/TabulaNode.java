@@ -20,6 +20,7 @@ import io.tabula.cluster.sharding.TabletShards;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.tablet.FileSweeper;
 import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletServer;
@@ -36,6 +37,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -224,6 +226,7 @@ public final class TabulaNode implements AutoCloseable {
         "directory-topic", org.apache.pekko.actor.typed.Props.empty());
     system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
         org.apache.pekko.actor.typed.Props.empty());
+    FileSweeper fileSweeper = new FileSweeper(storage, config.getDuration("tabula.master.sweep-files-grace"));
     MasterNodes nodes = new MasterNodes() {
       @Override
       public List<ClusterNodes.NodeInfo> all() {
@@ -254,6 +257,17 @@ public final class TabulaNode implements AutoCloseable {
       @Override
       public void down(ClusterNodes.NodeInfo node) {
         cluster.manager().tell(new Down(node.address()));
+      }
+
+      @Override
+      public CompletionStage<FileSweeper.Result> sweepFiles(Map<String, Set<String>> tablets) {
+        return CompletableFuture.supplyAsync(() -> {
+          try {
+            return fileSweeper.sweep(tablets);
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        }, system.dispatchers().lookup(DispatcherSelector.blocking()));
       }
     };
     Master.Tablets tabletRefs = id -> TabletShards.of(system).tablet(id);

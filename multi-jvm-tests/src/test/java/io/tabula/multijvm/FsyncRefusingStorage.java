@@ -88,6 +88,11 @@ public final class FsyncRefusingStorage implements Storage {
   }
 
   @Override
+  public long modifiedMillis(String path) throws IOException {
+    return files.modifiedMillis(path);
+  }
+
+  @Override
   public List<String> list(String dir) throws IOException {
     return files.list(dir);
   }

@@ -18,7 +18,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * what is cold). Writers fill the {@code k} range, whose tablet splits again and
  * again (the children spread over the nodes by the balancer); the {@code z} ranges, split in
  * four at creation and written only at first, go cold and are merged (moved to one node
- * first where needed). A scan runs throughout; every row reads back once, in order.
+ * first where needed). A scan runs throughout; every row reads back once, in order. The
+ * master sweeps unreferenced SSTables every second with a 3 s grace, so the files splits and
+ * merges leave shared are deleted once no tablet names them, while the load runs: the scans and
+ * the final read show that nothing a tablet still needed went.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 @ExtendWith(ClusterFixture.LogsOnFailure.class)
@@ -36,6 +39,8 @@ class SplitsAndMergesTest {
           tabula.master.merge.below-bytes = 48KiB
           tabula.master.merge.cold-for = 3s
           tabula.master.merge.cold-ops-per-second = 100000
+          tabula.master.sweep-files-every = 1s
+          tabula.master.sweep-files-grace = 3s
           """);
       for (String n : List.of("n1", "n2", "n3")) {
         cluster.add(n);
@@ -65,6 +70,14 @@ class SplitsAndMergesTest {
         load.stop();
       }
       load.verify(cluster.node("n2"));
+      java.util.regex.Matcher swept = java.util.regex.Pattern.compile("deleted (\\d+) SSTables no tablet references")
+          .matcher(cluster.node("n1").tail(1_000_000));
+      int deleted = 0;
+      while (swept.find()) {
+        deleted += Integer.parseInt(swept.group(1));
+      }
+      System.out.printf("the master's sweep deleted %d SSTables that splits and merges had left shared%n", deleted);
+      assertTrue(deleted > 0, "the master swept the files the splits and merges left shared");
       long owners = seen.values().stream().map(o -> o[0]).distinct().count();
       assertTrue(owners >= 2, "the tablets are spread over nodes: " + owners);
     }

@@ -186,14 +186,16 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final ActorRef<Topic.Command<Directory>> topic;
   private final LongSupplier clockMicros;
   private final Placements placements;
+  private final FileSweeps fileSweeps;
 
   private Master(PersistenceId id, ActorContext<Command> ctx, ActorRef<Topic.Command<Directory>> topic,
-      LongSupplier clockMicros, Placements placements) {
+      LongSupplier clockMicros, Placements placements, FileSweeps fileSweeps) {
     super(id);
     this.ctx = ctx;
     this.topic = topic;
     this.clockMicros = clockMicros;
     this.placements = placements;
+    this.fileSweeps = fileSweeps;
   }
 
   /**
@@ -215,7 +217,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
       return new Master(id, ctx, ctx.spawn(Topic.create(Directory.class, TOPIC), "directory-topic"), clockMicros,
-          new Placements(nodes, tablets, settings));
+          new Placements(nodes, tablets, settings), new FileSweeps(nodes, settings.sweepEvery(), System.nanoTime()));
     }));
   }
 
@@ -367,6 +369,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, Directory> onTick(Directory d, Tick c) {
+    fileSweeps.onTick(d, System.nanoTime());
     Placements.Plan plan = placements.onTick(d, ctx.getLog());
     if (plan.isEmpty()) {
       return Effect().none();

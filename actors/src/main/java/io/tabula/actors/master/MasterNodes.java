@@ -1,12 +1,16 @@
 package io.tabula.actors.master;
 
+import io.tabula.persistence.tablet.FileSweeper;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The cluster as the master sees and acts on it: the nodes it may place tablets on, and what
- * it asks of them (leave once drained, be fenced and downed once taken for dead).
+ * The cluster as the master sees and acts on it: the nodes it may place tablets on, what it
+ * asks of them (leave once drained, be fenced and downed once taken for dead), and the shared
+ * storage's garbage it collects.
  */
 @FunctionalInterface
 public interface MasterNodes {
@@ -34,4 +38,13 @@ public interface MasterNodes {
 
   /** Downs {@code node}: the cluster takes it for dead, and it is removed from the membership. */
   default void down(ClusterNodes.NodeInfo node) {}
+
+  /**
+   * Runs one mark-and-sweep of the SSTables ({@link FileSweeper}) over {@code tablets}, each
+   * table of the directory to its tablets' ids, off the caller's thread. Completes with what it
+   * did, or with null where there is no storage to sweep.
+   */
+  default CompletionStage<FileSweeper.Result> sweepFiles(Map<String, Set<String>> tablets) {
+    return CompletableFuture.completedFuture(null);
+  }
 }

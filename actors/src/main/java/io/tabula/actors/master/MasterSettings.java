@@ -19,20 +19,22 @@ import java.time.Duration;
  * @param fenceAfter how long a node may be unreachable before the master, on a side holding a
  *     majority, fences and downs it and places its tablets elsewhere (zero: never; the
  *     split-brain resolver and {@code absentFor} decide)
+ * @param sweepEvery how often the master deletes the SSTables no tablet references (zero: never)
  */
 public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absentFor, Duration tick,
     Duration balanceEvery, Duration movedStays, long mergeBelowBytes, Duration mergeColdFor,
-    double coldOpsPerSecond, Duration fenceAfter) {
+    double coldOpsPerSecond, Duration fenceAfter, Duration sweepEvery) {
   /** For tests that run a master without a cluster. */
   public static final MasterSettings DEFAULTS = new MasterSettings(2, Duration.ofSeconds(60), Duration.ofSeconds(30),
       Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60), 32L << 20, Duration.ofMinutes(10), 1.0,
-      Duration.ofSeconds(2));
+      Duration.ofSeconds(2), Duration.ofMinutes(5));
 
   public static MasterSettings from(Config master) {
     return new MasterSettings(master.getInt("max-concurrent-moves"), master.getDuration("move-timeout"),
         master.getDuration("place-tablets-of-absent-node-after"), master.getDuration("tick"),
         master.getDuration("balance-every"), master.getDuration("moved-tablet-stays"),
         master.getBytes("merge.below-bytes"), master.getDuration("merge.cold-for"),
-        master.getDouble("merge.cold-ops-per-second"), master.getDuration("fence-unreachable-node-after"));
+        master.getDouble("merge.cold-ops-per-second"), master.getDuration("fence-unreachable-node-after"),
+        master.getDuration("sweep-files-every"));
   }
 }

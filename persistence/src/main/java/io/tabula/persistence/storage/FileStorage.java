@@ -74,6 +74,11 @@ public final class FileStorage implements Storage {
   }
 
   @Override
+  public long modifiedMillis(String path) throws IOException {
+    return Files.getLastModifiedTime(resolve(path)).toMillis();
+  }
+
+  @Override
   public List<String> list(String dir) throws IOException {
     Path p = resolve(dir);
     if (!Files.isDirectory(p)) {
@@ -100,6 +105,20 @@ public final class FileStorage implements Storage {
       Files.move(resolve(from), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
       throw new IOException("this file system cannot rename atomically: " + from + " -> " + to, e);
+    }
+  }
+
+  @Override
+  public boolean renameIfAbsent(String from, String to) throws IOException {
+    Path target = resolve(to);
+    Files.createDirectories(target.getParent());
+    try {
+      Files.createLink(target, resolve(from));
+      return true;
+    } catch (java.nio.file.FileAlreadyExistsException taken) {
+      return false;
+    } finally {
+      Files.deleteIfExists(resolve(from));
     }
   }
 

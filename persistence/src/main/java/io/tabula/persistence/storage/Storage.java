@@ -23,6 +23,16 @@ public interface Storage {
   /** Size in bytes of an existing file. */
   long size(String path) throws IOException;
 
+  /**
+   * When the file was last written, in milliseconds since the epoch, by the storage's clock.
+   * The master's file sweep deletes only files this old by more than its grace period, so a
+   * file still being written is never taken. This default says "just now", so a storage that
+   * cannot tell keeps every file.
+   */
+  default long modifiedMillis(String path) throws IOException {
+    return System.currentTimeMillis();
+  }
+
   /** Names (not paths) of the entries directly under {@code dir}, sorted; empty if it does not exist. */
   List<String> list(String dir) throws IOException;
 
@@ -31,6 +41,22 @@ public interface Storage {
 
   /** Atomically replaces {@code to} with {@code from}. */
   void rename(String from, String to) throws IOException;
+
+  /**
+   * Renames {@code from} to {@code to} unless {@code to} exists already, atomically with
+   * respect to other such renames: of two processes publishing to one name, exactly one wins
+   * and the other's {@code from} is deleted. Returns whether this call published it. This
+   * default checks first (a check-then-rename a concurrent publisher can slip into); the file
+   * system's version uses a hard link, which fails if the name is taken.
+   */
+  default boolean renameIfAbsent(String from, String to) throws IOException {
+    if (exists(to)) {
+      delete(from);
+      return false;
+    }
+    rename(from, to);
+    return true;
+  }
 
   /** Makes the directory's entries (creations, renames) durable. */
   void syncDirectory(String dir) throws IOException;

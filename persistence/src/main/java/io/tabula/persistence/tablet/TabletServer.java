@@ -6,6 +6,7 @@ import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.wal.CommitLog;
 import io.tabula.persistence.wal.CommitLogOptions;
 import io.tabula.persistence.wal.LogLostException;
+import io.tabula.persistence.wal.LogPieces;
 import io.tabula.persistence.wal.ReplayResult;
 import java.io.Closeable;
 import java.io.IOException;
@@ -183,11 +184,8 @@ public final class TabletServer implements Closeable {
         if (other.equals(logName)) {
           continue;
         }
-        replayed += CommitLog.readFolder(storage, Storage.path("logs", other), (id, seq, payload) -> {
-          if (id.equals(tabletId)) {
-            t.replay(seq, payload);
-          }
-        });
+        replayed += LogPieces.replay(storage, Storage.path("logs", other), tabletId, (id, seq, payload) ->
+            t.replay(seq, payload));
         recovered.add(other);
       }
       if (t.visibleSequence() > t.redoPoint()) {

@@ -166,6 +166,11 @@ public final class FaultyStorage implements Storage {
   }
 
   @Override
+  public long modifiedMillis(String path) throws IOException {
+    return delegate.modifiedMillis(path);
+  }
+
+  @Override
   public List<String> list(String dir) throws IOException {
     return live(() -> delegate.list(dir));
   }

@@ -1,0 +1,274 @@
+package io.tabula.persistence.wal;
+
+import io.tabula.persistence.encoding.ByteSink;
+import io.tabula.persistence.storage.CorruptionException;
+import io.tabula.persistence.storage.ReadableFile;
+import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Recovery of another node's commit log in sorted pieces (paper §6, "Commit-log
+ * implementation"): each segment of the dead log (a piece of at most the segment size, 64 MiB
+ * by default) is sorted once by tablet, keeping each tablet's records in log order, into a
+ * file beside it, {@code NNNNNN.sorted} (docs/formats/recovery-piece.md). Every tablet that
+ * needs the log then reads only its own run of each piece, instead of the whole log.
+ *
+ * <p>Whoever first needs a piece sorts it (a tablet being opened, or a node the master asked
+ * to). The sort is deterministic: the same segment gives the same piece, byte for byte. It is
+ * written under a temporary name, synced, and published with {@link Storage#renameIfAbsent},
+ * so a piece, once there, never changes: a second sorter (another node, a sort redone after a
+ * crash) discards its copy and reads the first. A recovery interrupted anywhere is resumed by
+ * the next reader, never done twice with different results, even if a fenced writer that was
+ * frozen appends to the segment later (those records were never acknowledged).
+ *
+ * <p>A piece is made only of a segment that can no longer change: a sealed one (not the
+ * folder's last), or any segment of a fenced folder. The last segment of a folder that is not
+ * fenced is read whole, each time. The log must be another node's (fenced, dead, an earlier
+ * life of this node, or a live node's whose tablet failed to close cleanly): it is only read,
+ * never cut. Thread-safe; sorts of one segment in this process are shared.
+ */
+public final class LogPieces {
+  /** File name suffix of a sorted piece, beside its segment's {@code .log}. */
+  static final String SUFFIX = ".sorted";
+  static final long MAGIC = 0x54424C4150494543L; // "TBLAPIEC": TaBuLA PIECe
+  static final int VERSION = 1;
+  static final int HEADER_SIZE = 16;
+  static final int FOOTER_SIZE = 16;
+
+  /** One tablet's run in a piece. */
+  record Run(String tabletId, long offset, long length, long records, long maxSequence) {}
+
+  /** Sorts of this process under way, by piece path, so concurrent openers share one. */
+  private static final Map<String, CompletableFuture<Void>> SORTING = new ConcurrentHashMap<>();
+
+  private LogPieces() {}
+
+  /**
+   * Delivers, in order, every valid record of tablet {@code tabletId} in the log folder
+   * {@code dir}, reading its run of each segment's sorted piece (sorting a segment first if
+   * its piece is not there yet). A torn tail of the last segment (the crash that ended the
+   * log) is skipped; damage anywhere else is thrown. Returns how many records were delivered.
+   */
+  public static long replay(Storage storage, String dir, String tabletId, RecordVisitor visitor) throws IOException {
+    List<String> segments = segments(storage, dir);
+    boolean fenced = storage.isFenced(dir);
+    long delivered = 0;
+    for (int i = 0; i < segments.size(); i++) {
+      boolean last = i == segments.size() - 1;
+      if (last && !fenced) {
+        // A writer may still append to the last segment of a folder that is not fenced (a live
+        // node whose tablet failed to close cleanly): a piece of it would miss what comes later.
+        String path = Storage.path(dir, segments.get(i));
+        long[] n = {0};
+        LogReader.read(path, LogReader.readAll(storage, path), true, (id, seq, payload) -> {
+          if (id.equals(tabletId)) {
+            visitor.record(id, seq, payload);
+            n[0]++;
+          }
+        });
+        delivered += n[0];
+      } else {
+        delivered += readRun(storage, ensureSorted(storage, dir, segments.get(i), last), tabletId, visitor);
+      }
+    }
+    return delivered;
+  }
+
+  /**
+   * Sorts every segment of the fenced log folder {@code dir} that has no piece yet: the work a
+   * node does for the master before the dead node's tablets open. Returns how many segments
+   * the folder has; none is sorted if it is not fenced.
+   */
+  public static int sortAll(Storage storage, String dir) throws IOException {
+    List<String> segments = segments(storage, dir);
+    if (!storage.isFenced(dir)) {
+      return segments.size();
+    }
+    for (int i = 0; i < segments.size(); i++) {
+      ensureSorted(storage, dir, segments.get(i), i == segments.size() - 1);
+    }
+    return segments.size();
+  }
+
+  /** The segment file names of {@code dir}, by number. */
+  private static List<String> segments(Storage storage, String dir) throws IOException {
+    List<String> names = new ArrayList<>();
+    for (String name : storage.list(dir)) {
+      if (CommitLogFormat.segmentNumber(name) >= 0) {
+        names.add(name);
+      }
+    }
+    names.sort(java.util.Comparator.comparingLong(CommitLogFormat::segmentNumber));
+    return names;
+  }
+
+  /** The path of {@code segment}'s piece, sorted first if it is not there yet. */
+  static String ensureSorted(Storage storage, String dir, String segment, boolean last) throws IOException {
+    String piece = Storage.path(dir, pieceName(segment));
+    if (storage.exists(piece)) {
+      return piece;
+    }
+    CompletableFuture<Void> mine = new CompletableFuture<>();
+    CompletableFuture<Void> running = SORTING.putIfAbsent(piece, mine);
+    if (running != null) {
+      try {
+        running.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        // That sort failed; try on our own below.
+      }
+      if (storage.exists(piece)) {
+        return piece;
+      }
+      return ensureSorted(storage, dir, segment, last);
+    }
+    try {
+      if (!storage.exists(piece)) {
+        sort(storage, Storage.path(dir, segment), piece, last);
+      }
+      mine.complete(null);
+      return piece;
+    } catch (IOException | RuntimeException e) {
+      mine.completeExceptionally(e);
+      throw e;
+    } finally {
+      SORTING.remove(piece, mine);
+    }
+  }
+
+  static String pieceName(String segment) {
+    return segment.substring(0, segment.length() - CommitLogFormat.SUFFIX.length()) + SUFFIX;
+  }
+
+  /** Sorts the segment at {@code segmentPath} into the piece at {@code piece} (see the class comment). */
+  static void sort(Storage storage, String segmentPath, String piece, boolean last) throws IOException {
+    Map<String, ByteSink> runs = new TreeMap<>();
+    Map<String, long[]> counts = new LinkedHashMap<>(); // tablet -> {records, max sequence}
+    LogReader.read(segmentPath, LogReader.readAll(storage, segmentPath), last, (id, seq, payload) -> {
+      ByteSink run = runs.computeIfAbsent(id, k -> new ByteSink(1024));
+      LogRecords.append(run, id.getBytes(StandardCharsets.UTF_8), seq, out -> out.put(payload));
+      long[] c = counts.computeIfAbsent(id, k -> new long[] {0, Long.MIN_VALUE});
+      c[0]++;
+      c[1] = Math.max(c[1], seq);
+    });
+    String tmp = piece + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+    try {
+      try (WritableFile w = storage.create(tmp)) {
+        byte[] header = new byte[HEADER_SIZE];
+        ByteSink.putLongAt(header, 0, MAGIC);
+        ByteSink.putIntAt(header, 8, VERSION);
+        ByteSink.putIntAt(header, 12, LogRecords.crc(header, 0, 12));
+        w.append(header);
+        ByteSink index = new ByteSink(256);
+        index.putInt(runs.size());
+        for (Map.Entry<String, ByteSink> r : runs.entrySet()) {
+          long offset = w.position();
+          w.append(r.getValue().array(), 0, r.getValue().size());
+          long[] c = counts.get(r.getKey());
+          index.putLengthPrefixed(r.getKey().getBytes(StandardCharsets.UTF_8)).putLong(offset)
+              .putLong(r.getValue().size()).putLong(c[0]).putLong(c[1]);
+        }
+        long indexOffset = w.position();
+        w.append(index.array(), 0, index.size());
+        byte[] footer = new byte[FOOTER_SIZE];
+        ByteSink.putLongAt(footer, 0, indexOffset);
+        ByteSink.putIntAt(footer, 8, index.size());
+        ByteSink.putIntAt(footer, 12, LogRecords.crc(index.array(), 0, index.size()));
+        w.append(footer);
+        w.sync();
+      }
+      storage.renameIfAbsent(tmp, piece);
+      storage.syncDirectory(Storage.parent(piece));
+    } finally {
+      if (storage.exists(tmp)) {
+        storage.delete(tmp);
+      }
+    }
+  }
+
+  /** The runs of the piece at {@code piece}, by tablet id, checked against the footer's CRC. */
+  static Map<String, Run> index(ReadableFile f, String piece) throws IOException {
+    long size = f.size();
+    if (size < HEADER_SIZE + FOOTER_SIZE + 4) {
+      throw new CorruptionException(piece, 0, "a sorted piece of " + size + " bytes is too short");
+    }
+    byte[] header = f.readFully(0, HEADER_SIZE);
+    if (ByteSink.getLongAt(header, 0) != MAGIC || ByteSink.getIntAt(header, 8) != VERSION
+        || ByteSink.getIntAt(header, 12) != LogRecords.crc(header, 0, 12)) {
+      throw new CorruptionException(piece, 0, "bad header of a sorted piece");
+    }
+    byte[] footer = f.readFully(size - FOOTER_SIZE, FOOTER_SIZE);
+    long indexOffset = ByteSink.getLongAt(footer, 0);
+    int indexLength = ByteSink.getIntAt(footer, 8);
+    if (indexOffset < HEADER_SIZE || indexLength < 4 || indexOffset + indexLength != size - FOOTER_SIZE) {
+      throw new CorruptionException(piece, size - FOOTER_SIZE, "bad footer of a sorted piece");
+    }
+    byte[] index = f.readFully(indexOffset, indexLength);
+    if (LogRecords.crc(index, 0, indexLength) != ByteSink.getIntAt(footer, 12)) {
+      throw new CorruptionException(piece, indexOffset, "the index of a sorted piece fails its CRC");
+    }
+    ByteBuffer in = ByteBuffer.wrap(index);
+    int count = in.getInt();
+    Map<String, Run> runs = new TreeMap<>();
+    for (int i = 0; i < count; i++) {
+      int idLen = io.tabula.persistence.encoding.VarInts.getVarInt(in);
+      byte[] id = new byte[idLen];
+      in.get(id);
+      String tablet = new String(id, StandardCharsets.UTF_8);
+      Run r = new Run(tablet, in.getLong(), in.getLong(), in.getLong(), in.getLong());
+      if (r.offset() < HEADER_SIZE || r.offset() + r.length() > indexOffset) {
+        throw new CorruptionException(piece, indexOffset, "the run of tablet " + tablet + " lies outside the piece");
+      }
+      runs.put(tablet, r);
+    }
+    return runs;
+  }
+
+  /** Delivers the records of {@code tabletId}'s run in the piece at {@code piece}; returns how many. */
+  static long readRun(Storage storage, String piece, String tabletId, RecordVisitor visitor) throws IOException {
+    try (ReadableFile f = storage.open(piece)) {
+      Run run = index(f, piece).get(tabletId);
+      if (run == null) {
+        return 0;
+      }
+      if (run.length() > Integer.MAX_VALUE - 64) {
+        throw new CorruptionException(piece, run.offset(), "a run of " + run.length() + " bytes");
+      }
+      byte[] b = f.readFully(run.offset(), (int) run.length());
+      long records = 0;
+      int pos = 0;
+      while (pos < b.length) {
+        int body = pos + CommitLogFormat.RECORD_BODY <= b.length ? ByteSink.getIntAt(b, pos) : -1;
+        if (body < CommitLogFormat.MIN_BODY || body > b.length - pos - CommitLogFormat.RECORD_BODY
+            || ByteSink.getIntAt(b, pos + CommitLogFormat.RECORD_CRC) != LogRecords.recordCrc(b, pos, body)) {
+          throw new CorruptionException(piece, run.offset() + pos, "a damaged record in the run of tablet "
+              + tabletId);
+        }
+        ByteBuffer in = ByteBuffer.wrap(b, pos + CommitLogFormat.RECORD_BODY + 1, body - 1);
+        int idLen = io.tabula.persistence.encoding.VarInts.getVarInt(in);
+        in.position(in.position() + idLen);
+        long seq = in.getLong();
+        byte[] payload = new byte[in.remaining()];
+        in.get(payload);
+        visitor.record(tabletId, seq, payload);
+        records++;
+        pos += CommitLogFormat.RECORD_BODY + body;
+      }
+      if (records != run.records()) {
+        throw new CorruptionException(piece, run.offset(), "the run of tablet " + tabletId + " holds " + records
+            + " records, its index says " + run.records());
+      }
+      return records;
+    }
+  }
+}
