@@ -5,6 +5,7 @@ import io.tabula.actors.master.TabletPlacement;
 import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,11 +45,20 @@ final class LogSweeper {
    * a life that still runs acknowledges nothing more. Blocks on file I/O.
    */
   static void fenceAll(Storage storage, String node) throws IOException {
+    for (String f : folders(storage, node)) {
+      storage.fence(Storage.path("logs", f));
+    }
+  }
+
+  /** The names under {@code logs/} of every commit-log folder of node {@code node} (each of its lives). */
+  static List<String> folders(Storage storage, String node) throws IOException {
+    List<String> out = new java.util.ArrayList<>();
     for (String f : storage.list("logs")) {
       if (f.startsWith(node + ".") || f.equals(node)) {
-        storage.fence(Storage.path("logs", f));
+        out.add(f);
       }
     }
+    return out;
   }
 
   /** Sweeps, off the caller's thread, over the directory {@code d}. */

@@ -243,6 +243,7 @@ public final class TabulaNode implements AutoCloseable {
         return settings.name();
       }
 
+      /** Fences the node's logs, then has the live nodes sort them into recovery pieces (LogRecovery). */
       @Override
       public CompletionStage<Void> fence(String node) {
         return CompletableFuture.runAsync(() -> {
@@ -251,7 +252,10 @@ public final class TabulaNode implements AutoCloseable {
           } catch (IOException e) {
             throw new UncheckedIOException(e);
           }
-        }, system.dispatchers().lookup(DispatcherSelector.blocking()));
+        }, system.dispatchers().lookup(DispatcherSelector.blocking()))
+            .thenCompose(fenced -> LogRecovery.sortPieces(system, storage, node, SORT_TIMEOUT).toCompletableFuture()
+                // Placing waits this long at most: what is not sorted by then, the tablets sort.
+                .completeOnTimeout(null, SORT_WAIT.toMillis(), TimeUnit.MILLISECONDS));
       }
 
       @Override
@@ -295,7 +299,7 @@ public final class TabulaNode implements AutoCloseable {
         TabletSettings.from(config.getConfig("tabula.tablet")));
     TabletShards tablets = TabletShards.start(system, node);
     system.systemActorOf(LostRequests.create(), "lost-tablet-requests", org.apache.pekko.actor.typed.Props.empty());
-    system.systemActorOf(NodeRequests.create(node.local(), tablets::tablet, settings.askTimeout()), "node-requests",
+    system.systemActorOf(NodeRequests.create(node.local(), tablets::tablet, settings.askTimeout(), storage), "node-requests",
         org.apache.pekko.actor.typed.Props.empty());
     OwnedTablets owned = new OwnedTablets(settings.name(), tablets, node.local(), settings.wakeOwnedEvery());
     LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName,
@@ -535,6 +539,11 @@ public final class TabulaNode implements AutoCloseable {
       LOG.error("{} failed", what, failure);
     }
   }
+
+  /** How long one node may take to sort one segment of a dead node's log (64 MiB by default). */
+  private static final Duration SORT_TIMEOUT = Duration.ofSeconds(60);
+  /** How long the master waits for a dead node's log to be sorted before it places the tablets anyway. */
+  private static final Duration SORT_WAIT = Duration.ofSeconds(10);
 
   /** How often a node looks whether its commit log was fenced, besides at each write. */
   private static final Duration FENCE_LOOK = Duration.ofMillis(500);

@@ -17,7 +17,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * placed on the nodes left and serve again, their writes that were only in the dead node's
  * commit log replayed, and every acknowledged write reads back. A write that failed meanwhile
  * may or may not be there; nothing else is. Prints how long after the kill every tablet was
- * serving again. The argument (what is assumed, what is guaranteed) is in docs/failures.md.
+ * serving again. The dead node's log is sorted into recovery pieces across the live nodes
+ * before its tablets are placed. The argument (what is assumed, what is guaranteed) is in
+ * docs/fencing.md.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 @ExtendWith(ClusterFixture.LogsOnFailure.class)
@@ -57,6 +59,8 @@ class NodeDeathTest {
       System.out.printf("the killed node n3's %d tablets were placed on other nodes %d ms after the kill, and "
           + "answered reads %d ms after it%n", victims.size(), placed, served);
       load.verify(cluster.node("n2"));
+      assertTrue(n1.tail(1_000_000).contains("segments of node n3's commit log into recovery pieces"),
+          "the master had the live nodes sort the dead node's log into pieces before placing its tablets");
       assertTrue(served < 30_000, "the killed node's tablets took " + served + " ms to serve again (target: 10 s)");
     }
   }

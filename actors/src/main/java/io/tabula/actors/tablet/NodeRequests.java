@@ -2,6 +2,8 @@ package io.tabula.actors.tablet;
 
 import io.tabula.actors.Refusals;
 import io.tabula.persistence.model.RowMutation;
+import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.wal.LogPieces;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
@@ -15,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.DispatcherSelector;
@@ -24,6 +27,7 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+import org.apache.pekko.pattern.StatusReply;
 
 /**
  * Another node's requests for this node's tablets, one message per client request and node:
@@ -47,7 +51,7 @@ public final class NodeRequests {
   public static final ServiceKey<Command> KEY = ServiceKey.create(Command.class, "tabula-node-requests");
 
   /** What another node asks. */
-  public sealed interface Command extends KryoSerializable permits Read, Write {}
+  public sealed interface Command extends KryoSerializable permits Read, Write, SortPiece {}
 
   /** The keys of one tablet to read, in the order they are wanted. */
   public record Part(String tabletId, List<byte[]> keys) implements KryoSerializable {}
@@ -89,6 +93,14 @@ public final class NodeRequests {
   public record WriteAnswer(List<TabletActor.BatchOutcome> outcomes, List<Refusal> refusals)
       implements KryoSerializable {}
 
+  /**
+   * Sorts segment {@code segment} of the fenced commit-log folder {@code dir} into its recovery
+   * piece ({@link LogPieces}), unless it is there already; answers once it is. The master sends
+   * these across the live nodes when it has fenced a dead node's log, before it places the
+   * dead node's tablets.
+   */
+  public record SortPiece(String dir, String segment, ActorRef<StatusReply<Done>> replyTo) implements Command {}
+
   private NodeRequests() {}
 
   /**
@@ -98,7 +110,7 @@ public final class NodeRequests {
    * @param askTimeout how long a tablet's actor may take to answer a batch
    */
   public static Behavior<Command> create(LocalTablets local, Function<String, RecipientRef<TabletActor.Command>> tablets,
-      Duration askTimeout) {
+      Duration askTimeout, Storage storage) {
     return Behaviors.setup(ctx -> {
       ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf()));
       Executor blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
@@ -108,6 +120,16 @@ public final class NodeRequests {
           blockingIo.execute(() -> r.replyTo().tell(read(local, r)));
         } else if (command instanceof Write w) {
           write(tablets, w, askTimeout, scheduler);
+        } else if (command instanceof SortPiece sort) {
+          blockingIo.execute(() -> {
+            try {
+              LogPieces.sortSegment(storage, sort.dir(), sort.segment());
+              sort.replyTo().tell(StatusReply.ack());
+            } catch (java.io.IOException | RuntimeException e) {
+              // The master logs it; the tablets that need the piece sort it themselves.
+              sort.replyTo().tell(StatusReply.error("sorting " + sort.dir() + "/" + sort.segment() + " failed: " + e));
+            }
+          });
         }
         return Behaviors.same();
       });

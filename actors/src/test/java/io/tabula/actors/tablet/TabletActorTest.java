@@ -305,7 +305,7 @@ class TabletActorTest {
     ActorRef<TabletActor.Command> tablet = spawnTablet();
     TestProbe<TabletActor.Command> nowhere = kit.createTestProbe();
     ActorRef<NodeRequests.Command> node = kit.spawn(NodeRequests.create(local,
-        id -> id.equals(tabletId) ? tablet : nowhere.getRef(), Duration.ofMillis(300)));
+        id -> id.equals(tabletId) ? tablet : nowhere.getRef(), Duration.ofMillis(300), server.env().storage()));
 
     TestProbe<NodeRequests.WriteAnswer> written = kit.createTestProbe();
     node.tell(new NodeRequests.Write(new ArrayList<>(List.of(
@@ -338,7 +338,7 @@ class TabletActorTest {
     for (String row : List.of("a", "b", "c", "d")) {
       ok(mutate(tablet, row, set("f", "q", big)));
     }
-    ActorRef<NodeRequests.Command> node = kit.spawn(NodeRequests.create(local, id -> tablet, WAIT));
+    ActorRef<NodeRequests.Command> node = kit.spawn(NodeRequests.create(local, id -> tablet, WAIT, server.env().storage()));
 
     TestProbe<NodeRequests.ReadAnswer> read = kit.createTestProbe();
     node.tell(new NodeRequests.Read(new ArrayList<>(List.of(

@@ -86,23 +86,23 @@ public final class LogPieces {
   }
 
   /**
-   * Sorts every segment of the fenced log folder {@code dir} that has no piece yet: the work a
-   * node does for the master before the dead node's tablets open. Returns how many segments
-   * the folder has; none is sorted if it is not fenced.
+   * Sorts segment {@code segment} of the log folder {@code dir} into its piece, unless the
+   * piece is there already or the folder is not fenced (its segments may still change). The
+   * work one node does for the master's recovery of a dead node's log.
    */
-  public static int sortAll(Storage storage, String dir) throws IOException {
-    List<String> segments = segments(storage, dir);
+  public static void sortSegment(Storage storage, String dir, String segment) throws IOException {
     if (!storage.isFenced(dir)) {
-      return segments.size();
+      return;
     }
-    for (int i = 0; i < segments.size(); i++) {
-      ensureSorted(storage, dir, segments.get(i), i == segments.size() - 1);
+    List<String> segments = segments(storage, dir);
+    if (!segments.contains(segment)) {
+      throw new IllegalArgumentException("no segment " + segment + " in " + dir);
     }
-    return segments.size();
+    ensureSorted(storage, dir, segment, segments.get(segments.size() - 1).equals(segment));
   }
 
   /** The segment file names of {@code dir}, by number. */
-  private static List<String> segments(Storage storage, String dir) throws IOException {
+  public static List<String> segments(Storage storage, String dir) throws IOException {
     List<String> names = new ArrayList<>();
     for (String name : storage.list(dir)) {
       if (CommitLogFormat.segmentNumber(name) >= 0) {
