@@ -1,13 +1,11 @@
 package io.tabula.multijvm;
 
 import io.tabula.persistence.storage.FileStorage;
-import io.tabula.persistence.storage.ReadableFile;
-import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.ForwardingStorage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 
 /**
  * The local file system, except that every fsync (of a file or a folder) fails once a file
@@ -17,15 +15,14 @@ import java.util.List;
  * which this machine's containers do not offer). A node runs on it through {@code
  * tabula.node.storage-class}; the scenario's other nodes use the plain file system.
  */
-public final class FsyncRefusingStorage implements Storage {
+public final class FsyncRefusingStorage extends ForwardingStorage {
   /** The file beside the data directory whose presence makes every fsync fail. */
   public static final String SWITCH = "refuse-fsync";
 
-  private final FileStorage files;
   private final Path trigger;
 
   public FsyncRefusingStorage(Path dataDir) throws IOException {
-    this.files = new FileStorage(dataDir);
+    super(new FileStorage(dataDir));
     this.trigger = dataDir.toAbsolutePath().resolveSibling(SWITCH);
   }
 
@@ -37,7 +34,7 @@ public final class FsyncRefusingStorage implements Storage {
 
   @Override
   public WritableFile create(String path) throws IOException {
-    WritableFile f = files.create(path);
+    WritableFile f = delegate.create(path);
     return new WritableFile() {
       @Override
       public String path() {
@@ -73,43 +70,8 @@ public final class FsyncRefusingStorage implements Storage {
   }
 
   @Override
-  public ReadableFile open(String path) throws IOException {
-    return files.open(path);
-  }
-
-  @Override
-  public boolean exists(String path) {
-    return files.exists(path);
-  }
-
-  @Override
-  public long size(String path) throws IOException {
-    return files.size(path);
-  }
-
-  @Override
-  public long modifiedMillis(String path) throws IOException {
-    return files.modifiedMillis(path);
-  }
-
-  @Override
-  public List<String> list(String dir) throws IOException {
-    return files.list(dir);
-  }
-
-  @Override
-  public void delete(String path) throws IOException {
-    files.delete(path);
-  }
-
-  @Override
-  public void rename(String from, String to) throws IOException {
-    files.rename(from, to);
-  }
-
-  @Override
   public void syncDirectory(String dir) throws IOException {
     refuseIfSwitchedOn(dir);
-    files.syncDirectory(dir);
+    delegate.syncDirectory(dir);
   }
 }

@@ -34,15 +34,7 @@ class MasterDeathTest {
   @Test
   void theMastersNodeDiesDuringSplitsMergesAndMoves() throws Exception {
     try (ClusterFixture cluster = new ClusterFixture()) {
-      cluster.configure("""
-          tabula.tablet.split-bytes = 192KiB
-          tabula.tablet.check-interval = 500ms
-          tabula.master.balance-every = 2s
-          tabula.master.moved-tablet-stays = 3s
-          tabula.master.merge.below-bytes = 48KiB
-          tabula.master.merge.cold-for = 3s
-          tabula.master.merge.cold-ops-per-second = 100000
-          """);
+      cluster.configure(SplitsAndMergesTest.SMALL_TABLETS);
       for (String n : List.of("n1", "n2", "n3")) {
         cluster.add(n);
       }

@@ -28,18 +28,21 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(ClusterFixture.LogsOnFailure.class)
 class SplitsAndMergesTest {
   private static final Set<String> INITIAL_Z = Set.of("t-3", "t-4", "t-5", "t-6");
+  /** Tablets that split past 192 KiB and merge below 48 KiB once cold for 3 s; balancing every 2 s. */
+  static final String SMALL_TABLETS = """
+      tabula.tablet.split-bytes = 192KiB
+      tabula.tablet.check-interval = 500ms
+      tabula.master.balance-every = 2s
+      tabula.master.moved-tablet-stays = 3s
+      tabula.master.merge.below-bytes = 48KiB
+      tabula.master.merge.cold-for = 3s
+      tabula.master.merge.cold-ops-per-second = 100000
+      """;
 
   @Test
   void tabletsSplitAndMergeUnderLoadAcrossNodes() throws Exception {
     try (ClusterFixture cluster = new ClusterFixture()) {
-      cluster.configure("""
-          tabula.tablet.split-bytes = 192KiB
-          tabula.tablet.check-interval = 500ms
-          tabula.master.balance-every = 2s
-          tabula.master.moved-tablet-stays = 3s
-          tabula.master.merge.below-bytes = 48KiB
-          tabula.master.merge.cold-for = 3s
-          tabula.master.merge.cold-ops-per-second = 100000
+      cluster.configure(SMALL_TABLETS + """
           tabula.master.sweep-files-every = 1s
           tabula.master.sweep-files-grace = 3s
           """);

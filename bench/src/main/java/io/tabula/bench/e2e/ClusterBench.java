@@ -6,18 +6,8 @@ import io.tabula.client.GcPolicy;
 import io.tabula.client.RowMutation;
 import io.tabula.client.TabulaClient;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -27,8 +17,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine;
@@ -46,8 +34,6 @@ import picocli.CommandLine;
 @Command(name = "run-cluster", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Random writes and reads against 1 node and 3 nodes, CPU per value; move unavailability.")
 public final class ClusterBench implements Callable<Integer> {
-  private static final Pattern SERVING = Pattern.compile("Tabula serving the Cloud Bigtable API on");
-
   @Option(names = "--quick", description = "40,000 rows, 10 s write and 5 s read windows, 8 s warm-ups, 10 moves.")
   private boolean quick;
 
@@ -145,7 +131,7 @@ public final class ClusterBench implements Callable<Integer> {
     List<Figures> figures = new ArrayList<>();
     List<Long> unavailable = new ArrayList<>();
     for (int nodes : sizes) {
-      try (Cluster cluster = Cluster.start(nodes, nodeJavaOpts)) {
+      try (BenchCluster cluster = BenchCluster.start(nodes, nodeJavaOpts)) {
         System.err.printf(Locale.ROOT, "%d node(s) serving%n", nodes);
         for (String name : clientNames) {
           String table = "bench_" + name;
@@ -166,16 +152,16 @@ public final class ClusterBench implements Callable<Integer> {
     return 0;
   }
 
-  private ClientUnderTest client(String name, Cluster cluster, Dataset data) throws IOException {
+  private ClientUnderTest client(String name, BenchCluster cluster, Dataset data) throws IOException {
     return switch (name) {
       case "tabula" -> new TabulaClientUnderTest(cluster.endpoint(0), data, writeBatch);
-      case "official" -> new OfficialClientUnderTest(cluster.nodes.get(0).grpc, data, false, 4 << 20, 2);
+      case "official" -> new OfficialClientUnderTest(cluster.nodes.get(0).grpc(), data, false, 4 << 20, 2);
       default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client " + name);
     };
   }
 
   /** The table, split into {@code tablets} equal key ranges of the dataset, spread over the nodes. */
-  private void createTable(Cluster cluster, String table, Dataset data) throws Exception {
+  private void createTable(BenchCluster cluster, String table, Dataset data) throws Exception {
     List<byte[]> splits = new ArrayList<>();
     for (int i = 1; i < tablets; i++) {
       splits.add(data.key((int) ((long) rows * i / tablets)));
@@ -193,7 +179,7 @@ public final class ClusterBench implements Callable<Integer> {
    * compactions a steady write load causes, on one node as on three, not just the start of
    * one pass.
    */
-  private Figures write(Cluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
+  private Figures write(BenchCluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
     int[] order = data.permutation(0x5EEDL);
     long perPass = (order.length + writeBatch - 1) / writeBatch;
     LongFunction<CompletionStage<Integer>> request = k -> {
@@ -201,7 +187,7 @@ public final class ClusterBench implements Callable<Integer> {
       return c.write(table, order, from, Math.min(order.length, from + writeBatch));
     };
     warmUp(cluster, "random-write", c, request);
-    Cpu before = cluster.cpu();
+    BenchCluster.Cpu before = cluster.cpu();
     InFlight.Result r = InFlight.run(concurrency, Long.MAX_VALUE,
         System.nanoTime() + TimeUnit.SECONDS.toNanos(writeSeconds), request);
     Figures f = figures("random-write", c, nodes, r, cluster.cpu().minus(before));
@@ -209,7 +195,7 @@ public final class ClusterBench implements Callable<Integer> {
     return f;
   }
 
-  private Figures read(Cluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
+  private Figures read(BenchCluster cluster, ClientUnderTest c, String table, Dataset data, int nodes) throws Exception {
     SplittableRandom random = new SplittableRandom(7);
     LongFunction<CompletionStage<Integer>> request = k -> {
       java.util.TreeSet<Integer> distinct = new java.util.TreeSet<>();
@@ -220,7 +206,7 @@ public final class ClusterBench implements Callable<Integer> {
       return c.read(table, keys, 0, keys.length);
     };
     warmUp(cluster, "random-read", c, request);
-    Cpu before = cluster.cpu();
+    BenchCluster.Cpu before = cluster.cpu();
     InFlight.Result r = InFlight.run(concurrency, Long.MAX_VALUE,
         System.nanoTime() + TimeUnit.SECONDS.toNanos(readSeconds), request);
     return figures("random-read", c, nodes, r, cluster.cpu().minus(before));
@@ -231,7 +217,7 @@ public final class ClusterBench implements Callable<Integer> {
    * compilers of the nodes and of this JVM used less than {@value #JIT_QUIET_PERCENT}% of a
    * core in a cycle, or for at most {@code warmupSeconds}; notes how long it took.
    */
-  private void warmUp(Cluster cluster, String workload, ClientUnderTest c, LongFunction<CompletionStage<Integer>> request)
+  private void warmUp(BenchCluster cluster, String workload, ClientUnderTest c, LongFunction<CompletionStage<Integer>> request)
       throws Exception {
     long start = System.nanoTime();
     long end = start + TimeUnit.SECONDS.toNanos(warmupSeconds);
@@ -251,9 +237,10 @@ public final class ClusterBench implements Callable<Integer> {
     System.err.println("warmed up: " + warmUps.get(warmUps.size() - 1));
   }
 
-  private static Figures figures(String workload, ClientUnderTest c, int nodes, InFlight.Result r, Cpu used) {
-    Figures f = new Figures(workload, c.name(), nodes, r.valuesPerSecond(), used.nodeNanos / 1e3 / r.values(),
-        used.clientNanos / 1e3 / r.values(), used.nodeJitNanos / 1e3 / r.values());
+  private static Figures figures(String workload, ClientUnderTest c, int nodes, InFlight.Result r,
+      BenchCluster.Cpu used) {
+    Figures f = new Figures(workload, c.name(), nodes, r.valuesPerSecond(), used.nodeNanos() / 1e3 / r.values(),
+        used.clientNanos() / 1e3 / r.values(), used.nodeJitNanos() / 1e3 / r.values());
     System.err.printf(Locale.ROOT, "%s, %s, %d node(s): %.0f values/s, CPU %.1f us/value (nodes %.1f, client %.1f; "
         + "nodes' JIT compilers %.1f)%n", workload, c.name(), nodes, f.valuesPerSecond(), f.totalMicros(),
         f.nodeMicros(), f.clientMicros(), f.jitMicros());
@@ -265,7 +252,7 @@ public final class ClusterBench implements Callable<Integer> {
    * run, and, for each move, a single-row writer keeps writing rows of the moving tablet;
    * the longest of its waits during the move is the move's unavailability.
    */
-  private List<Long> movesUnderLoad(Cluster cluster, Dataset data) throws Exception {
+  private List<Long> movesUnderLoad(BenchCluster cluster, Dataset data) throws Exception {
     String table = "bench_moves";
     createTable(cluster, table, data);
     List<Long> out = new ArrayList<>();
@@ -357,185 +344,4 @@ public final class ClusterBench implements Callable<Integer> {
    * much their JIT compiler threads used (every JVM compiles the same code for itself, so
    * three nodes compile about three times as much while they warm up).
    */
-  private record Cpu(long nodeNanos, long clientNanos, long nodeJitNanos) {
-    Cpu minus(Cpu o) {
-      return new Cpu(nodeNanos - o.nodeNanos, clientNanos - o.clientNanos, nodeJitNanos - o.nodeJitNanos);
-    }
-  }
-
-  /** A cluster of node JVMs on 127.0.0.1 over one fresh storage root; closing stops them and deletes it. */
-  private static final class Cluster implements AutoCloseable {
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
-    private static final Pattern TABLET = Pattern.compile(
-        "\"id\":\"([^\"]+)\".*?\"owner\":\"([^\"]*)\",\"state\":\"([a-z]+)\"");
-
-    final Path root;
-    final List<Node> nodes = new ArrayList<>();
-    final List<String> names = new ArrayList<>();
-
-    private record Node(Process process, int grpc, int http, Path log) {}
-
-    private Cluster(Path root) {
-      this.root = root;
-    }
-
-    static Cluster start(int n, String javaOpts) throws IOException, InterruptedException {
-      Cluster c = new Cluster(Files.createTempDirectory("tabula-cluster-bench-"));
-      Runtime.getRuntime().addShutdownHook(new Thread(c::kill));
-      int seed = 0;
-      for (int i = 1; i <= n; i++) {
-        int grpc = freePort();
-        int http = freePort();
-        int clusterPort = freePort();
-        seed = i == 1 ? clusterPort : seed;
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(Arrays.asList(javaOpts.replace("{node}", "n" + i).trim().split("\\s+")));
-        cmd.add("-Djava.util.concurrent.ForkJoinPool.common.parallelism=2");
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.tabula.cluster.ServerCommand",
-            "--data", c.root.resolve("data").toString(), "--node", "n" + i, "--port", Integer.toString(grpc),
-            "--http-port", Integer.toString(http), "--cluster-port", Integer.toString(clusterPort)));
-        if (i > 1) {
-          cmd.addAll(List.of("--join", "127.0.0.1:" + seed));
-        }
-        Path log = c.root.resolve("n" + i + ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        c.nodes.add(new Node(p, grpc, http, log));
-        c.names.add("n" + i);
-        c.awaitServing(c.nodes.get(i - 1));
-      }
-      c.awaitReady();
-      return c;
-    }
-
-    private void awaitServing(Node n) throws IOException, InterruptedException {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      while (!SERVING.matcher(Files.readString(n.log)).find()) {
-        if (!n.process.isAlive() || System.nanoTime() > deadline) {
-          throw new IOException("a node did not start:\n" + Files.readString(n.log));
-        }
-        TimeUnit.MILLISECONDS.sleep(100);
-      }
-    }
-
-    /** Waits until every node answers /ready (its tablets open). */
-    void awaitReady() throws IOException, InterruptedException {
-      for (Node n : nodes) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (get(n, "/ready").statusCode() != 200) {
-          if (System.nanoTime() > deadline) {
-            throw new IOException("a node was not ready in 60 s:\n" + Files.readString(n.log));
-          }
-          TimeUnit.MILLISECONDS.sleep(100);
-        }
-      }
-    }
-
-    String endpoint(int i) {
-      return "127.0.0.1:" + nodes.get(i).grpc;
-    }
-
-    Cpu cpu() {
-      long node = 0;
-      long jit = 0;
-      for (Node n : nodes) {
-        node += n.process.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
-        jit += JitActivity.compilerNanos(n.process.pid()).orElse(0);
-      }
-      long client = ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
-          .getProcessCpuTime();
-      return new Cpu(node, client, jit);
-    }
-
-    private HttpResponse<String> get(Node n, String path) throws IOException, InterruptedException {
-      return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.http + path)).GET().build(),
-          HttpResponse.BodyHandlers.ofString());
-    }
-
-    /**
-     * POSTs {@code path} and expects 202. A 409 (the tablet is already moving: the master's
-     * balancer may move it too) is asked again every 200 ms, for up to 30 s, once that move is over.
-     */
-    void post(String path) throws IOException, InterruptedException {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (true) {
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + nodes.get(0).http
-            + path)).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 202) {
-          return;
-        }
-        if (r.statusCode() != 409 || System.nanoTime() > deadline) {
-          throw new IOException("POST " + path + ": " + r.statusCode() + " " + r.body());
-        }
-        TimeUnit.MILLISECONDS.sleep(200);
-      }
-    }
-
-    /** {id, owner, state} of each tablet of {@code table}, in row order. */
-    List<String[]> tablets(String table) throws IOException, InterruptedException {
-      List<String[]> out = new ArrayList<>();
-      for (String t : get(nodes.get(0), "/tabula/tablets?table=" + table).body().split("\\},\\{")) {
-        Matcher m = TABLET.matcher(t);
-        if (m.find()) {
-          out.add(new String[] {m.group(1), m.group(2), m.group(3)});
-        }
-      }
-      return out;
-    }
-
-    void awaitServingAt(String table, String id, String to) throws IOException, InterruptedException {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (System.nanoTime() < deadline) {
-        for (String[] t : tablets(table)) {
-          if (t[0].equals(id) && t[1].equals(to) && t[2].equals("serving")) {
-            return;
-          }
-        }
-        TimeUnit.MILLISECONDS.sleep(20);
-      }
-      throw new IOException("tablet " + id + " did not serve at " + to + " within 60 s");
-    }
-
-    private void kill() {
-      nodes.forEach(n -> n.process.destroyForcibly());
-    }
-
-    @Override
-    public void close() throws Exception {
-      nodes.forEach(n -> n.process.destroy());
-      for (Node n : nodes) {
-        if (!n.process.waitFor(90, TimeUnit.SECONDS)) {
-          n.process.destroyForcibly();
-        }
-      }
-      for (int i = 0; i < nodes.size(); i++) {
-        printErrors(names.get(i), nodes.get(i).log);
-      }
-      try (var paths = Files.walk(root)) {
-        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
-    }
-
-    /** The node's logged errors with their stacks (the first few), before its log is deleted with the root. */
-    private static void printErrors(String node, Path log) throws IOException {
-      List<String> lines = Files.readAllLines(log);
-      int printed = 0;
-      for (int i = 0; i < lines.size() && printed < 200; i++) {
-        if (lines.get(i).contains(" ERROR ")) {
-          System.err.println(node + ": " + lines.get(i));
-          printed++;
-          for (int j = i + 1; j < lines.size() && j <= i + 40 && !lines.get(j).matches("^\\d\\d:\\d\\d.*"); j++) {
-            System.err.println(node + ":   " + lines.get(j));
-            printed++;
-          }
-        }
-      }
-    }
-
-    private static int freePort() throws IOException {
-      try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-        return s.getLocalPort();
-      }
-    }
-  }
 }

@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -150,17 +149,36 @@ public final class LogPieces {
     return segment.substring(0, segment.length() - CommitLogFormat.SUFFIX.length()) + SUFFIX;
   }
 
-  /** Sorts the segment at {@code segmentPath} into the piece at {@code piece} (see the class comment). */
+  /**
+   * Sorts the segment at {@code segmentPath} into the piece at {@code piece} (see the class
+   * comment). The segment is checked whole first ({@link LogReader}); each run is then the
+   * tablet's records copied as they are framed in the segment, so nothing is decoded or
+   * re-encoded.
+   */
   static void sort(Storage storage, String segmentPath, String piece, boolean last) throws IOException {
-    Map<String, ByteSink> runs = new TreeMap<>();
-    Map<String, long[]> counts = new LinkedHashMap<>(); // tablet -> {records, max sequence}
-    LogReader.read(segmentPath, LogReader.readAll(storage, segmentPath), last, (id, seq, payload) -> {
-      ByteSink run = runs.computeIfAbsent(id, k -> new ByteSink(1024));
-      LogRecords.append(run, id.getBytes(StandardCharsets.UTF_8), seq, out -> out.put(payload));
-      long[] c = counts.computeIfAbsent(id, k -> new long[] {0, Long.MIN_VALUE});
-      c[0]++;
-      c[1] = Math.max(c[1], seq);
-    });
+    byte[] segment = LogReader.readAll(storage, segmentPath);
+    long validEnd = LogReader.read(segmentPath, segment, last, null).validEnd();
+    Map<String, List<int[]>> spans = new TreeMap<>(); // tablet -> {offset, length} of each record, in log order
+    Map<String, long[]> counts = new TreeMap<>(); // tablet -> {records, max sequence}
+    int pos = CommitLogFormat.HEADER_SIZE;
+    while (pos < validEnd) {
+      int end = pos + CommitLogFormat.BATCH_HEADER_SIZE
+          + ByteSink.getIntAt(segment, pos + CommitLogFormat.BATCH_LENGTH);
+      for (int r = pos + CommitLogFormat.BATCH_HEADER_SIZE; r < end; ) {
+        int length = CommitLogFormat.RECORD_BODY + ByteSink.getIntAt(segment, r + CommitLogFormat.RECORD_LENGTH);
+        ByteBuffer in = ByteBuffer.wrap(segment, r + CommitLogFormat.RECORD_BODY + 1,
+            length - CommitLogFormat.RECORD_BODY - 1);
+        int idLen = io.tabula.persistence.encoding.VarInts.getVarInt(in);
+        String id = new String(segment, in.position(), idLen, StandardCharsets.UTF_8);
+        long seq = ByteSink.getLongAt(segment, in.position() + idLen);
+        spans.computeIfAbsent(id, k -> new ArrayList<>()).add(new int[] {r, length});
+        long[] c = counts.computeIfAbsent(id, k -> new long[] {0, Long.MIN_VALUE});
+        c[0]++;
+        c[1] = Math.max(c[1], seq);
+        r += length;
+      }
+      pos = end;
+    }
     String tmp = piece + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
     try {
       try (WritableFile w = storage.create(tmp)) {
@@ -170,14 +188,22 @@ public final class LogPieces {
         ByteSink.putIntAt(header, 12, LogRecords.crc(header, 0, 12));
         w.append(header);
         ByteSink index = new ByteSink(256);
-        index.putInt(runs.size());
-        for (Map.Entry<String, ByteSink> r : runs.entrySet()) {
-          long offset = w.position();
-          w.append(r.getValue().array(), 0, r.getValue().size());
+        index.putInt(spans.size());
+        ByteSink buffer = new ByteSink(1 << 20); // one write per MiB, not per record
+        for (Map.Entry<String, List<int[]>> r : spans.entrySet()) {
+          long offset = w.position() + buffer.size();
+          for (int[] span : r.getValue()) {
+            if (buffer.size() + span[1] > (1 << 20)) {
+              w.append(buffer.array(), 0, buffer.size());
+              buffer.reset();
+            }
+            buffer.put(segment, span[0], span[1]);
+          }
           long[] c = counts.get(r.getKey());
           index.putLengthPrefixed(r.getKey().getBytes(StandardCharsets.UTF_8)).putLong(offset)
-              .putLong(r.getValue().size()).putLong(c[0]).putLong(c[1]);
+              .putLong(w.position() + buffer.size() - offset).putLong(c[0]).putLong(c[1]);
         }
+        w.append(buffer.array(), 0, buffer.size());
         long indexOffset = w.position();
         w.append(index.array(), 0, index.size());
         byte[] footer = new byte[FOOTER_SIZE];

@@ -37,6 +37,11 @@ final class LogReader {
     }
   }
 
+  /**
+   * Checks segment {@code b} (read from {@code path}) and delivers each valid record to
+   * {@code visitor}; a null visitor only checks (the summary then has no sequences). A torn
+   * tail is tolerated in the {@code last} segment only.
+   */
   static SegmentSummary read(String path, byte[] b, boolean last, RecordVisitor visitor) throws IOException {
     Map<String, Long> maxSeq = new HashMap<>();
     if (b.length == 0) {
@@ -62,6 +67,11 @@ final class LogReader {
       }
       int length = ByteSink.getIntAt(b, pos + CommitLogFormat.BATCH_LENGTH);
       int end = pos + CommitLogFormat.BATCH_HEADER_SIZE + length;
+      if (visitor == null) { // checking only
+        records += ByteSink.getIntAt(b, pos + CommitLogFormat.BATCH_COUNT);
+        pos = end;
+        continue;
+      }
       for (int r = pos + CommitLogFormat.BATCH_HEADER_SIZE; r < end; ) {
         int body = ByteSink.getIntAt(b, r + CommitLogFormat.RECORD_LENGTH);
         ByteBuffer in = ByteBuffer.wrap(b, r + CommitLogFormat.RECORD_BODY + 1, body - 1);
