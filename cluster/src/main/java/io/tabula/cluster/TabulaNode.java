@@ -253,9 +253,11 @@ public final class TabulaNode implements AutoCloseable {
             throw new UncheckedIOException(e);
           }
         }, system.dispatchers().lookup(DispatcherSelector.blocking()))
-            .thenCompose(fenced -> LogRecovery.sortPieces(system, storage, node, SORT_TIMEOUT).toCompletableFuture()
+            .thenComposeAsync(fenced -> LogRecovery.sortPieces(system, storage, node, SORT_TIMEOUT)
+                .toCompletableFuture()
                 // Placing waits this long at most: what is not sorted by then, the tablets sort.
-                .completeOnTimeout(null, SORT_WAIT.toMillis(), TimeUnit.MILLISECONDS));
+                .completeOnTimeout(null, SORT_WAIT.toMillis(), TimeUnit.MILLISECONDS),
+                system.dispatchers().lookup(DispatcherSelector.blocking()));
       }
 
       @Override

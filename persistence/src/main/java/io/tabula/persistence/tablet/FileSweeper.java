@@ -94,10 +94,15 @@ public final class FileSweeper {
     List<String> deleted = new ArrayList<>();
     for (String path : unmarked) {
       long since = unmarkedSince.computeIfAbsent(path, p -> now);
-      if (now - since >= grace.toNanos() && wallMillis.getAsLong() - storage.modifiedMillis(path) >= grace.toMillis()) {
-        storage.delete(path);
-        unmarkedSince.remove(path);
-        deleted.add(path);
+      try {
+        if (now - since >= grace.toNanos()
+            && wallMillis.getAsLong() - storage.modifiedMillis(path) >= grace.toMillis()) {
+          storage.delete(path);
+          unmarkedSince.remove(path);
+          deleted.add(path);
+        }
+      } catch (java.nio.file.NoSuchFileException gone) {
+        unmarkedSince.remove(path); // deleted meanwhile (a dropped table's files, say)
       }
     }
     return new Result(marked.size(), unmarked.size(), deleted, skipped);

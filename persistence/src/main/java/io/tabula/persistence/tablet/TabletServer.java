@@ -161,12 +161,9 @@ public final class TabletServer implements Closeable {
     if (open != null) {
       return new Opened(open, 0, List.of());
     }
-    if (closedUnflushed.containsKey(tabletId)) {
-      // Its writes since its last flush are in this server's own, live log, which a tablet here
-      // does not replay: another node (or this one's next life) opens it from that log.
-      throw new TabletUnavailableException("tablet " + tabletId + " failed to close cleanly on this node; its "
-          + "writes since its last flush are in this node's commit log, so it opens on another node");
-    }
+    // A tablet whose close failed here has its writes since its last flush in this server's own
+    // log: it replays that too (its sealed segments, and the live one up to what is written).
+    boolean pinned = closedUnflushed.containsKey(tabletId);
     String dir = Tablet.dirOf(table, tabletId);
     if (!ManifestCodec.exists(storage, dir)) {
       return new Opened(createTablet(table, tabletId, startRow, endRow), 0, List.of());
@@ -185,8 +182,12 @@ public final class TabletServer implements Closeable {
           continue;
         }
         replayed += LogPieces.replay(storage, Storage.path("logs", other), tabletId, (id, seq, payload) ->
-            t.replay(seq, payload));
+            t.replay(seq, payload), env.failures()::report);
         recovered.add(other);
+      }
+      if (pinned) {
+        replayed += LogPieces.replay(storage, Storage.path("logs", logName), tabletId, (id, seq, payload) ->
+            t.replay(seq, payload), env.failures()::report);
       }
       if (t.visibleSequence() > t.redoPoint()) {
         TabletFlushes.join(t.freezeAndFlush());
@@ -198,6 +199,9 @@ public final class TabletServer implements Closeable {
     if (tablets.putIfAbsent(tabletId, t) != null) {
       t.closeWithoutFlush();
       return new Opened(tablets.get(tabletId), 0, List.of());
+    }
+    if (pinned) {
+      closedUnflushed.remove(tabletId); // its writes are in its files now, or its open memtable
     }
     return new Opened(t, replayed, recovered);
   }
@@ -213,23 +217,24 @@ public final class TabletServer implements Closeable {
    *     (whoever reported a clean close now would let the master forget that log).
    */
   public void closeTablet(String tabletId) throws IOException {
-    Tablet t = tablets.remove(tabletId);
     if (abandoned || log.isLost()) {
+      Tablet t = tablets.remove(tabletId);
       if (t != null) {
         t.closeWithoutFlush();
       }
       throw new TabletUnavailableException("tablet " + tabletId + " was not closed cleanly: this server stopped "
           + "without flushing (its commit log is lost), so its writes are in the log for its next owner to replay");
     }
-    if (t != null) {
-      long redoPoint = t.redoPoint();
-      try {
-        t.close();
-      } catch (IOException | RuntimeException e) {
-        closedUnflushed.put(tabletId, redoPoint);
-        throw e;
-      }
+    Tablet t = tablets.get(tabletId);
+    if (t == null) {
+      return;
     }
+    // Pinned before it leaves the open tablets, so no segment holding its writes is deleted
+    // while its flush runs; unpinned once that flush is done.
+    closedUnflushed.put(tabletId, t.redoPoint());
+    tablets.remove(tabletId, t);
+    t.close();
+    closedUnflushed.remove(tabletId);
   }
 
   /**

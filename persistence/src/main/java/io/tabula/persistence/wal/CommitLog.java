@@ -491,6 +491,10 @@ public final class CommitLog implements Closeable {
     }
     for (String p : obsolete) {
       storage.delete(p);
+      String piece = LogPieces.pieceOf(p);
+      if (storage.exists(piece)) {
+        storage.delete(piece); // sorted for a tablet that failed to close cleanly here, then reopened
+      }
     }
   }
 

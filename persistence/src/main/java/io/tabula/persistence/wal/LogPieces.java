@@ -15,6 +15,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.BiConsumer;
 
 /**
  * Recovery of another node's commit log in sorted pieces (paper §6, "Commit-log
@@ -57,29 +58,41 @@ public final class LogPieces {
    * Delivers, in order, every valid record of tablet {@code tabletId} in the log folder
    * {@code dir}, reading its run of each segment's sorted piece (sorting a segment first if
    * its piece is not there yet). A torn tail of the last segment (the crash that ended the
-   * log) is skipped; damage anywhere else is thrown. Returns how many records were delivered.
+   * log) is skipped; damage in a segment is thrown. If a piece cannot be made or read (a full
+   * disk, a file system without hard links, a damaged piece), the segment is read whole
+   * instead, and {@code degraded} hears why. Returns how many records were delivered.
    */
-  public static long replay(Storage storage, String dir, String tabletId, RecordVisitor visitor) throws IOException {
+  public static long replay(Storage storage, String dir, String tabletId, RecordVisitor visitor,
+      BiConsumer<String, Throwable> degraded) throws IOException {
+    boolean fenced = storage.isFenced(dir); // before the listing: a fenced folder gets no new segment
     List<String> segments = segments(storage, dir);
-    boolean fenced = storage.isFenced(dir);
     long delivered = 0;
     for (int i = 0; i < segments.size(); i++) {
       boolean last = i == segments.size() - 1;
-      if (last && !fenced) {
-        // A writer may still append to the last segment of a folder that is not fenced (a live
-        // node whose tablet failed to close cleanly): a piece of it would miss what comes later.
-        String path = Storage.path(dir, segments.get(i));
-        long[] n = {0};
-        LogReader.read(path, LogReader.readAll(storage, path), true, (id, seq, payload) -> {
-          if (id.equals(tabletId)) {
-            visitor.record(id, seq, payload);
-            n[0]++;
+      String path = Storage.path(dir, segments.get(i));
+      if (!last || fenced) {
+        try {
+          delivered += readRun(storage, ensureSorted(storage, dir, segments.get(i), last), tabletId, visitor);
+          continue;
+        } catch (CorruptionException e) {
+          if (e.file().equals(path)) {
+            throw e; // the segment itself is damaged: reading it whole fails the same way
           }
-        });
-        delivered += n[0];
-      } else {
-        delivered += readRun(storage, ensureSorted(storage, dir, segments.get(i), last), tabletId, visitor);
+          degraded.accept("reading the recovery piece of " + path + " (the segment is read whole instead)", e);
+        } catch (IOException | RuntimeException e) {
+          degraded.accept("sorting " + path + " into its recovery piece (the segment is read whole instead)", e);
+        }
       }
+      // The last segment of a folder not fenced may still grow (a live node whose tablet failed
+      // to close cleanly): a piece of it would miss what comes later. Read it whole, each time.
+      long[] n = {0};
+      LogReader.read(path, LogReader.readAll(storage, path), last, (id, seq, payload) -> {
+        if (id.equals(tabletId)) {
+          visitor.record(id, seq, payload);
+          n[0]++;
+        }
+      });
+      delivered += n[0];
     }
     return delivered;
   }
@@ -143,6 +156,12 @@ public final class LogPieces {
     } finally {
       SORTING.remove(piece, mine);
     }
+  }
+
+  /** The path of the piece of the segment at {@code segmentPath}. */
+  static String pieceOf(String segmentPath) {
+    String name = segmentPath.substring(segmentPath.lastIndexOf('/') + 1);
+    return Storage.path(Storage.parent(segmentPath), pieceName(name));
   }
 
   static String pieceName(String segment) {

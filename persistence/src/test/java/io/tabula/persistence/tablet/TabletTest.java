@@ -384,8 +384,6 @@ class TabletTest {
     storage.setSpaceLeft(0);
     assertThrows(IOException.class, () -> server.closeTablet("t1"), "the full disk fails t1's flush");
     storage.unlimitedSpace();
-    assertThrows(TabletUnavailableException.class, () -> server.openTablet("tbl", "t1", new byte[0], b("m"),
-        List.of()), "not reopened here, where its own live log would not be replayed");
     for (int i = 0; i < 40; i++) {
       t2.apply(set(String.format("z%03d", i), "y".repeat(200))).join();
     }
@@ -399,6 +397,27 @@ class TabletTest {
     server = TabletServer.startOnDemand(new FileStorage(dir), o2, now::get, t -> SCHEMA, (what, e) -> { });
     Tablet again = server.openTablet("tbl", "t1", new byte[0], b("m"), List.of("n1")).tablet();
     assertEquals(40, values(again.scan(new byte[0], new byte[0], ReadFilter.all())).size());
+  }
+
+  @Test
+  void aTabletWhoseCloseFailedReopensOnTheSameNodeFromItsOwnLog() throws Exception {
+    storage = new FaultyStorage(new FileStorage(dir));
+    TabletServer.Options o = new TabletServer.Options("n1", 1 << 20, 1, new CommitLogOptions(4096,
+        Durability.FSYNC), TabletOptions.defaults());
+    server = TabletServer.startOnDemand(storage, o, now::get, t -> SCHEMA, (what, e) -> reported.add(what + ": " + e));
+    Tablet t1 = server.openTablet("tbl", "t1", new byte[0], b("m"), List.of()).tablet();
+    for (int i = 0; i < 40; i++) {
+      t1.apply(set(String.format("a%03d", i), "x".repeat(200))).join();
+    }
+    storage.setSpaceLeft(0);
+    assertThrows(IOException.class, () -> server.closeTablet("t1"));
+    storage.unlimitedSpace();
+    Tablet again = server.openTablet("tbl", "t1", new byte[0], b("m"), List.of(server.logName())).tablet();
+    assertEquals(40, values(again.scan(new byte[0], new byte[0], ReadFilter.all())).size(),
+        "its writes since its last flush, replayed from this node's own log");
+    again.apply(set("b000", "later")).join();
+    server.closeTablet("t1"); // a clean close now
+    assertTrue(storage.list("tables/tbl/t1").stream().anyMatch(f -> f.endsWith(".sst")));
   }
 
   @Test

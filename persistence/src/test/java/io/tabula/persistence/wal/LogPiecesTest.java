@@ -60,6 +60,8 @@ class LogPiecesTest {
     LogPieces.replay(storage, DIR, tablet, (id, seq, payload) -> {
       assertEquals(tablet, id);
       out.add(seq + ":" + new String(payload, StandardCharsets.UTF_8));
+    }, (what, e) -> {
+      throw new AssertionError(what, e);
     });
     return out;
   }
@@ -121,17 +123,31 @@ class LogPiecesTest {
   }
 
   @Test
-  void aDamagedPieceIsReportedWithItsFile() throws IOException {
+  void aDamagedPieceIsReportedAndTheSegmentIsReadWholeInstead() throws IOException {
     Storage storage = new FileStorage(root);
-    writeLog(storage, true);
+    Map<String, List<String>> written = writeLog(storage, true);
     storage.fence(DIR);
     replay(storage, "a");
     Path piece = root.resolve(DIR).resolve("000001.sorted");
     byte[] b = Files.readAllBytes(piece);
     b[LogPieces.HEADER_SIZE + 20] ^= 0x40; // inside the first run (tablet a)
     Files.write(piece, b);
+    List<String> reports = new ArrayList<>();
+    List<String> read = new ArrayList<>();
+    LogPieces.replay(storage, DIR, "a", (id, seq, payload) -> read.add(seq + ":" + new String(payload,
+        StandardCharsets.UTF_8)), (what, e) -> reports.add(what + ": " + e.getMessage()));
+    assertEquals(written.get("a"), read, "every record, from the segment");
+    assertEquals(1, reports.size(), reports.toString());
+    assertTrue(reports.get(0).contains("000001.sorted"), reports.toString());
+    // Damage in a segment itself is not hidden.
+    Path segment = root.resolve(DIR).resolve("000002.log");
+    byte[] s = Files.readAllBytes(segment);
+    s[CommitLogFormat.HEADER_SIZE + 30] ^= 0x40;
+    Files.write(segment, s);
+    Files.delete(root.resolve(DIR).resolve("000001.sorted")); // sorted again, from its intact segment
+    Files.delete(root.resolve(DIR).resolve("000002.sorted"));
     CorruptionException e = assertThrows(CorruptionException.class, () -> replay(storage, "a"));
-    assertTrue(e.getMessage().contains("000001.sorted"), e.getMessage());
+    assertTrue(e.getMessage().contains("000002.log"), e.getMessage());
   }
 
   @Test
