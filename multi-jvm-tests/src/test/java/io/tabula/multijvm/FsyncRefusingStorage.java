@@ -2,6 +2,7 @@ package io.tabula.multijvm;
 
 import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.storage.ForwardingStorage;
+import io.tabula.persistence.storage.ForwardingWritableFile;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -34,37 +35,11 @@ public final class FsyncRefusingStorage extends ForwardingStorage {
 
   @Override
   public WritableFile create(String path) throws IOException {
-    WritableFile f = delegate.create(path);
-    return new WritableFile() {
-      @Override
-      public String path() {
-        return f.path();
-      }
-
-      @Override
-      public void append(byte[] b, int off, int len) throws IOException {
-        f.append(b, off, len);
-      }
-
-      @Override
-      public long position() {
-        return f.position();
-      }
-
+    return new ForwardingWritableFile(delegate.create(path)) {
       @Override
       public void sync() throws IOException {
         refuseIfSwitchedOn(path);
-        f.sync();
-      }
-
-      @Override
-      public void truncate(long size) throws IOException {
-        f.truncate(size);
-      }
-
-      @Override
-      public void close() throws IOException {
-        f.close();
+        delegate.sync();
       }
     };
   }

@@ -21,7 +21,7 @@ import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.storage.FileStorage;
-import io.tabula.persistence.storage.ReadableFile;
+import io.tabula.persistence.storage.ForwardingStorage;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import io.tabula.persistence.tablet.MicrosClock;
@@ -648,12 +648,11 @@ class TabletActorTest {
    * A real file system whose SSTable creations wait at a gate: flushes stall, the way a
    * slow or busy disk stalls them, while the commit log keeps working.
    */
-  private static final class GatedStorage implements Storage {
-    private final Storage inner;
+  private static final class GatedStorage extends ForwardingStorage {
     private final CountDownLatch gate = new CountDownLatch(1);
 
     GatedStorage(Storage inner) {
-      this.inner = inner;
+      super(inner);
     }
 
     @Override
@@ -666,42 +665,7 @@ class TabletActorTest {
           throw new IOException("interrupted at the gate", e);
         }
       }
-      return inner.create(path);
-    }
-
-    @Override
-    public ReadableFile open(String path) throws IOException {
-      return inner.open(path);
-    }
-
-    @Override
-    public boolean exists(String path) {
-      return inner.exists(path);
-    }
-
-    @Override
-    public long size(String path) throws IOException {
-      return inner.size(path);
-    }
-
-    @Override
-    public List<String> list(String d) throws IOException {
-      return inner.list(d);
-    }
-
-    @Override
-    public void delete(String path) throws IOException {
-      inner.delete(path);
-    }
-
-    @Override
-    public void rename(String from, String to) throws IOException {
-      inner.rename(from, to);
-    }
-
-    @Override
-    public void syncDirectory(String d) throws IOException {
-      inner.syncDirectory(d);
+      return delegate.create(path);
     }
   }
 

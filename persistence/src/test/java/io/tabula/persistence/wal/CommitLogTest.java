@@ -9,7 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tabula.persistence.storage.CorruptionException;
 import io.tabula.persistence.storage.FaultyStorage;
 import io.tabula.persistence.storage.FileStorage;
-import io.tabula.persistence.storage.ReadableFile;
+import io.tabula.persistence.storage.ForwardingStorage;
+import io.tabula.persistence.storage.ForwardingWritableFile;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
@@ -75,86 +76,27 @@ class CommitLogTest {
   }
 
   /** Counts fsyncs and remembers how far each one reached. */
-  static final class CountingStorage implements Storage {
-    final FileStorage inner;
+  static final class CountingStorage extends ForwardingStorage {
     final AtomicLong syncs = new AtomicLong();
     final AtomicLong syncedTo = new AtomicLong();
 
+    final FileStorage inner;
+
     CountingStorage(FileStorage inner) {
+      super(inner);
       this.inner = inner;
     }
 
     @Override
     public WritableFile create(String path) throws IOException {
-      WritableFile w = inner.create(path);
-      return new WritableFile() {
-        @Override
-        public String path() {
-          return w.path();
-        }
-
-        @Override
-        public void append(byte[] b, int off, int len) throws IOException {
-          w.append(b, off, len);
-        }
-
-        @Override
-        public long position() {
-          return w.position();
-        }
-
+      return new ForwardingWritableFile(delegate.create(path)) {
         @Override
         public void sync() throws IOException {
-          w.sync();
+          delegate.sync();
           syncs.incrementAndGet();
-          syncedTo.set(w.position());
-        }
-
-        @Override
-        public void truncate(long size) throws IOException {
-          w.truncate(size);
-        }
-
-        @Override
-        public void close() throws IOException {
-          w.close();
+          syncedTo.set(delegate.position());
         }
       };
-    }
-
-    @Override
-    public ReadableFile open(String path) throws IOException {
-      return inner.open(path);
-    }
-
-    @Override
-    public boolean exists(String path) {
-      return inner.exists(path);
-    }
-
-    @Override
-    public long size(String path) throws IOException {
-      return inner.size(path);
-    }
-
-    @Override
-    public List<String> list(String dir) throws IOException {
-      return inner.list(dir);
-    }
-
-    @Override
-    public void delete(String path) throws IOException {
-      inner.delete(path);
-    }
-
-    @Override
-    public void rename(String from, String to) throws IOException {
-      inner.rename(from, to);
-    }
-
-    @Override
-    public void syncDirectory(String dir) throws IOException {
-      inner.syncDirectory(dir);
     }
   }
 
