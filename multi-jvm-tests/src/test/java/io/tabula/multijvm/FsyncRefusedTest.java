@@ -50,9 +50,11 @@ class FsyncRefusedTest {
       load.startThroughFailures(List.of(n1, n2, n3));
       long stopped;
       long served;
+      java.time.LocalTime switchedAt;
       try {
         Thread.sleep(2_000);
         long failedAt = System.nanoTime();
+        switchedAt = java.time.LocalTime.now();
         Files.createFile(cluster.root.resolve(FsyncRefusingStorage.SWITCH));
         assertTrue(n3.awaitExit(Duration.ofSeconds(60)), "n3 still runs 60 s after its disk refused fsync; its "
             + "log:\n" + n3.tail(60));
@@ -73,6 +75,13 @@ class FsyncRefusedTest {
       load.verify(n2);
       System.out.printf("n3's disk refused fsync: n3 stopped %d ms later; its %d tablets served on n1 and n2 %d ms "
           + "later%n", stopped, victims.size(), served);
+      // Where n3's part of that went, from its log (same clock).
+      for (String step : List.of("failed an fsync", "Running CoordinatedShutdown", "Exiting completed",
+          "storage engine stopped")) {
+        log.lines().filter(l -> l.contains(step)).findFirst().ifPresent(l -> System.out.printf("  n3: %-28s %6d ms "
+            + "after the switch%n", step, java.time.Duration.between(switchedAt,
+            java.time.LocalTime.parse(l.substring(0, 12))).toMillis()));
+      }
     }
   }
 }
