@@ -24,9 +24,7 @@ import io.tabula.persistence.tablet.FileSweeper;
 import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletServer;
-import io.tabula.persistence.wal.LogFencedException;
 import io.tabula.persistence.wal.LogLostException;
-import io.tabula.persistence.wal.LogSyncFailedException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -37,7 +35,6 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -56,10 +53,8 @@ import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.ClusterSingletonSettings;
-import org.apache.pekko.cluster.typed.Down;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.JoinSeedNodes;
-import org.apache.pekko.cluster.typed.Leave;
 import org.apache.pekko.cluster.typed.SingletonActor;
 import org.apache.pekko.coordination.lease.LeaseUsageSettings;
 import org.apache.pekko.http.javadsl.ServerBinding;
@@ -226,56 +221,8 @@ public final class TabulaNode implements AutoCloseable {
         "directory-topic", org.apache.pekko.actor.typed.Props.empty());
     system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
         org.apache.pekko.actor.typed.Props.empty());
-    FileSweeper fileSweeper = new FileSweeper(storage, config.getDuration("tabula.master.sweep-files-grace"));
-    MasterNodes nodes = new MasterNodes() {
-      @Override
-      public List<ClusterNodes.NodeInfo> all() {
-        return ClusterNodes.all(cluster);
-      }
-
-      @Override
-      public void leave(ClusterNodes.NodeInfo node) {
-        cluster.manager().tell(Leave.create(node.address()));
-      }
-
-      @Override
-      public String self() {
-        return settings.name();
-      }
-
-      /** Fences the node's logs, then has the live nodes sort them into recovery pieces (LogRecovery). */
-      @Override
-      public CompletionStage<Void> fence(String node) {
-        return CompletableFuture.runAsync(() -> {
-          try {
-            LogSweeper.fenceAll(storage, node);
-          } catch (IOException e) {
-            throw new UncheckedIOException(e);
-          }
-        }, system.dispatchers().lookup(DispatcherSelector.blocking()))
-            .thenComposeAsync(fenced -> LogRecovery.sortPieces(system, storage, node, SORT_TIMEOUT)
-                .toCompletableFuture()
-                // Placing waits this long at most: what is not sorted by then, the tablets sort.
-                .completeOnTimeout(null, SORT_WAIT.toMillis(), TimeUnit.MILLISECONDS),
-                system.dispatchers().lookup(DispatcherSelector.blocking()));
-      }
-
-      @Override
-      public void down(ClusterNodes.NodeInfo node) {
-        cluster.manager().tell(new Down(node.address()));
-      }
-
-      @Override
-      public CompletionStage<FileSweeper.Result> sweepFiles(Map<String, Set<String>> tablets) {
-        return CompletableFuture.supplyAsync(() -> {
-          try {
-            return fileSweeper.sweep(tablets);
-          } catch (IOException e) {
-            throw new UncheckedIOException(e);
-          }
-        }, system.dispatchers().lookup(DispatcherSelector.blocking()));
-      }
-    };
+    MasterNodes nodes = new ClusterMasterNodes(system, cluster, settings.name(), storage,
+        new FileSweeper(storage, config.getDuration("tabula.master.sweep-files-grace")));
     Master.Tablets tabletRefs = id -> TabletShards.of(system).tablet(id);
     MasterSettings masterSettings = MasterSettings.from(config.getConfig("tabula.master"));
     ActorRef<Master.Command> master = ClusterSingleton.get(system).init(SingletonActor.of(
@@ -324,7 +271,7 @@ public final class TabulaNode implements AutoCloseable {
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     registerShutdown(system, binding, engine);
     registerDrain(system, cluster, settings, directory, master, engine);
-    stopWhenLogLost(system, engine, logName);
+    LogLossStop.watch(system, engine, logName);
     LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}, cluster port {}),"
         + " data in {}, commit log logs/{}", settings.name(), settings.host(), binding.localAddress().getPort(), http,
         cluster.selfMember().address().getPort().orElse(0), settings.dataDir(), logName);
@@ -527,12 +474,12 @@ public final class TabulaNode implements AutoCloseable {
   private static boolean mayDrain(ActorSystem<?> system, TabletServer engine) {
     var reason = CoordinatedShutdown.get(system).getShutdownReason();
     return !engine.isLogLost() && !(reason.isPresent()
-        && (reason.get() == CoordinatedShutdown.clusterDowningReason() || reason.get() == LogLost.INSTANCE));
+        && (reason.get() == CoordinatedShutdown.clusterDowningReason() || reason.get() == LogLossStop.REASON));
   }
 
   /**
    * A failure of background work: logged once with its stack, unless the log is lost (the
-   * node logs that once itself, in {@link #stopWhenLogLost}).
+   * node logs that once itself, in {@link LogLossStop}).
    */
   private static void backgroundFailed(String what, Throwable failure) {
     if (LogLostException.in(failure)) {
@@ -540,60 +487,6 @@ public final class TabulaNode implements AutoCloseable {
     } else {
       LOG.error("{} failed", what, failure);
     }
-  }
-
-  /** How long one node may take to sort one segment of a dead node's log (64 MiB by default). */
-  private static final Duration SORT_TIMEOUT = Duration.ofSeconds(60);
-  /** How long the master waits for a dead node's log to be sorted before it places the tablets anyway. */
-  private static final Duration SORT_WAIT = Duration.ofSeconds(10);
-
-  /** How often a node looks whether its commit log was fenced, besides at each write. */
-  private static final Duration FENCE_LOOK = Duration.ofMillis(500);
-
-  /** Why a node stops when its commit log is lost: fenced, or an fsync failed. */
-  static final class LogLost implements CoordinatedShutdown.Reason {
-    static final LogLost INSTANCE = new LogLost();
-
-    private LogLost() {}
-
-    @Override
-    public String toString() {
-      return "commit log lost (fenced, or an fsync failed)";
-    }
-  }
-
-  /**
-   * When the commit log acknowledges nothing more, the node drops its tablets without
-   * flushing and stops:
-   * <ul>
-   *   <li>its folder is fenced: the master placed this node's tablets elsewhere, to be
-   *       recovered from the log (docs/fencing.md), and a flush would change files another
-   *       node now owns. The log finds it at its next write; a node without writes looks
-   *       every {@link #FENCE_LOOK}.
-   *   <li>an fsync failed ({@link LogSyncFailedException}): the disk can no longer make a
-   *       write durable, so the node cannot serve. Once it has left, the master fences its
-   *       log and places its tablets on other nodes, which replay what it acknowledged.
-   * </ul>
-   */
-  private static void stopWhenLogLost(ActorSystem<?> system, TabletServer engine, String logName) {
-    CompletableFuture<LogLostException> lost = engine.whenLogLost();
-    var look = system.scheduler().scheduleWithFixedDelay(FENCE_LOOK, FENCE_LOOK, () -> {
-      if (engine.isFenced()) {
-        lost.complete(new LogFencedException("logs/" + logName));
-      }
-    }, system.dispatchers().lookup(DispatcherSelector.blocking()));
-    lost.thenAcceptAsync(why -> {
-      look.cancel();
-      if (why instanceof LogSyncFailedException) {
-        LOG.error("commit log logs/{} failed an fsync: this node can make no write durable, so it stops serving its "
-            + "tablets, without flushing, and shuts down; other nodes recover them from its log", logName, why);
-      } else {
-        LOG.warn("commit log logs/{} is fenced: this node's tablets are being recovered by other nodes; it stops "
-            + "serving them, without flushing, and shuts down", logName);
-      }
-      engine.abandon();
-      CoordinatedShutdown.get(system).runAll(LogLost.INSTANCE);
-    }, system.dispatchers().lookup(DispatcherSelector.blocking()));
   }
 
   private static void registerShutdown(ActorSystem<?> system, ServerBinding binding, TabletServer engine) {

@@ -112,20 +112,7 @@ final class Workload {
    * ones), and a scanner through {@code scanner}.
    */
   Workload start(List<NodeJvm> writers, NodeJvm scanner, int writtenPrefixes, int valueBytes) {
-    String pad = "x".repeat(valueBytes);
-    for (NodeJvm via : writers) {
-      threads.add(started("writer-" + via.name, () -> {
-        try (BigtableDataClient c = ClusterFixture.data(via)) {
-          for (int seq = 0; !stop.get(); seq++) {
-            int range = seq % writtenPrefixes;
-            String key = String.format("%s-%s-%06d", prefixes.get(range), via.name, seq);
-            long start = System.nanoTime();
-            c.mutateRow(RowMutation.create(T, key).setCell("f", "q", "w" + seq + pad));
-            acked.add(new Write(range, start, System.nanoTime(), key));
-          }
-        }
-      }));
-    }
+    startWriters(writers, writtenPrefixes, valueBytes, false);
     threads.add(started("key-reader", () -> readKeys(scanner, false)));
     threads.add(started("scanner", () -> {
       try (BigtableDataClient c = ClusterFixture.data(scanner)) {
@@ -162,6 +149,16 @@ final class Workload {
    * prefixes in turn with values of {@code valueBytes} (0: short ones).
    */
   Workload startThroughFailures(List<NodeJvm> writers, int writtenPrefixes, int valueBytes) {
+    startWriters(writers, writtenPrefixes, valueBytes, true);
+    return this;
+  }
+
+  /**
+   * A writer through each of {@code writers}, rows under the first {@code writtenPrefixes}
+   * prefixes in turn; with {@code throughFailures} a failed write is recorded as unknown and
+   * the writer goes on, else it fails the load.
+   */
+  private void startWriters(List<NodeJvm> writers, int writtenPrefixes, int valueBytes, boolean throughFailures) {
     String pad = "x".repeat(valueBytes);
     for (NodeJvm via : writers) {
       threads.add(started("writer-" + via.name, () -> {
@@ -174,13 +171,15 @@ final class Workload {
               c.mutateRow(RowMutation.create(T, key).setCell("f", "q", "w" + seq + pad));
               acked.add(new Write(range, start, System.nanoTime(), key));
             } catch (com.google.api.gax.rpc.ApiException e) {
+              if (!throughFailures) {
+                throw e;
+              }
               unknown.add(key);
             }
           }
         }
       }));
     }
-    return this;
   }
 
   /**

@@ -491,10 +491,7 @@ public final class CommitLog implements Closeable {
     }
     for (String p : obsolete) {
       storage.delete(p);
-      String piece = LogPieces.pieceOf(p);
-      if (storage.exists(piece)) {
-        storage.delete(piece); // sorted for a tablet that failed to close cleanly here, then reopened
-      }
+      storage.delete(LogPieces.pieceOf(p)); // if a tablet reopened here had it sorted; a no-op otherwise
     }
   }
 

@@ -1,0 +1,97 @@
+package io.tabula.cluster;
+
+import io.tabula.actors.master.ClusterNodes;
+import io.tabula.actors.master.MasterNodes;
+import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.tablet.FileSweeper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Down;
+import org.apache.pekko.cluster.typed.Leave;
+
+/**
+ * The cluster as the master of this node sees and acts on it ({@link MasterNodes}): Pekko's
+ * membership, leave and down; fencing a node's commit logs on the shared storage root and
+ * having the live nodes sort them into recovery pieces ({@link LogRecovery}); the sweep of
+ * unreferenced SSTables ({@link FileSweeper}). File work runs on the blocking-I/O dispatcher,
+ * never on the master's thread.
+ */
+final class ClusterMasterNodes implements MasterNodes {
+  /** How long one node may take to sort one segment of a dead node's log (64 MiB by default). */
+  private static final Duration SORT_TIMEOUT = Duration.ofSeconds(60);
+  /** How long the master waits for a dead node's log to be sorted before it places the tablets anyway. */
+  private static final Duration SORT_WAIT = Duration.ofSeconds(10);
+
+  private final ActorSystem<?> system;
+  private final Cluster cluster;
+  private final String self;
+  private final Storage storage;
+  private final FileSweeper fileSweeper;
+  private final Executor blockingIo;
+
+  ClusterMasterNodes(ActorSystem<?> system, Cluster cluster, String self, Storage storage, FileSweeper fileSweeper) {
+    this.system = system;
+    this.cluster = cluster;
+    this.self = self;
+    this.storage = storage;
+    this.fileSweeper = fileSweeper;
+    this.blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
+  }
+
+  @Override
+  public List<ClusterNodes.NodeInfo> all() {
+    return ClusterNodes.all(cluster);
+  }
+
+  @Override
+  public void leave(ClusterNodes.NodeInfo node) {
+    cluster.manager().tell(Leave.create(node.address()));
+  }
+
+  @Override
+  public String self() {
+    return self;
+  }
+
+  /** Fences the node's logs, then has the live nodes sort them into recovery pieces (LogRecovery). */
+  @Override
+  public CompletionStage<Void> fence(String node) {
+    return CompletableFuture.runAsync(() -> {
+      try {
+        LogSweeper.fenceAll(storage, node);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }, blockingIo).thenComposeAsync(fenced -> LogRecovery.sortPieces(system, storage, node, SORT_TIMEOUT)
+        .toCompletableFuture()
+        // Placing waits this long at most: what is not sorted by then, the tablets sort.
+        .completeOnTimeout(null, SORT_WAIT.toMillis(), TimeUnit.MILLISECONDS), blockingIo);
+  }
+
+  @Override
+  public void down(ClusterNodes.NodeInfo node) {
+    cluster.manager().tell(new Down(node.address()));
+  }
+
+  @Override
+  public CompletionStage<FileSweeper.Result> sweepFiles(Map<String, Set<String>> tablets) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return fileSweeper.sweep(tablets);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }, blockingIo);
+  }
+}

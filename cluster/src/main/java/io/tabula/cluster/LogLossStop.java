@@ -1,0 +1,64 @@
+package io.tabula.cluster;
+
+import io.tabula.persistence.tablet.TabletServer;
+import io.tabula.persistence.wal.LogFencedException;
+import io.tabula.persistence.wal.LogLostException;
+import io.tabula.persistence.wal.LogSyncFailedException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A node stops when its commit log acknowledges nothing more: it drops its tablets without
+ * flushing and shuts down (docs/fencing.md).
+ * <ul>
+ *   <li>its folder is fenced: the master placed this node's tablets elsewhere, to be recovered
+ *       from the log, and a flush would change files another node now owns. The log finds it
+ *       at its next write; a node without writes looks every {@link #FENCE_LOOK}.
+ *   <li>an fsync failed ({@link LogSyncFailedException}): the disk can no longer make a write
+ *       durable, so the node cannot serve. Once it has left, the master fences its log and
+ *       places its tablets on other nodes, which replay what it acknowledged.
+ * </ul>
+ */
+final class LogLossStop {
+  private static final Logger LOG = LoggerFactory.getLogger(LogLossStop.class);
+
+  /** How often a node looks whether its commit log was fenced, besides at each write. */
+  private static final Duration FENCE_LOOK = Duration.ofMillis(500);
+
+  /** Why a node stops when its commit log is lost: fenced, or an fsync failed. */
+  static final CoordinatedShutdown.Reason REASON = new CoordinatedShutdown.Reason() {
+    @Override
+    public String toString() {
+      return "commit log lost (fenced, or an fsync failed)";
+    }
+  };
+
+  private LogLossStop() {}
+
+  /** Stops the node of {@code system} once {@code engine}'s commit log, {@code logs/<logName>}, is lost. */
+  static void watch(ActorSystem<?> system, TabletServer engine, String logName) {
+    CompletableFuture<LogLostException> lost = engine.whenLogLost();
+    var look = system.scheduler().scheduleWithFixedDelay(FENCE_LOOK, FENCE_LOOK, () -> {
+      if (engine.isFenced()) {
+        lost.complete(new LogFencedException("logs/" + logName));
+      }
+    }, system.dispatchers().lookup(DispatcherSelector.blocking()));
+    lost.thenAcceptAsync(why -> {
+      look.cancel();
+      if (why instanceof LogSyncFailedException) {
+        LOG.error("commit log logs/{} failed an fsync: this node can make no write durable, so it stops serving its "
+            + "tablets, without flushing, and shuts down; other nodes recover them from its log", logName, why);
+      } else {
+        LOG.warn("commit log logs/{} is fenced: this node's tablets are being recovered by other nodes; it stops "
+            + "serving them, without flushing, and shuts down", logName);
+      }
+      engine.abandon();
+      CoordinatedShutdown.get(system).runAll(REASON);
+    }, system.dispatchers().lookup(DispatcherSelector.blocking()));
+  }
+}
