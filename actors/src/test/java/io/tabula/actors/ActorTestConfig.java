@@ -13,9 +13,10 @@ import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
 /**
  * The configuration actor tests run with: every message sent to an actor goes through its
  * serializer ({@code serialize-messages = on}, so a missing Kryo registration fails the
- * test), and the master's journal and snapshots live in an H2 file under a test's temporary
- * directory, the way a node keeps them (see the cluster module's reference.conf), so a new
- * actor system on the same directory recovers what an earlier one wrote.
+ * test), and the master's journal and snapshots live in files under a test's temporary
+ * directory, the way a node keeps them under its storage root (MasterJournals), so a new actor
+ * system on the same directory recovers what an earlier one wrote. {@link #withJdbcJournalIn}
+ * is the journal nodes kept before (pekko-persistence-jdbc on an H2 file), for the migration.
  *
  * <p>Pekko exempts its own classes from {@code serialize-messages}, {@code StatusReply}
  * among them; tests pass each reply through {@link #roundTrip} to check its value travels.
@@ -30,9 +31,16 @@ public final class ActorTestConfig {
         loglevel = INFO
         actor.serialize-messages = on
         persistence {
-          journal.plugin = "jdbc-journal"
-          snapshot-store.plugin = "jdbc-snapshot-store"
+          journal.plugin = "tabula.master-journal"
+          snapshot-store.plugin = "tabula.master-snapshots"
         }
+      }
+      """;
+
+  private static final String JDBC = """
+      pekko.persistence {
+        journal.plugin = "jdbc-journal"
+        snapshot-store.plugin = "jdbc-snapshot-store"
       }
       jdbc-journal.use-shared-db = "tabula"
       jdbc-snapshot-store.use-shared-db = "tabula"
@@ -58,14 +66,26 @@ public final class ActorTestConfig {
   /** Test configuration with the journal in {@code dir}. */
   public static Config withJournalIn(Path dir) {
     return ConfigFactory.parseString(BASE)
+        .withValue("tabula.master-journal.root", ConfigValueFactory.fromAnyRef(dir.toAbsolutePath().toString()))
+        .withFallback(ConfigFactory.load());
+  }
+
+  /** A test kit whose journal lives in {@code dir}. */
+  public static ActorTestKit startWithJournalIn(Path dir) {
+    return ActorTestKit.create(withJournalIn(dir));
+  }
+
+  /** Test configuration with the journal nodes used to keep: pekko-persistence-jdbc on an H2 file in {@code dir}. */
+  public static Config withJdbcJournalIn(Path dir) {
+    return ConfigFactory.parseString(JDBC).withFallback(ConfigFactory.parseString(BASE))
         .withValue("pekko-persistence-jdbc.shared-databases.tabula.db.url",
             ConfigValueFactory.fromAnyRef(journalUrl(dir)))
         .withFallback(ConfigFactory.load());
   }
 
-  /** A test kit whose journal lives in {@code dir}, with the journal tables created. */
-  public static ActorTestKit startWithJournalIn(Path dir) {
-    ActorTestKit kit = ActorTestKit.create(withJournalIn(dir));
+  /** A test kit on {@link #withJdbcJournalIn}, with the journal tables created. */
+  public static ActorTestKit startWithJdbcJournalIn(Path dir) {
+    ActorTestKit kit = ActorTestKit.create(withJdbcJournalIn(dir));
     await(SchemaUtils.createIfNotExists(kit.system()), Duration.ofSeconds(20));
     return kit;
   }

@@ -2,6 +2,8 @@ package io.tabula.cluster;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.tabula.actors.journal.H2JournalImport;
+import io.tabula.actors.journal.MasterJournals;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
@@ -47,6 +49,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.apache.pekko.cluster.MemberStatus;
@@ -57,6 +60,8 @@ import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.JoinSeedNodes;
 import org.apache.pekko.cluster.typed.SingletonActor;
 import org.apache.pekko.coordination.lease.LeaseUsageSettings;
+import org.apache.pekko.coordination.lease.javadsl.Lease;
+import org.apache.pekko.coordination.lease.javadsl.LeaseProvider;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
@@ -214,7 +219,7 @@ public final class TabulaNode implements AutoCloseable {
     }
     Cluster cluster = Cluster.get(system);
     joinCluster(cluster, settings, wait);
-    join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
+    prepareJournal(system, config, settings, storage, wait);
 
     DirectoryCache directory = new DirectoryCache();
     ActorRef<Topic.Command<Directory>> topic = system.systemActorOf(Topic.create(Directory.class, Master.TOPIC),
@@ -376,6 +381,40 @@ public final class TabulaNode implements AutoCloseable {
         LOG.warn("could not remove all files of deleted table {}; the next start tries again", table, e);
       }
     }, blockingIo);
+  }
+
+  /**
+   * Readies the master's journal before the master can start: on the storage root (the
+   * default), it opens only while this node holds the master lease, and a journal an earlier
+   * version kept in H2 is imported first; with pekko-persistence-jdbc, its tables are created.
+   */
+  private static void prepareJournal(ActorSystem<?> system, Config config, NodeSettings settings, Storage storage,
+      Duration wait) {
+    if (config.getString("pekko.persistence.journal.plugin").equals("jdbc-journal")) {
+      join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
+      return;
+    }
+    Lease lease = masterLease(system);
+    MasterJournals.get(Adapter.toClassic(system)).use(storage, lease::checkLease);
+    try {
+      H2JournalImport.importIfPresent(settings.dataDir(), storage, config.getString("tabula.master-journal.dir"), wait);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while importing the master's H2 journal", e);
+    }
+  }
+
+  /**
+   * The very lease instance the master's singleton manager takes: Pekko's lease provider keeps
+   * one per (name, config, owner), and the manager names it after the actor system and its own
+   * path, with this node's address as the owner.
+   */
+  static Lease masterLease(ActorSystem<?> system) {
+    String manager = "pekko://" + system.name() + "/system/singletonManagermaster";
+    return LeaseProvider.get(system).getLease(system.name() + "-singleton-" + manager, "tabula.master-lease",
+        Cluster.get(system).selfMember().address().hostPort());
   }
 
   /**

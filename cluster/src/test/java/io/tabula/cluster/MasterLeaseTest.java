@@ -30,8 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Nodes share one data directory exactly when they are one cluster. A node that joins the
  * first shares its root, gets tablets of its own and serves every row through either node.
  * A node that does not join (a second cluster on the same root) cannot take the master lease
- * (an OS file lock in the data directory), so it never sees a master and gives up starting,
- * while the first keeps serving: two masters would each believe they own the directory.
+ * (renewed by the first node's master in the data directory), so it never sees a master and
+ * gives up starting, while the first keeps serving: two masters would each believe they own
+ * the directory.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class MasterLeaseTest {

@@ -1,5 +1,7 @@
 package io.tabula.multijvm;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
@@ -84,6 +86,12 @@ final class ClusterFixture implements AutoCloseable {
 
   NodeJvm node(String name) {
     return nodes.stream().filter(n -> n.name.equals(name)).findFirst().orElseThrow();
+  }
+
+  /** Asserts that {@code n}, the oldest node, started the master's singleton. */
+  static void assertRunsMaster(NodeJvm n) {
+    assertTrue(n.tail(2000).contains("Singleton manager starting singleton actor "
+        + "[pekko://tabula/system/singletonManagermaster/master]"), n.name + ", the oldest, runs the master");
   }
 
   /** Tablet id to {owner, state}, in row order, as {@code via}'s {@code /tabula/tablets?table=} shows them. */

@@ -41,8 +41,7 @@ class MasterDeathTest {
       NodeJvm n1 = cluster.node("n1");
       NodeJvm n2 = cluster.node("n2");
       NodeJvm n3 = cluster.node("n3");
-      assertTrue(n1.tail(2000).contains("Singleton manager starting singleton actor "
-          + "[pekko://tabula/system/singletonManagermaster/master]"), "n1, the oldest, runs the master");
+      ClusterFixture.assertRunsMaster(n1);
       Workload load = Workload.create(cluster, n2, List.of("k", "z1", "z2", "z3", "z4"),
           List.of("k", "z1", "z2", "z3", "z4"), 100)
           .startThroughFailures(List.of(n2, n3), 1, 1024);
@@ -136,7 +135,7 @@ class MasterDeathTest {
   }
 
   /** Waits until n2 or n3 accepts a move (the master runs again); returns ms since the kill. */
-  private static long awaitMaster(NodeJvm n2, NodeJvm n3, long killedAt, Duration within) throws Exception {
+  static long awaitMaster(NodeJvm n2, NodeJvm n3, long killedAt, Duration within) throws Exception {
     long deadline = System.nanoTime() + within.toNanos();
     while (System.nanoTime() < deadline) {
       Map<String, String[]> t = ClusterFixture.tablets(n2, "t");
@@ -160,7 +159,7 @@ class MasterDeathTest {
   }
 
   /** The ranges, in row order, start at the empty row, end at the end, and each starts where the last ended. */
-  private static void assertCoverOnce(List<String[]> ranges) {
+  static void assertCoverOnce(List<String[]> ranges) {
     assertTrue(!ranges.isEmpty(), "table t has tablets");
     StringBuilder shown = new StringBuilder();
     ranges.forEach(r -> shown.append(r[0]).append(" [").append(r[1]).append(", ").append(r[2]).append(") "));

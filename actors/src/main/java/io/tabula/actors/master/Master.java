@@ -241,9 +241,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     };
   }
 
+  /**
+   * A snapshot every 200 events; the two newest are kept, and the events before the older of
+   * them are deleted, so the journal's segments holding only those go at the next master's start.
+   */
   @Override
   public RetentionCriteria retentionCriteria() {
-    return RetentionCriteria.snapshotEvery(200, 2);
+    return RetentionCriteria.snapshotEvery(200, 2).withDeleteEventsOnSnapshot();
   }
 
   @Override

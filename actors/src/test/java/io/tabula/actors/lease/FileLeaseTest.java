@@ -13,16 +13,14 @@ import com.typesafe.config.ConfigValueFactory;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.lang.reflect.Field;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -34,17 +32,23 @@ import org.apache.pekko.coordination.lease.javadsl.LeaseProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Unit tier with real files and real processes; one test starts an actor system. */
+/**
+ * Unit tier with real files and real processes (killed and frozen); one test starts an actor
+ * system. Leases here expire after 1 s without renewal (renewed every 200 ms), so the tests are
+ * quick; the node's own settings are in reference.conf.
+ */
 class FileLeaseTest {
   private static final long PROCESS_TIMEOUT_SECONDS = 60;
 
   @TempDir Path dir;
 
-  /** Settings as LeaseProvider builds them from {@code tabula.master-lease}. */
+  /** Settings as LeaseProvider builds them from {@code tabula.master-lease}, with quick timings. */
   static LeaseSettings settings(Path leaseDir, String leaseName, String owner) {
     Config config = ConfigFactory.defaultReference()
         .getConfig("tabula.master-lease")
-        .withValue("lease-dir", ConfigValueFactory.fromAnyRef(leaseDir.toString()));
+        .withValue("lease-dir", ConfigValueFactory.fromAnyRef(leaseDir.toString()))
+        .withValue("heartbeat-timeout", ConfigValueFactory.fromAnyRef("1s"))
+        .withValue("heartbeat-interval", ConfigValueFactory.fromAnyRef("200ms"));
     return LeaseSettings.apply(config, leaseName, owner);
   }
 
@@ -57,120 +61,135 @@ class FileLeaseTest {
     return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
-  @Test
-  void acquireHoldsUntilReleaseAndRecordsTheOwner() throws Exception {
-    FileLease lease = lease("node-a:7355");
-    assertFalse(lease.checkLease());
-    assertTrue(await(lease.acquire()));
-    assertTrue(lease.checkLease());
-    assertTrue(await(lease.acquire()), "reentrant for the holder");
-    assertTrue(await(lease.release()));
-    assertFalse(lease.checkLease());
-    assertFalse(await(lease.release()), "nothing left to release");
-    // Read only after release: opening the file in the holding JVM would drop the lock.
-    assertEquals("node-a:7355\n", Files.readString(lease.path(), UTF_8));
-    assertEquals(dir.resolve("tabula-master.lease"), lease.path());
-  }
-
-  @Test
-  void secondInstanceInThisJvmCannotAcquireUntilTheFirstReleases() throws Exception {
-    FileLease first = lease("first");
-    FileLease second = lease("second");
-    assertTrue(await(first.acquire()));
-    assertFalse(await(second.acquire()));
-    assertFalse(second.checkLease());
-    assertTrue(first.checkLease());
-    // The refused attempt must not have dropped the first instance's OS lock.
-    try (Holder other = Holder.start(dir, "tabula-master", "other-process")) {
-      assertEquals("NOT-ACQUIRED", other.firstLine());
+  /** Tries to acquire every 100 ms until it works; returns the ms it took, failing after {@code withinMs}. */
+  private static long acquireWithin(FileLease lease, long withinMs) throws Exception {
+    long start = System.nanoTime();
+    while (!await(lease.acquire())) {
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertTrue(ms < withinMs, "not acquired within " + withinMs + " ms");
+      Thread.sleep(100);
     }
-    assertTrue(await(first.release()));
-    assertTrue(await(second.acquire()));
-    assertTrue(await(second.release()));
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
   }
 
   @Test
-  void anotherProcessHoldingTheLockKeepsUsOutUntilItIsKilled() throws Exception {
-    FileLease here = lease("here");
+  void acquireHoldsWhileRenewedAndReleaseLetsAnotherTakeItAtOnce() throws Exception {
+    FileLease a = lease("node-a:7355");
+    FileLease b = lease("node-b:7355");
+    assertFalse(a.checkLease());
+    assertTrue(await(a.acquire()));
+    assertTrue(a.checkLease());
+    assertTrue(await(a.acquire()), "reentrant for the holder");
+    Thread.sleep(2_500); // past the timeout: the renewals keep it
+    assertFalse(await(b.acquire()), "renewed, so not expired");
+    assertTrue(a.checkLease());
+    assertTrue(FileLease.holdsAny(dir));
+    assertTrue(await(a.release()));
+    assertFalse(a.checkLease());
+    assertFalse(FileLease.holdsAny(dir));
+    assertFalse(await(a.release()), "nothing left to release");
+    assertTrue(await(b.acquire()), "a released lease is taken without waiting for it to expire");
+    assertEquals("node-b:7355", Files.readString(dir.resolve("tabula-master.leases").resolve("0000000002"), UTF_8)
+        .lines().findFirst().orElseThrow(), "the holder's name is recorded for operators");
+    assertTrue(await(b.release()));
+  }
+
+  @Test
+  void aKilledHoldersLeaseIsTakenAtOnceBecauseTheOsFreedItsLock() throws Exception {
+    LeaseSettings slow = LeaseSettings.apply(ConfigFactory.defaultReference().getConfig("tabula.master-lease")
+        .withValue("lease-dir", ConfigValueFactory.fromAnyRef(dir.toString())), "tabula-master", "here");
+    FileLease here = new FileLease(slow); // the node's own 8 s timeout: waiting it out would show
     try (Holder other = Holder.start(dir, "tabula-master", "other-process")) {
       assertEquals("ACQUIRED", other.firstLine());
       assertFalse(await(here.acquire()));
       assertFalse(here.checkLease());
       other.kill();
-      assertTrue(await(here.acquire()), "the OS frees the lock when its holder dies");
+      long ms = acquireWithin(here, 2_000);
       assertTrue(here.checkLease());
+      System.out.printf("a killed holder's lease was taken %d ms after the kill (timeout 8 s)%n", ms);
     } finally {
       await(here.release());
     }
-    assertEquals("here\n", Files.readString(here.path(), UTF_8));
   }
 
   @Test
-  void leaseLostCallbackIsKeptAndNotCalledWhileTheLockIsHeld() throws Exception {
+  void aFrozenHolderLosesTheLeaseAndFindsOutWhenItResumes() throws Exception {
+    FileLease here = lease("here");
+    try (Holder other = Holder.start(dir, "tabula-master", "other-process")) {
+      assertEquals("ACQUIRED", other.firstLine());
+      other.signal("STOP");
+      try {
+        assertFalse(await(here.acquire()), "a frozen holder keeps its OS lock: it is waited out");
+        long ms = acquireWithin(here, 5_000);
+        assertTrue(ms >= 500, "taken only once expired: " + ms + " ms");
+        assertTrue(here.checkLease());
+      } finally {
+        other.signal("CONT");
+      }
+      assertTrue(other.nextLine().startsWith("LOST"), "the resumed holder reports the loss");
+      Thread.sleep(600);
+      assertTrue(here.checkLease(), "the resumed holder did not take it back");
+      assertEquals(2, Files.list(dir.resolve("tabula-master.leases")).filter(p -> p.getFileName().toString()
+          .matches("\\d{10}")).count(), "two generations: the frozen holder's and ours");
+    } finally {
+      await(here.release());
+    }
+  }
+
+  @Test
+  void aNewerGenerationMeansLostAndTheCallbackIsCalledOnce() throws Exception {
     FileLease lease = lease("owner");
-    List<Optional<Throwable>> calls = new ArrayList<>();
+    List<Optional<Throwable>> calls = new CopyOnWriteArrayList<>();
     assertTrue(await(lease.acquire(calls::add)));
     assertTrue(lease.checkLease());
-    assertTrue(await(lease.release()));
-    assertTrue(calls.isEmpty());
+    // Another holder's generation, as a taker writes it after this one stopped renewing.
+    Files.writeString(dir.resolve("tabula-master.leases").resolve("0000000002"), "thief\n0\n", UTF_8);
+    assertFalse(lease.checkLease());
+    Thread.sleep(500);
+    assertFalse(lease.checkLease());
+    assertEquals(1, calls.size(), "called once: " + calls);
+    assertTrue(calls.get(0).isPresent() && calls.get(0).get().getMessage().contains("newer"), calls.toString());
   }
 
   @Test
-  void losingTheLockCallsTheCallbackOnce() throws Exception {
+  void releaseForgetsTheCallback() throws Exception {
     FileLease lease = lease("owner");
-    List<Optional<Throwable>> calls = new ArrayList<>();
-    assertTrue(await(lease.acquire(calls::add)));
-    closeChannel(lease);
-    assertFalse(lease.checkLease());
-    assertFalse(lease.checkLease());
-    assertEquals(List.of(Optional.empty()), calls);
-  }
-
-  @Test
-  void releaseForgetsTheCallbackForALaterAcquireWithoutOne() throws Exception {
-    FileLease lease = lease("owner");
-    List<Optional<Throwable>> calls = new ArrayList<>();
+    List<Optional<Throwable>> calls = new CopyOnWriteArrayList<>();
     assertTrue(await(lease.acquire(calls::add)));
     assertTrue(await(lease.release()));
     assertTrue(await(lease.acquire()));
-    closeChannel(lease);
+    Files.writeString(dir.resolve("tabula-master.leases").resolve("0000000003"), "thief\n0\n", UTF_8);
     assertFalse(lease.checkLease());
     assertTrue(calls.isEmpty(), "the callback belonged to the released lease");
   }
 
-  /** Closes the held channel, as an interrupt during I/O on it would. */
-  private static void closeChannel(FileLease lease) throws Exception {
-    Field field = FileLease.class.getDeclaredField("channel");
-    field.setAccessible(true);
-    FileChannel channel;
-    synchronized (lease) {
-      channel = (FileChannel) field.get(lease);
-    }
-    channel.close();
-  }
-
   @Test
-  void leaseNamesAreEncodedIntoOneFileInLeaseDir() {
+  void leaseNamesAreEncodedIntoOneFolderInLeaseDir() {
     FileLease lease = new FileLease(settings(dir, "shard/../x y", "owner"));
-    assertEquals(dir, lease.path().getParent());
-    assertEquals("shard%2F..%2Fx+y.lease", lease.path().getFileName().toString());
+    assertEquals(dir, lease.dir().getParent());
+    assertEquals("shard%2F..%2Fx+y.leases", lease.dir().getFileName().toString());
   }
 
   @Test
-  void unusableLeaseDirFailsTheAcquireNamingTheFile() throws Exception {
+  void unusableLeaseDirFailsTheAcquireNamingTheFolder() throws Exception {
     Path notADir = Files.writeString(dir.resolve("plain-file"), "x");
     FileLease lease = new FileLease(settings(notADir, "tabula-master", "owner"));
     ExecutionException e =
         assertThrows(ExecutionException.class, () -> await(lease.acquire()));
     assertInstanceOf(LeaseException.class, e.getCause());
-    assertTrue(e.getCause().getMessage().contains(lease.path().toString()), e.getMessage());
+    assertTrue(e.getCause().getMessage().contains(lease.dir().toString()), e.getMessage());
     assertFalse(lease.checkLease());
-    // A failed attempt claims nothing: another instance on the same path meets the same
-    // I/O error, not a refusal because the path looks held in this JVM.
-    FileLease again = new FileLease(settings(notADir, "tabula-master", "again"));
-    ExecutionException second =
-        assertThrows(ExecutionException.class, () -> await(again.acquire()));
-    assertInstanceOf(LeaseException.class, second.getCause());
+  }
+
+  @Test
+  void timingsThatCouldNotRenewInTimeAreRefused() {
+    Config config = ConfigFactory.defaultReference().getConfig("tabula.master-lease")
+        .withValue("lease-dir", ConfigValueFactory.fromAnyRef(dir.toString()))
+        .withValue("heartbeat-timeout", ConfigValueFactory.fromAnyRef("1s"))
+        .withValue("heartbeat-interval", ConfigValueFactory.fromAnyRef("800ms"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> new FileLease(LeaseSettings.apply(config, "tabula-master", "o")));
+    assertTrue(e.getMessage().contains("heartbeat-interval"), e.getMessage());
   }
 
   @Test
@@ -194,7 +213,7 @@ class FileLeaseTest {
       FileLease fileLease = assertInstanceOf(FileLease.class, lease);
       assertEquals("tabula-master", fileLease.getSettings().leaseName());
       assertEquals("node-a:7355", fileLease.getSettings().ownerName());
-      assertEquals(dir.resolve("tabula-master.lease"), fileLease.path());
+      assertEquals(dir.resolve("tabula-master.leases"), fileLease.dir());
       assertTrue(await(lease.acquire()));
       assertTrue(await(lease.release()));
     } finally {
@@ -219,6 +238,15 @@ class FileLeaseTest {
           LeaseHolderMain.class.getName(), dir.toString(), leaseName, owner);
       builder.redirectError(ProcessBuilder.Redirect.INHERIT);
       return new Holder(builder.start());
+    }
+
+    void signal(String signal) throws IOException, InterruptedException {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+      assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + signal + " failed");
+    }
+
+    String nextLine() throws InterruptedException, ExecutionException {
+      return firstLine();
     }
 
     String firstLine() throws InterruptedException, ExecutionException {

@@ -1,0 +1,519 @@
+package io.tabula.persistence.journal;
+
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.tabula.persistence.encoding.ByteSink;
+import io.tabula.persistence.journal.JournalRecord.DeleteSnapshots;
+import io.tabula.persistence.journal.JournalRecord.Event;
+import io.tabula.persistence.journal.JournalRecord.Snapshot;
+import io.tabula.persistence.storage.CorruptionException;
+import io.tabula.persistence.storage.ReadableFile;
+import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.zip.CRC32C;
+
+/**
+ * The master's journal on the shared storage root (the paper keeps the METADATA tablets and
+ * Chubby's files on GFS; this is the directory's event log), fenced per writer the way a
+ * node's commit log is, so that no process can hold it hostage and no old master can add to
+ * it unnoticed. The format is docs/formats/master-journal.md; the argument is in
+ * docs/fencing.md.
+ *
+ * <p>Each master that {@linkplain #open opens} the journal becomes a new <em>epoch</em> with a
+ * folder of its own under {@code dir}:
+ *
+ * <ol>
+ *   <li>It claims the next epoch number by publishing {@code EEEEEEEEEE/EPOCH} with {@link
+ *       Storage#renameIfAbsent}: of two claimants of one number exactly one wins, and the other
+ *       takes the next.
+ *   <li>It {@linkplain Storage#fence fences} every older epoch's folder. A writer checks its
+ *       folder's fence after each append's fsync and acknowledges nothing once fenced, so
+ *       everything an older master ever acknowledged is on disk before this master reads.
+ *   <li>It reads the history: what the newest older epoch with a {@code HORIZON} listed (files
+ *       and lengths), then that epoch's own segments to their last whole record.
+ *   <li>It publishes its own {@code HORIZON}: exactly which files, to which length, it read (a
+ *       fenced master may still append after the read; nobody ever reads that), minus segments
+ *       whose every record is deleted, with a summary per persistence id (highest sequence
+ *       number, deleted-to). Every later reader sees the history this master saw.
+ *   <li>It appends to segments {@code EEEEEEEEEE/NNNNNN.log} of its own, rolled at a size.
+ * </ol>
+ *
+ * <p>Thread-safe: every method may be called from any thread; {@link #append} holds this
+ * object's lock during its write and fsync. The journal is written by one master at a time in
+ * the cluster (the master lease); two at once is safe (the newer fences the older), only
+ * wasteful.
+ */
+public final class MasterJournal implements Closeable {
+  static final String EPOCH = "EPOCH";
+  static final String HORIZON = "HORIZON";
+  static final String SEGMENT_SUFFIX = ".log";
+  /** ASCII "TBLAMJRN": TaBuLA Master JouRNal segment. */
+  static final long SEGMENT_MAGIC = 0x54424C414D4A524EL;
+  /** ASCII "TBLAMJHZ": TaBuLA Master Journal HoriZon. */
+  static final long HORIZON_MAGIC = 0x54424C414D4A485AL;
+  static final int VERSION = 1;
+  /** magic | version | epoch | segment number | CRC32C of the previous 28 bytes. */
+  static final int SEGMENT_HEADER = 8 + 4 + 8 + 8 + 4;
+  /** length | CRC32C(length field + body). */
+  static final int RECORD_HEADER = 8;
+  /** A longer record can only be damage. */
+  static final int MAX_RECORD = 256 << 20;
+  /** How many epoch numbers one open tries before giving up (each lost race moves one on). */
+  private static final int CLAIM_ATTEMPTS = 100;
+
+  private final Storage storage;
+  private final String dir;
+  private final long epoch;
+  private final long segmentBytes;
+  private final String opened;
+
+  @GuardedBy("this")
+  private final JournalHistory history;
+  @GuardedBy("this")
+  private WritableFile segment;
+  @GuardedBy("this")
+  private long segmentNumber;
+  /** Set once an append failed or found the fence: nothing more is written. */
+  @GuardedBy("this")
+  private IOException broken;
+
+  private MasterJournal(Storage storage, String dir, long epoch, long segmentBytes, JournalHistory history,
+      String opened) {
+    this.opened = opened;
+    this.storage = storage;
+    this.dir = dir;
+    this.epoch = epoch;
+    this.segmentBytes = segmentBytes;
+    this.history = history;
+  }
+
+  /**
+   * Opens the journal in {@code dir} as a new epoch: claims it, fences every older one, reads
+   * the history and publishes this epoch's horizon (see the class comment). Segments roll once
+   * they reach {@code segmentBytes}.
+   *
+   * @throws JournalFencedException if a newer epoch fenced this one while it opened
+   * @throws CorruptionException if a file the history needs is damaged or missing
+   */
+  public static MasterJournal open(Storage storage, String dir, long segmentBytes) throws IOException {
+    long epoch = claim(storage, dir);
+    List<Long> older = epochs(storage, dir);
+    older.removeIf(e -> e >= epoch);
+    for (long e : older) {
+      storage.fence(epochDir(dir, e));
+    }
+    History read = readHistory(storage, dir, older);
+    JournalHistory history = new JournalHistory();
+    read.summary.forEach((id, v) -> history.summary(id, v[0], v[1]));
+    for (Segment s : read.segments) {
+      s.records.forEach(history::apply);
+    }
+    boolean[] keep = keep(read.segments, history);
+    List<Segment> kept = new ArrayList<>();
+    for (int i = 0; i < read.segments.size(); i++) {
+      if (keep[i]) {
+        kept.add(read.segments.get(i));
+      }
+    }
+    publish(storage, dir, epoch, new Horizon(kept.stream()
+        .map(s -> new Horizon.File(s.path.substring(dir.length() + 1), s.length)).toList(),
+        summaries(history)));
+    if (fenced(storage, dir, epoch)) {
+      throw new JournalFencedException(dir, epoch);
+    }
+    removeUnneeded(storage, dir, epoch, older, kept);
+    String opened = "epoch " + epoch + " in " + dir + ": read " + read.segments.stream().mapToInt(s -> s.records.size())
+        .sum() + " records in " + read.segments.size() + " segments, kept " + kept.size();
+    return new MasterJournal(storage, dir, epoch, segmentBytes, history, opened);
+  }
+
+  public long epoch() {
+    return epoch;
+  }
+
+  /** What {@link #open} found, for the log: the epoch, how many records and segments it read, how many it kept. */
+  @Override
+  public String toString() {
+    return opened;
+  }
+
+  /**
+   * Appends {@code records} in one write and one fsync, and returns only if they are durable
+   * and this epoch was not fenced after that fsync: then a newer master reads them.
+   *
+   * @throws JournalFencedException if this epoch is fenced (now or by an earlier append): not
+   *     acknowledged, and nothing more will be written
+   * @throws IOException if the write or fsync failed: not acknowledged, and nothing more will
+   *     be written (after a failed fsync the file's state is unknown)
+   */
+  public synchronized void append(List<JournalRecord> records) throws IOException {
+    if (broken != null) {
+      throw broken instanceof JournalFencedException f ? new JournalFencedException(dir, epoch)
+          : new IOException("the master's journal epoch " + epoch + " failed earlier", broken);
+    }
+    if (records.isEmpty()) {
+      return;
+    }
+    ByteSink out = new ByteSink(256);
+    for (JournalRecord r : records) {
+      frame(r, out);
+    }
+    try {
+      if (segment == null || segment.position() >= segmentBytes) {
+        roll();
+      }
+      segment.append(out.array(), 0, out.size());
+      segment.sync();
+    } catch (IOException e) {
+      broken = e;
+      throw e;
+    }
+    if (fenced(storage, dir, epoch)) {
+      broken = new JournalFencedException(dir, epoch);
+      throw (JournalFencedException) broken;
+    }
+    records.forEach(history::apply);
+  }
+
+  private void roll() throws IOException {
+    if (segment != null) {
+      segment.close();
+    }
+    segmentNumber++;
+    String path = Storage.path(epochDir(dir, epoch), segmentName(segmentNumber));
+    segment = storage.create(path);
+    segment.append(segmentHeader(epoch, segmentNumber));
+    segment.sync();
+    storage.syncDirectory(epochDir(dir, epoch));
+  }
+
+  /** The highest sequence number ever stored for {@code persistenceId} (deleted events included); 0 if none. */
+  public synchronized long highestSequenceNr(String persistenceId) {
+    return history.highestSequenceNr(persistenceId);
+  }
+
+  /** Live events of {@code persistenceId} numbered {@code from} to {@code to} (inclusive), at most {@code max}, in order. */
+  public synchronized List<Event> events(String persistenceId, long from, long to, long max) {
+    return history.events(persistenceId, Math.max(from, history.deletedTo(persistenceId) + 1), to, max);
+  }
+
+  /** The newest live snapshot within the bounds (inclusive), if any. */
+  public synchronized Optional<Snapshot> latestSnapshot(String persistenceId, long minSequenceNr,
+      long maxSequenceNr, long minTimestamp, long maxTimestamp) {
+    return history.latestSnapshot(persistenceId, minSequenceNr, maxSequenceNr, minTimestamp, maxTimestamp);
+  }
+
+  /** Closes the current segment; appends after this fail. Idempotent. */
+  @Override
+  public synchronized void close() throws IOException {
+    if (broken == null) {
+      broken = new IOException("closed");
+    }
+    if (segment != null) {
+      WritableFile s = segment;
+      segment = null;
+      s.close();
+    }
+  }
+
+  /**
+   * Whether epoch {@code epoch} is fenced: its folder has the fence marker, or a newer master
+   * removed the folder (its {@code EPOCH} claim is gone; removal deletes that first).
+   */
+  private static boolean fenced(Storage storage, String dir, long epoch) {
+    String ed = epochDir(dir, epoch);
+    return storage.isFenced(ed) || !storage.exists(Storage.path(ed, EPOCH));
+  }
+
+  // ---- opening ----
+
+  /** Claims the lowest epoch number above every existing one; returns it. */
+  private static long claim(Storage storage, String dir) throws IOException {
+    List<Long> existing = epochs(storage, dir);
+    long next = existing.isEmpty() ? 1 : existing.get(existing.size() - 1) + 1;
+    for (int i = 0; i < CLAIM_ATTEMPTS; i++, next++) {
+      String tmp = Storage.path(dir, "claim-" + UUID.randomUUID() + ".tmp");
+      try (WritableFile f = storage.create(tmp)) {
+        f.sync();
+      }
+      if (storage.renameIfAbsent(tmp, Storage.path(epochDir(dir, next), EPOCH))) {
+        storage.syncDirectory(epochDir(dir, next));
+        storage.syncDirectory(dir);
+        return next;
+      }
+    }
+    throw new IOException("could not claim an epoch of the master's journal in " + dir + " after "
+        + CLAIM_ATTEMPTS + " attempts: other masters keep claiming");
+  }
+
+  /** Whether no master ever opened the journal in {@code dir} (it has no epoch). */
+  public static boolean isNew(Storage storage, String dir) throws IOException {
+    return epochs(storage, dir).isEmpty();
+  }
+
+  /** Epoch numbers with a folder under {@code dir}, ascending. */
+  static List<Long> epochs(Storage storage, String dir) throws IOException {
+    List<Long> out = new ArrayList<>();
+    for (String name : storage.list(dir)) {
+      if (name.length() == 10 && name.chars().allMatch(Character::isDigit)) {
+        out.add(Long.parseLong(name));
+      }
+    }
+    out.sort(null);
+    return out;
+  }
+
+  /** One segment as read: the length taken and its records. */
+  private record Segment(String path, long length, List<JournalRecord> records) {}
+
+  /** What an open read: the older horizon's summary per persistence id, and the segments in order. */
+  private record History(Map<String, long[]> summary, List<Segment> segments) {}
+
+  /**
+   * The history before this epoch: the files the newest older horizon lists, to their listed
+   * lengths, then that epoch's own segments to their last whole record. Epochs after it without
+   * a horizon never wrote (a segment is made only after the horizon).
+   */
+  private static History readHistory(Storage storage, String dir, List<Long> older) throws IOException {
+    List<Segment> out = new ArrayList<>();
+    for (int i = older.size() - 1; i >= 0; i--) {
+      String horizonPath = Storage.path(epochDir(dir, older.get(i)), HORIZON);
+      if (!storage.exists(horizonPath)) {
+        continue;
+      }
+      Horizon h = Horizon.read(storage, horizonPath);
+      for (Horizon.File f : h.files()) {
+        String path = Storage.path(dir, f.path());
+        out.add(new Segment(path, f.length(), readSegment(storage, path, f.length())));
+      }
+      List<String> own = segments(storage, epochDir(dir, older.get(i)));
+      for (int s = 0; s < own.size(); s++) {
+        Segment read = readLive(storage, own.get(s));
+        if (read.length < storage.size(own.get(s)) && s < own.size() - 1) {
+          throw new CorruptionException(own.get(s), read.length, "damaged record in a segment that is not the last");
+        }
+        out.add(read);
+      }
+      return new History(h.summary(), out);
+    }
+    return new History(Map.of(), out);
+  }
+
+  private static List<String> segments(Storage storage, String epochDir) throws IOException {
+    List<String> out = new ArrayList<>();
+    for (String name : storage.list(epochDir)) {
+      if (name.endsWith(SEGMENT_SUFFIX)) {
+        out.add(Storage.path(epochDir, name));
+      }
+    }
+    return out;
+  }
+
+  /** Reads a segment exactly to {@code length}, which must end a whole record. */
+  private static List<JournalRecord> readSegment(Storage storage, String path, long length) throws IOException {
+    if (!storage.exists(path)) {
+      throw new CorruptionException(path, 0, "a segment the journal's horizon lists is missing");
+    }
+    Segment s = readLive(storage, path);
+    if (s.length < length) {
+      throw new CorruptionException(path, s.length, "the horizon lists " + length + " bytes, whole records end here");
+    }
+    List<JournalRecord> out = new ArrayList<>();
+    long at = SEGMENT_HEADER;
+    for (JournalRecord r : s.records) {
+      if (at >= length) {
+        break;
+      }
+      out.add(r);
+      at += recordSize(r);
+    }
+    if (at != length && !(length == 0 && s.records.isEmpty())) {
+      throw new CorruptionException(path, at, "the horizon's length " + length + " is not at a record's end");
+    }
+    return out;
+  }
+
+  /** Reads a segment to its last whole record: a torn or damaged tail ends it. */
+  private static Segment readLive(Storage storage, String path) throws IOException {
+    List<JournalRecord> records = new ArrayList<>();
+    try (ReadableFile f = storage.open(path)) {
+      long size = f.size();
+      if (size < SEGMENT_HEADER) {
+        return new Segment(path, 0, records); // made, its header not yet whole
+      }
+      byte[] header = new byte[SEGMENT_HEADER];
+      f.readFully(0, header, 0, header.length);
+      checkHeader(path, header);
+      long at = SEGMENT_HEADER;
+      byte[] head = new byte[RECORD_HEADER];
+      while (at + RECORD_HEADER <= size) {
+        f.readFully(at, head, 0, head.length);
+        int length = ByteSink.getIntAt(head, 0);
+        if (length <= 0 || length > MAX_RECORD || at + RECORD_HEADER + length > size) {
+          break;
+        }
+        byte[] body = new byte[length];
+        f.readFully(at + RECORD_HEADER, body, 0, length);
+        if (ByteSink.getIntAt(head, 4) != crc(head, 0, 4, body)) {
+          break;
+        }
+        try {
+          records.add(JournalRecord.decode(ByteBuffer.wrap(body)));
+        } catch (IllegalArgumentException | BufferUnderflowException e) {
+          throw new CorruptionException(path, at, "a record whose checksum holds does not parse: " + e);
+        }
+        at += RECORD_HEADER + length;
+      }
+      return new Segment(path, at, records);
+    }
+  }
+
+  private static void checkHeader(String path, byte[] h) throws CorruptionException {
+    if (ByteSink.getLongAt(h, 0) != SEGMENT_MAGIC) {
+      throw new CorruptionException(path, 0, "not a master journal segment (bad magic)");
+    }
+    if (ByteSink.getIntAt(h, SEGMENT_HEADER - 4) != crc(h, 0, SEGMENT_HEADER - 4, new byte[0])) {
+      throw new CorruptionException(path, 0, "segment header checksum mismatch");
+    }
+    if (ByteSink.getIntAt(h, 8) != VERSION) {
+      throw new CorruptionException(path, 8, "unknown segment version " + ByteSink.getIntAt(h, 8));
+    }
+  }
+
+  /** Which segments the next horizon keeps: the last, and any with a record that still means something. */
+  private static boolean[] keep(List<Segment> read, JournalHistory history) {
+    boolean[] keep = new boolean[read.size()];
+    for (int i = 0; i < read.size(); i++) {
+      Segment s = read.get(i);
+      keep[i] = i == read.size() - 1 || s.records.stream().anyMatch(history::live);
+    }
+    // A snapshot deletion must stay while a segment kept holds a snapshot it deleted.
+    boolean changed = true;
+    while (changed) {
+      changed = false;
+      for (int i = 0; i < read.size(); i++) {
+        if (keep[i]) {
+          continue;
+        }
+        for (JournalRecord r : read.get(i).records) {
+          if (r instanceof DeleteSnapshots d && deletesKept(d, read, keep, i)) {
+            keep[i] = true;
+            changed = true;
+            break;
+          }
+        }
+      }
+    }
+    return keep;
+  }
+
+  private static boolean deletesKept(DeleteSnapshots d, List<Segment> read, boolean[] keep, int before) {
+    for (int j = 0; j < before; j++) {
+      if (keep[j] && read.get(j).records.stream().anyMatch(r -> r instanceof Snapshot s && d.deletes(s))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static Map<String, long[]> summaries(JournalHistory history) {
+    Map<String, long[]> out = new LinkedHashMap<>();
+    for (String id : history.persistenceIds()) {
+      out.put(id, new long[] {history.highestSequenceNr(id), history.deletedTo(id)});
+    }
+    return out;
+  }
+
+  private static void publish(Storage storage, String dir, long epoch, Horizon h) throws IOException {
+    String tmp = Storage.path(epochDir(dir, epoch), HORIZON + "-" + UUID.randomUUID() + ".tmp");
+    try (WritableFile f = storage.create(tmp)) {
+      f.append(h.encode(epoch));
+      f.sync();
+    }
+    if (!storage.renameIfAbsent(tmp, Storage.path(epochDir(dir, epoch), HORIZON))) {
+      throw new IOException("epoch " + epoch + " of the master's journal in " + dir + " has a horizon already");
+    }
+    storage.syncDirectory(epochDir(dir, epoch));
+  }
+
+  /**
+   * Deletes what no reader needs any more: segments of older epochs this horizon left out, and
+   * older epoch folders left with no segment. A newer master that read the older horizon in
+   * the meantime fails to find them and opens again, reading this horizon.
+   */
+  private static void removeUnneeded(Storage storage, String dir, long epoch, List<Long> older, List<Segment> kept)
+      throws IOException {
+    List<String> keptPaths = kept.stream().map(Segment::path).toList();
+    for (long e : older) {
+      String ed = epochDir(dir, e);
+      boolean empty = true;
+      for (String s : segments(storage, ed)) {
+        if (keptPaths.contains(s)) {
+          empty = false;
+        } else {
+          storage.delete(s);
+        }
+      }
+      if (empty) {
+        storage.delete(Storage.path(ed, EPOCH)); // first: it keeps a writer of this epoch fenced
+        for (String name : storage.list(ed)) {
+          storage.delete(Storage.path(ed, name));
+        }
+        storage.delete(ed);
+      }
+    }
+    storage.syncDirectory(dir);
+  }
+
+  // ---- encoding ----
+
+  static String epochDir(String dir, long epoch) {
+    return Storage.path(dir, String.format("%010d", epoch));
+  }
+
+  static String segmentName(long number) {
+    return String.format("%06d%s", number, SEGMENT_SUFFIX);
+  }
+
+  static byte[] segmentHeader(long epoch, long number) {
+    byte[] h = new byte[SEGMENT_HEADER];
+    ByteSink.putLongAt(h, 0, SEGMENT_MAGIC);
+    ByteSink.putIntAt(h, 8, VERSION);
+    ByteSink.putLongAt(h, 12, epoch);
+    ByteSink.putLongAt(h, 20, number);
+    ByteSink.putIntAt(h, SEGMENT_HEADER - 4, crc(h, 0, SEGMENT_HEADER - 4, new byte[0]));
+    return h;
+  }
+
+  /** Appends {@code r} framed: {@code u32 length | u32 CRC32C(length field + body) | body}. */
+  static void frame(JournalRecord r, ByteSink out) {
+    ByteSink body = new ByteSink(64);
+    JournalRecord.encode(r, body);
+    byte[] head = new byte[RECORD_HEADER];
+    ByteSink.putIntAt(head, 0, body.size());
+    ByteSink.putIntAt(head, 4, crc(head, 0, 4, body.toArray()));
+    out.put(head).put(body.array(), 0, body.size());
+  }
+
+  private static long recordSize(JournalRecord r) {
+    ByteSink body = new ByteSink(64);
+    JournalRecord.encode(r, body);
+    return RECORD_HEADER + body.size();
+  }
+
+  static int crc(byte[] b, int off, int len, byte[] more) {
+    CRC32C c = new CRC32C();
+    c.update(b, off, len);
+    c.update(more, 0, more.length);
+    return (int) c.getValue();
+  }
+}
