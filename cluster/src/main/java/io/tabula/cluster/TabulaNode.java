@@ -242,7 +242,6 @@ public final class TabulaNode implements AutoCloseable {
     try {
       engine = TabletServer.startOnDemand(storage, settings.engineOptions(logName), MicrosClock.SYSTEM,
           table -> schemaOf(directory.get(), table), TabulaNode::backgroundFailed);
-      removeDeletedTables(system, directory, master, engine, wait);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the storage engine under " + settings.dataDir(), e);
     }
@@ -332,31 +331,11 @@ public final class TabulaNode implements AutoCloseable {
   }
 
   /**
-   * Removes the files of tables the master no longer has. The directory is asked of the
-   * master after the folders are listed: a table's files are made only after the master has
-   * recorded the table, so a table listed here and missing from that later answer is deleted.
-   */
-  private static void removeDeletedTables(ActorSystem<?> system, DirectoryCache directory,
-      ActorRef<Master.Command> master, TabletServer engine, Duration wait) throws IOException {
-    List<String> onDisk = engine.tablesOnDisk();
-    if (onDisk.stream().allMatch(t -> directory.get().table(t) != null)) {
-      return;
-    }
-    Directory fresh = join(directory.refresh(master, system, wait), wait, "asking the master for its directory");
-    for (String table : onDisk) {
-      if (fresh.table(table) == null) {
-        LOG.info("removing files of table {}, which the master no longer has", table);
-        engine.dropTable(table);
-      }
-    }
-  }
-
-  /**
-   * Removes a table the master has deleted from this node: first every open tablet of it
-   * retires (its actor stops serving it, closes it and refuses what comes later), so nothing
-   * touches the files any more; then the files go. Completes when both are done; a tablet that
-   * does not answer in time, or files that cannot be removed, are logged and left for the
-   * next start, which removes the files of tables the master no longer has.
+   * Removes a table the master has deleted from this node: every open tablet of it retires
+   * (its actor stops serving it, closes it and refuses what comes later), then the engine
+   * drops what is left of it. Completes when both are done; a tablet that does not answer in
+   * time is logged. The files stay: only the master deletes them, with its sweep
+   * ({@code FileSweeper}), so that a node whose view lags never deletes a newer table's files.
    */
   private static CompletionStage<Void> dropTable(ActorSystem<?> system, TabletShards tablets, TabletServer engine,
       String table, Duration timeout) {
@@ -374,13 +353,8 @@ public final class TabulaNode implements AutoCloseable {
       }
     }
     Executor blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
-    return CompletableFuture.allOf(retired.toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
-      try {
-        engine.dropTable(table);
-      } catch (IOException e) {
-        LOG.warn("could not remove all files of deleted table {}; the next start tries again", table, e);
-      }
-    }, blockingIo);
+    return CompletableFuture.allOf(retired.toArray(CompletableFuture[]::new))
+        .thenRunAsync(() -> engine.closeTable(table), blockingIo);
   }
 
   /**

@@ -60,11 +60,11 @@ class MasterFreezeTest {
         n1.signal("STOP");
         try {
           mastered = MasterDeathTest.awaitMaster(n2, n3, frozenAt, Duration.ofSeconds(90));
+          Workload.awaitPlacement(n2, Set.of("n2", "n3"), Duration.ofSeconds(60), t -> true);
+          served = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozenAt);
           try (BigtableTableAdminClient admin = ClusterFixture.admin(n3)) {
             admin.createTable(CreateTableRequest.of("made-while-frozen").addFamily("f"));
           }
-          Workload.awaitPlacement(n2, Set.of("n2", "n3"), Duration.ofSeconds(60), t -> true);
-          served = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozenAt);
           Thread.sleep(FROZEN_PAST_TAKEOVER.toMillis());
         } finally {
           n1LogAtResume = Files.size(n1.log);

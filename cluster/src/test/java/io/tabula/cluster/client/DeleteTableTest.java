@@ -26,9 +26,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deleting a table retires its tablets before its files go: nothing of the node fails on the
- * missing files afterwards (tablet actors that kept ticking over deleted files used to crash),
- * requests for the table are NOT_FOUND, and a table of the same name starts empty.
+ * Deleting a table retires its tablets; its files go later, with the master's sweep (here every
+ * second with a second's grace), the only deleter of table files: nothing of the node fails on
+ * the missing files afterwards (tablet actors that kept ticking over deleted files used to
+ * crash), requests for the table are NOT_FOUND, and a table of the same name starts empty.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class DeleteTableTest {
@@ -36,13 +37,14 @@ class DeleteTableTest {
   Path dir;
 
   @Test
-  void aDeletedTablesTabletsRetireBeforeItsFilesGo() throws Exception {
+  void aDeletedTablesTabletsRetireAndTheMastersSweepDeletesItsFiles() throws Exception {
     ListAppender<ILoggingEvent> log = new ListAppender<>();
     log.start();
     Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     root.addAppender(log);
     try (InJvmNode node = InJvmNode.start(dir, io.tabula.client.RetrySettings.DEFAULT,
-        Map.of("tabula.tablet.check-interval", "100ms", "tabula.node.memtable-bytes", "4KiB"))) {
+        Map.of("tabula.tablet.check-interval", "100ms", "tabula.node.memtable-bytes", "4KiB",
+            "tabula.master.sweep-files-every", "1s", "tabula.master.sweep-files-grace", "1s"))) {
       node.client.admin().createTable("t", "f").toCompletableFuture().join();
       for (int i = 0; i < 200; i++) {
         node.client.apply("t", RowMutation.create("row" + i).setCell("f", "q", "v".repeat(100)))
@@ -51,9 +53,12 @@ class DeleteTableTest {
       assertTrue(tableFiles().count() > 0, "flushed files exist before the delete");
 
       node.client.admin().deleteTable("t").toCompletableFuture().join();
-      // Several check intervals: a tablet still ticking over the deleted files would fail now.
-      Thread.sleep(1000);
-      assertEquals(0, tableFiles().count(), "the table's files are gone");
+      // Several check intervals and sweeps: a tablet still ticking over the deleted files would fail now.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (tableFiles().count() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(200);
+      }
+      assertEquals(0, tableFiles().count(), "the master's sweep deleted the table's files");
       CompletionException e = assertThrows(CompletionException.class, () -> node.client.apply("t",
           RowMutation.create("row1").setCell("f", "q", "late")).toCompletableFuture().join());
       assertEquals(Status.Code.NOT_FOUND, assertInstanceOf(TabulaException.class, e.getCause()).code());

@@ -43,6 +43,13 @@ public final class FileStorage implements Storage {
     return new ChannelWritableFile(path, ch);
   }
 
+  @Override
+  public WritableFile createNew(String path) throws IOException {
+    Path p = resolve(path);
+    Files.createDirectories(p.getParent());
+    return new ChannelWritableFile(path, FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
+  }
+
   /**
    * Opens a file for reading. Files up to 2 GiB are memory-mapped: the engine's files are
    * immutable once written, and a mapped read is a copy with no system call, which is what

@@ -6,8 +6,9 @@ import java.util.List;
 /**
  * A {@link Storage} that hands every call to another one: a base for storages that change a
  * few calls (tests that inject faults, a storage that counts). The fence ({@link #fence},
- * {@link #isFenced}) is not forwarded: its defaults go through this storage's own {@link
- * #create} and {@link #exists}, as they would on a disk that behaves as this one does.
+ * {@link #isFenced}) and {@link #createNew} are not forwarded: their defaults go through this
+ * storage's own {@link #create} and {@link #exists}, as they would on a disk that behaves as
+ * this one does (so {@code createNew} is a check, then a create, here).
  */
 public abstract class ForwardingStorage implements Storage {
   protected final Storage delegate;

@@ -15,6 +15,19 @@ public interface Storage {
   /** Creates (or truncates) a file for appending. */
   WritableFile create(String path) throws IOException;
 
+  /**
+   * Creates a file for appending that must not exist yet.
+   *
+   * @throws java.nio.file.FileAlreadyExistsException if it exists (this default checks first, a
+   *     check a concurrent creator can slip past; the file system's version is atomic)
+   */
+  default WritableFile createNew(String path) throws IOException {
+    if (exists(path)) {
+      throw new java.nio.file.FileAlreadyExistsException(path);
+    }
+    return create(path);
+  }
+
   /** Opens an existing file for positional reads. */
   ReadableFile open(String path) throws IOException;
 
@@ -36,7 +49,7 @@ public interface Storage {
   /** Names (not paths) of the entries directly under {@code dir}, sorted; empty if it does not exist. */
   List<String> list(String dir) throws IOException;
 
-  /** Deletes a file if it exists. */
+  /** Deletes a file, or an empty folder, if it exists; a folder that is not empty is an error. */
   void delete(String path) throws IOException;
 
   /** Atomically replaces {@code to} with {@code from}. */

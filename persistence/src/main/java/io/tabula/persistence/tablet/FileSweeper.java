@@ -32,8 +32,14 @@ import java.util.function.LongSupplier;
  * </ul>
  * A table with a tablet whose manifest cannot be read, or that the directory has and storage
  * has no manifest for yet (a new tablet, not yet opened), is skipped for that sweep: it may
- * name files nobody marked. Tables the directory does not have are left alone (the nodes drop
- * deleted tables' files).
+ * name files nobody marked.
+ *
+ * <p>Only the master deletes a table's files (nodes that drop a deleted table's tablets close
+ * them and delete nothing, so a node whose view lags can never delete a newer table's files).
+ * Every file in the folder of a tablet the directory does not have is swept by the same rules:
+ * a deleted table's files, and a split or merge parent's manifest once its children no longer
+ * name its SSTables. Folders left empty go too. A table re-created under a deleted one's name
+ * has new tablet ids, so new folders: the old ones go, the new ones stay.
  *
  * <p>Thread-safe: {@link #sweep} runs one at a time (it is synchronized) and blocks on file
  * I/O; the master runs it off its own thread.
@@ -71,19 +77,24 @@ public final class FileSweeper {
     Set<String> marked = new HashSet<>();
     List<String> skipped = new ArrayList<>();
     List<String> unmarked = new ArrayList<>();
-    for (Map.Entry<String, Set<String>> table : tablets.entrySet()) {
-      Set<String> inTable = mark(table.getKey(), table.getValue());
+    for (String table : storage.list("tables")) {
+      Set<String> ids = tablets.get(table);
+      Set<String> inTable = ids == null ? Set.of() : mark(table, ids);
       if (inTable == null) {
-        skipped.add(table.getKey());
+        skipped.add(table);
         continue;
       }
       marked.addAll(inTable);
-      String root = Storage.path("tables", table.getKey());
+      String root = Storage.path("tables", table);
       for (String tablet : storage.list(root)) {
         String dir = Storage.path(root, tablet);
+        boolean known = ids != null && ids.contains(tablet);
         for (String f : storage.list(dir)) {
           String path = Storage.path(dir, f);
-          if (f.endsWith(".sst") && !inTable.contains(path)) {
+          // A tablet the directory has keeps everything but unnamed SSTables; a folder of a
+          // tablet it does not have (a deleted table's, a split or merge parent's) goes whole,
+          // but for the SSTables a tablet it has still names.
+          if (!inTable.contains(path) && (!known || f.endsWith(".sst"))) {
             unmarked.add(path);
           }
         }
@@ -105,7 +116,34 @@ public final class FileSweeper {
         unmarkedSince.remove(path); // deleted meanwhile (a dropped table's files, say)
       }
     }
+    removeEmptyFolders(tablets);
     return new Result(marked.size(), unmarked.size(), deleted, skipped);
+  }
+
+  /** Removes tablet folders of tablets the directory does not have, and table folders of tables it does not have, once empty. */
+  private void removeEmptyFolders(Map<String, Set<String>> tablets) throws IOException {
+    for (String table : storage.list("tables")) {
+      Set<String> ids = tablets.get(table);
+      String root = Storage.path("tables", table);
+      for (String tablet : storage.list(root)) {
+        String dir = Storage.path(root, tablet);
+        if ((ids == null || !ids.contains(tablet)) && storage.list(dir).isEmpty()) {
+          deleteEmptyFolder(dir);
+        }
+      }
+      if (ids == null && storage.list(root).isEmpty()) {
+        deleteEmptyFolder(root);
+      }
+    }
+  }
+
+  /** Deletes {@code dir} if it is still empty: a node that writes into it meanwhile keeps it. */
+  private void deleteEmptyFolder(String dir) {
+    try {
+      storage.delete(dir);
+    } catch (IOException stillInUse) {
+      // Not empty any more (or gone): the next sweep looks again.
+    }
   }
 
   /** The files the manifests of {@code ids} name; null if one cannot be read or is missing. */

@@ -16,10 +16,18 @@ import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
- * Reads and writes a {@link TabletManifest} (docs/formats/manifest.md). The file is
- * replaced whole and atomically: written to {@code MANIFEST.tmp}, fsynced, renamed over
- * {@code MANIFEST}, and the folder fsynced, so a crash leaves the old or the new manifest,
- * never a mix.
+ * Reads and writes a {@link TabletManifest} (docs/formats/manifest.md). Every change is a new
+ * file, {@code MANIFEST-NNNNNNNNNN}, numbered one past the version its writer read, written to
+ * a temporary file, fsynced and published with {@link Storage#renameIfAbsent}, which fails if
+ * the name exists: of two writers that read the same version, exactly one publishes the next
+ * (the other gets {@link ManifestConflictException}), and a crash leaves the old or the new
+ * manifest, never a mix. The newest version is the manifest; older ones are deleted after a
+ * publish. A folder from before versions has {@code MANIFEST}, read as version 0.
+ *
+ * <p>This is the fence for manifests: a tablet's new owner publishes a version of its own when
+ * it opens the tablet ({@link #claim}), so a former owner that resumes after a freeze, and
+ * commits a flush from what it read earlier, fails instead of replacing the new owner's
+ * manifest (docs/fencing.md).
  *
  * <pre>
  * header: u64 magic "TBLAMNFT" | u32 version | u32 body length | u32 CRC32C(body)
@@ -33,28 +41,156 @@ import java.util.zip.CRC32C;
 public final class ManifestCodec {
   private ManifestCodec() {}
 
-  public static String path(String dir) {
-    return Storage.path(dir, ManifestFormat.FILE_NAME);
+  /** How often a read retries when the version it listed was replaced before it opened it. */
+  private static final int READ_ATTEMPTS = 5;
+
+  /** A manifest and the version it was read at (the number in its file name; 0 for the unversioned file). */
+  public record Versioned(TabletManifest manifest, long version) {}
+
+  /** The file of version {@code version} in {@code dir}. */
+  public static String path(String dir, long version) {
+    return version == 0 ? Storage.path(dir, ManifestFormat.FILE_NAME)
+        : Storage.path(dir, String.format("%s-%010d", ManifestFormat.FILE_NAME, version));
   }
 
-  public static boolean exists(Storage storage, String dir) {
-    return storage.exists(path(dir));
+  public static boolean exists(Storage storage, String dir) throws IOException {
+    return latestVersion(storage, dir) >= 0;
   }
 
-  /** Atomically replaces the manifest in {@code dir}. */
-  public static void write(Storage storage, String dir, TabletManifest m) throws IOException {
-    byte[] file = encode(m);
-    String tmp = Storage.path(dir, ManifestFormat.TEMP_NAME);
+  /** The newest version in {@code dir}, or -1 if it has no manifest. */
+  static long latestVersion(Storage storage, String dir) throws IOException {
+    long latest = -1;
+    for (String name : storage.list(dir)) {
+      latest = Math.max(latest, versionOf(name));
+    }
+    return latest;
+  }
+
+  /** The version a file name holds: 0 for {@code MANIFEST}, N for {@code MANIFEST-N}; -1 if it is no manifest. */
+  private static long versionOf(String name) {
+    String prefix = ManifestFormat.FILE_NAME + "-";
+    if (name.equals(ManifestFormat.FILE_NAME)) {
+      return 0;
+    }
+    if (name.startsWith(prefix) && name.length() == prefix.length() + 10
+        && name.substring(prefix.length()).chars().allMatch(Character::isDigit)) {
+      return Long.parseLong(name.substring(prefix.length()));
+    }
+    return -1;
+  }
+
+  /** Publishes {@code m} as the next version after whatever {@code dir} holds (a new tablet's, or a rewrite). */
+  public static long write(Storage storage, String dir, TabletManifest m) throws IOException {
+    for (int i = 0; ; i++) {
+      try {
+        return commit(storage, dir, m, Math.max(0, latestVersion(storage, dir))); // a new manifest is version 1
+      } catch (ManifestConflictException raced) {
+        if (i >= READ_ATTEMPTS) {
+          throw raced;
+        }
+      }
+    }
+  }
+
+  /**
+   * Publishes {@code next} as version {@code read + 1}, where {@code read} is the version its
+   * writer last read or wrote; returns that number.
+   *
+   * @throws ManifestConflictException if that version exists: another writer (a new owner)
+   *     changed the manifest since, and nothing was written
+   */
+  public static long commit(Storage storage, String dir, TabletManifest next, long read) throws IOException {
+    if (read < 0) {
+      throw new IllegalArgumentException("a manifest version is at least 0, was " + read);
+    }
+    byte[] file = encode(next);
+    String tmp = Storage.path(dir, ManifestFormat.TEMP_NAME + "-" + java.util.UUID.randomUUID());
     try (WritableFile w = storage.create(tmp)) {
       w.append(file);
       w.sync();
     }
-    storage.rename(tmp, path(dir));
+    long version = read + 1;
+    if (!storage.renameIfAbsent(tmp, path(dir, version))) {
+      throw new ManifestConflictException(dir, version);
+    }
     storage.syncDirectory(dir);
+    // Older versions are deleted after each publish, so a writer far behind can publish a
+    // number freed that way; a newer version exists then, readers never take this one, and
+    // the change is refused all the same.
+    if (latestVersion(storage, dir) > version) {
+      deleteQuietly(storage, path(dir, version));
+      throw new ManifestConflictException(dir, version);
+    }
+    deleteOlder(storage, dir, version);
+    return version;
+  }
+
+  /**
+   * Deletes the versions before {@code version}, best effort: the change is made once the new
+   * version is published, and a version left behind is harmless (readers take the newest; the
+   * next commit tries again). A reader that listed one being deleted reads again.
+   */
+  private static void deleteQuietly(Storage storage, String path) {
+    try {
+      storage.delete(path);
+    } catch (IOException leftBehind) {
+      // An older version than the newest: readers never take it, and the next commit deletes it.
+    }
+  }
+
+  private static void deleteOlder(Storage storage, String dir, long version) {
+    try {
+      for (String name : storage.list(dir)) {
+        long v = versionOf(name);
+        if (v >= 0 && v < version) {
+          storage.delete(Storage.path(dir, name));
+        }
+      }
+    } catch (IOException leftBehind) {
+      // See above: the next commit deletes it.
+    }
+  }
+
+  /**
+   * Reads the newest manifest in {@code dir} and publishes it again as the next version: a
+   * tablet's owner does this as it opens the tablet, so that any earlier owner's later commit
+   * fails. Returns the manifest and the version now held.
+   */
+  public static Versioned claim(Storage storage, String dir) throws IOException {
+    for (int i = 0; ; i++) {
+      Versioned read = readVersioned(storage, dir);
+      try {
+        return new Versioned(read.manifest(), commit(storage, dir, read.manifest(), read.version()));
+      } catch (ManifestConflictException raced) {
+        if (i >= READ_ATTEMPTS) {
+          throw raced;
+        }
+      }
+    }
   }
 
   public static TabletManifest read(Storage storage, String dir) throws IOException {
-    String p = path(dir);
+    return readVersioned(storage, dir).manifest();
+  }
+
+  /** The newest manifest in {@code dir} with its version. */
+  public static Versioned readVersioned(Storage storage, String dir) throws IOException {
+    for (int i = 0; ; i++) {
+      long version = latestVersion(storage, dir);
+      if (version < 0) {
+        throw new java.nio.file.NoSuchFileException(path(dir, 1), null, "the tablet has no manifest");
+      }
+      try {
+        return new Versioned(readFile(storage, path(dir, version)), version);
+      } catch (java.nio.file.NoSuchFileException replaced) {
+        if (i >= READ_ATTEMPTS) {
+          throw replaced;
+        }
+      }
+    }
+  }
+
+  private static TabletManifest readFile(Storage storage, String p) throws IOException {
     byte[] file;
     try (ReadableFile r = storage.open(p)) {
       if (r.size() < ManifestFormat.HEADER_BYTES) {

@@ -25,7 +25,7 @@ final class SSTableFiles {
     try {
       CompactionMerger.merge(in, (CellKey k, byte[] v) -> {
         if (writer[0] == null) {
-          writer[0] = new SSTableWriter(env.storage().create(path), group.sstableOptions());
+          writer[0] = new SSTableWriter(env.storage().createNew(path), group.sstableOptions());
         }
         writer[0].add(k, v);
       }, schema::gcPolicy, env.clock().nowMicros(), major);

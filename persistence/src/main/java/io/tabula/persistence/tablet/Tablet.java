@@ -77,7 +77,8 @@ public final class Tablet implements Closeable {
   private final byte[] startRow;
   private final byte[] endRow;
 
-  private Tablet(TabletEnv env, TableSchema schema, TabletManifest manifest, TabletVersion version) {
+  private Tablet(TabletEnv env, TableSchema schema, TabletManifest manifest, long manifestVersion,
+      TabletVersion version) {
     this.env = env;
     this.schema = schema;
     this.tabletId = manifest.tabletId();
@@ -87,7 +88,7 @@ public final class Tablet implements Closeable {
     this.dir = dirOf(manifest.table(), manifest.tabletId());
     this.current = version;
     this.sequence = new TabletSequence(manifest.tabletId(), manifest.lastSequence());
-    this.files = new TabletFiles(this, manifest);
+    this.files = new TabletFiles(this, manifest, manifestVersion);
     this.flushes = new TabletFlushes(this, files, this::scheduleMerge);
     this.merges = new TabletMerges(this, files, flushes);
   }
@@ -118,21 +119,27 @@ public final class Tablet implements Closeable {
       throw new IllegalStateException("tablet " + tabletId + " of table " + table + " already exists");
     }
     TabletManifest m = TabletManifest.empty(table, tabletId, startRow, endRow);
-    ManifestCodec.write(env.storage(), dir, m);
-    return open(env, schema, m);
+    return open(env, schema, new ManifestCodec.Versioned(m, ManifestCodec.write(env.storage(), dir, m)));
   }
 
-  /** Opens an existing tablet from its manifest; the caller then replays the log past {@link #redoPoint()}. */
+  /**
+   * Opens an existing tablet from its manifest, claiming it (a new manifest version of this
+   * owner's, so that an earlier owner's later commit fails); the caller then replays the log
+   * past {@link #redoPoint()}.
+   */
   public static Tablet open(TabletEnv env, TableSchema schema, String table, String tabletId) throws IOException {
-    TabletManifest m = ManifestCodec.read(env.storage(), dirOf(table, tabletId));
+    ManifestCodec.Versioned v = ManifestCodec.claim(env.storage(), dirOf(table, tabletId));
+    TabletManifest m = v.manifest();
     if (m.state() != TabletManifest.State.ACTIVE) {
       throw new TabletUnavailableException("tablet " + tabletId + " was split into " + m.split().leftId() + " and "
           + m.split().rightId());
     }
-    return open(env, schema, m);
+    return open(env, schema, v);
   }
 
-  static Tablet open(TabletEnv env, TableSchema schema, TabletManifest m) throws IOException {
+  /** Opens a tablet from manifest {@code v}, which this owner holds (it claimed or wrote that version). */
+  static Tablet open(TabletEnv env, TableSchema schema, ManifestCodec.Versioned v) throws IOException {
+    TabletManifest m = v.manifest();
     Map<String, List<SSTableHandle>> files = new HashMap<>();
     List<SSTableHandle> opened = new ArrayList<>();
     try {
@@ -150,7 +157,7 @@ public final class Tablet implements Closeable {
       opened.forEach(h -> h.discard(false));
       throw e;
     }
-    Tablet t = new Tablet(env, schema, m, new TabletVersion(new Memtable(), List.of(), files));
+    Tablet t = new Tablet(env, schema, m, v.version(), new TabletVersion(new Memtable(), List.of(), files));
     env.memtables().register(t);
     return t;
   }
@@ -524,11 +531,11 @@ public final class Tablet implements Closeable {
     sequence.startSplit();
     try {
       TabletFlushes.join(freezeAndFlush());
-      List<TabletManifest> children = files.recordSplit(new TabletManifest.SplitInfo(row, leftId, rightId),
+      List<ManifestCodec.Versioned> children = files.recordSplit(new TabletManifest.SplitInfo(row, leftId, rightId),
           nextSequenceSnapshot() - 1);
       closeWithoutFlush();
       List<Tablet> out = new ArrayList<>();
-      for (TabletManifest c : children) {
+      for (ManifestCodec.Versioned c : children) {
         out.add(open(env, schema, c));
       }
       return out;

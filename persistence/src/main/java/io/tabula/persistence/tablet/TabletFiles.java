@@ -36,6 +36,9 @@ final class TabletFiles {
 
   @GuardedBy("lock")
   private TabletManifest manifest;
+  /** The manifest version this owner last published: its next commit publishes the one after. */
+  @GuardedBy("lock")
+  private long manifestVersion;
 
   private final AtomicLong nextFileNumber;
   /** Written under {@link #lock}; read by any thread. */
@@ -43,10 +46,11 @@ final class TabletFiles {
   /** Set once, when the tablet closes. */
   private volatile boolean closed;
 
-  TabletFiles(Tablet tablet, TabletManifest manifest) {
+  TabletFiles(Tablet tablet, TabletManifest manifest, long manifestVersion) {
     this.tablet = tablet;
     this.env = tablet.env;
     this.manifest = manifest;
+    this.manifestVersion = manifestVersion;
     this.nextFileNumber = new AtomicLong(manifest.nextFileNumber());
     this.redoPoint = manifest.redoPoint();
   }
@@ -65,9 +69,20 @@ final class TabletFiles {
     closed = true;
   }
 
-  /** Where the tablet's next SSTable goes. */
+  /**
+   * Where the tablet's next SSTable goes: a number no file in the folder has. The file is then
+   * created exclusively ({@link Storage#createNew}): a number can be taken between this look
+   * and that creation by a file a crash left behind or by another owner of the tablet (a former
+   * owner resuming after a freeze allocates from the same manifest), and then that flush fails
+   * instead of overwriting the other's file.
+   */
   String newFilePath() {
-    return Storage.path(tablet.dir, String.format("%06d.sst", nextFileNumber.getAndIncrement()));
+    while (true) {
+      String path = Storage.path(tablet.dir, String.format("%06d.sst", nextFileNumber.getAndIncrement()));
+      if (!env.storage().exists(path)) {
+        return path;
+      }
+    }
   }
 
   /**
@@ -151,15 +166,16 @@ final class TabletFiles {
   }
 
   /** Records the split in this tablet's manifest (the commit point), then writes the children's. */
-  List<TabletManifest> recordSplit(TabletManifest.SplitInfo info, long lastSequence) throws IOException {
+  List<ManifestCodec.Versioned> recordSplit(TabletManifest.SplitInfo info, long lastSequence) throws IOException {
     lock.lock();
     try {
       TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, nextFileNumber.get())
           .asSplit(info);
       commit(parent);
-      List<TabletManifest> children = parent.children();
-      for (TabletManifest c : children) {
-        ManifestCodec.write(env.storage(), Tablet.dirOf(c.table(), c.tabletId()), c);
+      List<ManifestCodec.Versioned> children = new java.util.ArrayList<>();
+      for (TabletManifest c : parent.children()) {
+        children.add(new ManifestCodec.Versioned(c, ManifestCodec.write(env.storage(),
+            Tablet.dirOf(c.table(), c.tabletId()), c)));
       }
       return children;
     } finally {
@@ -168,14 +184,16 @@ final class TabletFiles {
   }
 
   /**
-   * Writes {@code next} as the tablet's manifest, unless this node's commit log is fenced:
-   * another node recovers the tablet now and owns its manifest (docs/fencing.md; the check
-   * and the write are not atomic, a window that document names).
+   * Writes {@code next} as the tablet's manifest, unless this node's commit log is fenced or a
+   * newer owner has claimed the tablet: it is published as the version after the one this owner
+   * holds, which fails if that version exists ({@link ManifestConflictException}). A new owner
+   * claims a version as it opens the tablet, so an owner that passed the fence check and then
+   * froze cannot replace the new owner's manifest when it resumes (docs/fencing.md).
    */
   @GuardedBy("lock")
   private void commit(TabletManifest next) throws IOException {
     env.log().checkNotFenced();
-    ManifestCodec.write(env.storage(), tablet.dir, next);
+    manifestVersion = ManifestCodec.commit(env.storage(), tablet.dir, next, manifestVersion);
     manifest = next;
   }
 

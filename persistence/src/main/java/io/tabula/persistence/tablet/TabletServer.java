@@ -168,12 +168,13 @@ public final class TabletServer implements Closeable {
     if (!ManifestCodec.exists(storage, dir)) {
       return new Opened(createTablet(table, tabletId, startRow, endRow), 0, List.of());
     }
-    TabletManifest m = ManifestCodec.read(storage, dir);
+    ManifestCodec.Versioned claimed = ManifestCodec.claim(storage, dir);
+    TabletManifest m = claimed.manifest();
     if (m.state() != TabletManifest.State.ACTIVE) {
       finishSplit(m, new ArrayList<>());
       return null;
     }
-    Tablet t = Tablet.open(env, schemaOf(table), m);
+    Tablet t = Tablet.open(env, schemaOf(table), claimed);
     long replayed = 0;
     List<String> recovered = new ArrayList<>();
     try {
@@ -287,7 +288,7 @@ public final class TabletServer implements Closeable {
   }
 
   private void recover() throws IOException {
-    List<TabletManifest> active = new ArrayList<>();
+    List<ManifestCodec.Versioned> active = new ArrayList<>();
     for (String table : storage.list("tables")) {
       for (String id : storage.list(Storage.path("tables", table))) {
         String dir = Tablet.dirOf(table, id);
@@ -296,15 +297,15 @@ public final class TabletServer implements Closeable {
         }
         TabletManifest m = ManifestCodec.read(storage, dir);
         if (m.state() == TabletManifest.State.ACTIVE) {
-          active.add(m);
+          active.add(ManifestCodec.claim(storage, dir));
         } else {
           finishSplit(m, active);
         }
       }
     }
-    for (TabletManifest m : active) {
-      if (!tablets.containsKey(m.tabletId())) {
-        tablets.put(m.tabletId(), Tablet.open(env, schemaOf(m.table()), m));
+    for (ManifestCodec.Versioned v : active) {
+      if (!tablets.containsKey(v.manifest().tabletId())) {
+        tablets.put(v.manifest().tabletId(), Tablet.open(env, schemaOf(v.manifest().table()), v));
       }
     }
     recovery = log.replay((id, seq, payload) -> {
@@ -316,12 +317,11 @@ public final class TabletServer implements Closeable {
   }
 
   /** A split recorded in the parent's manifest: write any child manifest the crash left unwritten. */
-  private void finishSplit(TabletManifest parent, List<TabletManifest> active) throws IOException {
+  private void finishSplit(TabletManifest parent, List<ManifestCodec.Versioned> active) throws IOException {
     for (TabletManifest c : parent.children()) {
       String dir = Tablet.dirOf(c.table(), c.tabletId());
       if (!ManifestCodec.exists(storage, dir)) {
-        ManifestCodec.write(storage, dir, c);
-        active.add(c);
+        active.add(new ManifestCodec.Versioned(c, ManifestCodec.write(storage, dir, c)));
       }
     }
   }
@@ -376,29 +376,19 @@ public final class TabletServer implements Closeable {
   }
 
   /**
-   * Removes a deleted table from this node: closes its open tablets without flushing (their
-   * data is being thrown away) and deletes every file under {@code tables/<table>/}. Log
-   * records of its tablets are skipped by later replays, as they belong to no open tablet.
+   * Closes a deleted table's open tablets on this node without flushing (their data is being
+   * thrown away). Its files are left for the master's sweep ({@link FileSweeper}), which alone
+   * deletes them: a node whose view of the directory lags could otherwise delete the files of a
+   * table re-created under the same name. Log records of its tablets are skipped by later
+   * replays, as they belong to no open tablet.
    */
-  public void dropTable(String table) throws IOException {
+  public void closeTable(String table) {
     for (Tablet t : List.copyOf(tablets.values())) {
       if (t.table().equals(table)) {
         tablets.remove(t.id());
         t.closeWithoutFlush();
       }
     }
-    String root = Storage.path("tables", table);
-    for (String id : storage.list(root)) {
-      String dir = Storage.path(root, id);
-      for (String f : storage.list(dir)) {
-        storage.delete(Storage.path(dir, f));
-      }
-    }
-  }
-
-  /** The tables that have tablet folders on this node's storage. */
-  public List<String> tablesOnDisk() throws IOException {
-    return storage.list("tables");
   }
 
   public TabletEnv env() {

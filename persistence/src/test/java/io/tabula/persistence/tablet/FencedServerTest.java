@@ -92,4 +92,53 @@ class FencedServerTest {
     assertEquals(List.of(), new FileStorage(root).list("tables/tbl/t1").stream().filter(f -> f.endsWith(".sst"))
         .toList(), "nothing was flushed");
   }
+
+  /**
+   * The window between a flush's fence check and its manifest write: the old owner passed the
+   * check, then froze; the new owner opened the tablet (claiming a manifest version) and
+   * flushed. When the old owner resumes, its manifest change is refused, typed, and the new
+   * owner's manifest and rows stand.
+   */
+  @Test
+  void anOldOwnersLateManifestChangeIsRefusedOnceANewOwnerOpenedTheTablet() throws Exception {
+    TabletServer old = TabletServer.open(new FileStorage(root), TabletServer.Options.defaults("n1"),
+        () -> 5_000_000L, t -> SCHEMA, (what, e) -> { });
+    Tablet stale = old.createTablet("tbl", "t1", new byte[0], new byte[0]);
+    stale.apply(put("before")).join();
+    stale.freezeAndFlush().join();
+    stale.apply(put("old-owner-late")).join();
+
+    // The new owner opens it (here without fencing n1's log: the old owner is past its check).
+    TabletServer fresh = TabletServer.startOnDemand(new FileStorage(root), TabletServer.Options.defaults("n2"),
+        () -> 6_000_000L, t -> SCHEMA, (what, e) -> { });
+    Tablet owned = fresh.openTablet("tbl", "t1", new byte[0], new byte[0], List.of("logs/n1")).tablet();
+    owned.apply(put("new-owner")).join();
+    owned.freezeAndFlush().join();
+    Map<String, List<String>> ownersFiles = owned.files();
+
+    CompletionException late = assertThrows(CompletionException.class, () -> stale.freezeAndFlush().join());
+    assertTrue(hasCause(late, ManifestConflictException.class), "refused, typed: " + late);
+    fresh.close();
+    old.abandon();
+
+    TabletServer reader = TabletServer.startOnDemand(new FileStorage(root), TabletServer.Options.defaults("n3"),
+        () -> 7_000_000L, t -> SCHEMA, (what, e) -> { });
+    try {
+      Tablet t = reader.openTablet("tbl", "t1", new byte[0], new byte[0], List.of()).tablet();
+      assertEquals(ownersFiles, t.files(), "the new owner's manifest stands");
+      assertTrue(t.read("new-owner".getBytes(StandardCharsets.UTF_8), ReadFilter.all()).isPresent());
+      assertTrue(t.read("before".getBytes(StandardCharsets.UTF_8), ReadFilter.all()).isPresent());
+    } finally {
+      reader.close();
+    }
+  }
+
+  private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (type.isInstance(c)) {
+        return true;
+      }
+    }
+    return false;
+  }
 }

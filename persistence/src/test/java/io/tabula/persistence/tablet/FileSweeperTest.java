@@ -27,7 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The master's sweep on real files: the SSTables a split's children shared go once both
  * children rewrote theirs, and only after the grace; nothing referenced, young or in a table
- * with an unreadable tablet is taken; the children read the same rows afterwards.
+ * with an unreadable tablet is taken; the children read the same rows afterwards. A deleted
+ * table's files and folders go after the grace, and of a table re-created under its name only
+ * the old tablets' folders go.
  */
 class FileSweeperTest {
   private static final TableSchema SCHEMA = TableSchema.of(ColumnFamily.of("f"));
@@ -84,9 +86,13 @@ class FileSweeperTest {
     Map<String, Set<String>> directory = Map.of("tbl", Set.of("l", "r"));
 
     FileSweeper.Result shared = sweeper.sweep(directory);
-    assertEquals(0, shared.unmarked(), "both children name the parent's file: " + shared);
+    assertEquals(1, shared.unmarked(), "both children name the parent's SSTable; its manifest is unmarked: " + shared);
     later();
-    assertTrue(sweeper.sweep(directory).deleted().isEmpty());
+    wallMillis.addAndGet(60_000); // the files were written after this test's wall clock was read
+    List<String> parentManifest = sweeper.sweep(directory).deleted();
+    assertEquals(1, parentManifest.size(), "the parent, gone from the directory, keeps no manifest: " + parentManifest);
+    assertTrue(parentManifest.get(0).startsWith(Storage.path(Tablet.dirOf("tbl", "p"), "MANIFEST-")), parentManifest
+        .toString());
 
     children.get(0).majorCompact().join(); // the left child rewrites its half into a file of its own
     later();
@@ -116,7 +122,7 @@ class FileSweeperTest {
   }
 
   @Test
-  void aYoungFileATableWithAnUnreadableTabletAndUnknownTablesAreLeftAlone() throws Exception {
+  void aYoungFileAndATableWithAnUnreadableTabletAreLeftAlone() throws Exception {
     Storage storage = new FileStorage(root);
     server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
         (what, e) -> { });
@@ -143,11 +149,46 @@ class FileSweeperTest {
     FileSweeper.Result skipped = old.sweep(Map.of("tbl", Set.of("a", "new")));
     assertEquals(List.of("tbl"), skipped.tablesSkipped());
     assertTrue(storage.exists(stray));
-    // A table the directory does not have is not swept here.
-    assertEquals(List.of(), old.sweep(Map.of()).deleted());
-    assertTrue(storage.exists(stray));
     // With nothing in the way, the stray file goes and the tablet's own stays.
     assertEquals(List.of(stray), old.sweep(Map.of("tbl", Set.of("a"))).deleted());
     assertEquals(1, rows(t));
+  }
+
+  @Test
+  void aDeletedTablesFilesGoAfterTheGraceAndARecreatedTableUnderItsNameKeepsItsOwn() throws Exception {
+    Storage storage = new FileStorage(root);
+    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
+        (what, e) -> { });
+    for (String id : List.of("tbl-1", "tbl-2")) {
+      Tablet t = server.createTablet("tbl", id, new byte[0], new byte[0]);
+      t.apply(put("x")).join();
+      t.freezeAndFlush().join();
+    }
+    server.closeTable("tbl");
+    // The table is re-created: its new tablet has a new id, so a folder of its own.
+    Tablet fresh = server.createTablet("tbl", "tbl-3", new byte[0], new byte[0]);
+    fresh.apply(put("y")).join();
+    fresh.freezeAndFlush().join();
+    server.createTablet("gone", "gone-4", new byte[0], new byte[0]).freezeAndFlush().join();
+    server.closeTable("gone");
+
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get, wallMillis::get);
+    Map<String, Set<String>> directory = Map.of("tbl", Set.of("tbl-3"));
+    FileSweeper.Result first = sweeper.sweep(directory);
+    assertEquals(List.of(), first.deleted(), "nothing before the grace: " + first);
+    assertTrue(first.unmarked() >= 4, "the old tablets' SSTables and manifests are unmarked: " + first);
+    later();
+    wallMillis.addAndGet(60_000); // the files were written after this test's wall clock was read
+    FileSweeper.Result second = sweeper.sweep(directory);
+    assertTrue(second.deleted().stream().allMatch(p -> p.startsWith("tables/tbl/tbl-1/")
+        || p.startsWith("tables/tbl/tbl-2/") || p.startsWith("tables/gone/")), second.toString());
+    assertFalse(storage.exists("tables/tbl/tbl-1"), "the old tablet's folder went with its files: "
+        + storage.list("tables/tbl/tbl-1") + " " + second);
+    assertFalse(storage.exists("tables/tbl/tbl-2"));
+    assertFalse(storage.exists("tables/gone"), "a deleted table's folder goes once empty");
+    assertEquals(List.of("tbl-3"), storage.list("tables/tbl"));
+    assertEquals(1, rows(fresh), "the re-created table's tablet reads its row");
+    later();
+    assertEquals(List.of(), sweeper.sweep(directory).deleted(), "the new tablet's files stay");
   }
 }

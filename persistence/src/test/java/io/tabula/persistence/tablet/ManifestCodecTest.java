@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.tabula.persistence.storage.CorruptionException;
+import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +15,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The manifest format against golden files (format drift fails the build) and against
@@ -20,6 +23,8 @@ import org.junit.jupiter.api.Test;
  * {@code -Dtabula.golden.write=persistence/src/test/resources/golden/manifest}.
  */
 class ManifestCodecTest {
+  @TempDir
+  Path root;
   private static byte[] b(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }
@@ -101,5 +106,30 @@ class ManifestCodecTest {
       byte[] cut = java.util.Arrays.copyOf(good, n);
       assertThrows(CorruptionException.class, () -> ManifestCodec.decode("M", cut), "cut at " + n);
     }
+  }
+
+  @Test
+  void versionsFenceAStaleWriterAndAManifestFromBeforeVersionsIsReadAsVersionZero() throws IOException {
+    Storage storage = new FileStorage(root);
+    String dir = "tables/webtable/t7";
+    // A folder written before versions: its one MANIFEST is version 0.
+    Files.createDirectories(root.resolve(dir));
+    Files.write(root.resolve(dir).resolve("MANIFEST"), ManifestCodec.encode(fresh()));
+    assertEquals(new ManifestCodec.Versioned(fresh(), 0), ManifestCodec.readVersioned(storage, dir));
+
+    // Owner A holds version 0; owner B opens the tablet (claims 1) and commits twice (2, 3).
+    ManifestCodec.Versioned b = ManifestCodec.claim(storage, dir);
+    assertEquals(1, b.version());
+    assertEquals(List.of("MANIFEST-0000000001"), storage.list(dir), "the old file went with the claim");
+    long bv = ManifestCodec.commit(storage, dir, withFiles(), b.version());
+    bv = ManifestCodec.commit(storage, dir, withFiles(), bv);
+    assertEquals(3, bv);
+    assertEquals(List.of("MANIFEST-0000000003"), storage.list(dir));
+
+    // A resumes: version 1 is free again (deleted), but a newer one exists, so A is refused too.
+    assertThrows(ManifestConflictException.class, () -> ManifestCodec.commit(storage, dir, split(), 0));
+    assertThrows(ManifestConflictException.class, () -> ManifestCodec.commit(storage, dir, split(), 2));
+    assertEquals(new ManifestCodec.Versioned(withFiles(), 3), ManifestCodec.readVersioned(storage, dir));
+    assertEquals(List.of("MANIFEST-0000000003"), storage.list(dir), "the refused writers left nothing behind");
   }
 }
