@@ -414,6 +414,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private Behavior<Command> closeFor(String what, AfterClose after, java.util.function.Consumer<Throwable> done) {
     node.local().stop(info.id(), reads);
     timers.cancelAll();
+    // Writes held for the flush backlog must still be tried (or refused, once the tablet is
+    // closed or the engine abandoned): cancelling their timer left a hand-over waiting on them
+    // until its phase timed out (about 10 s when a node stopped on a failed fsync).
+    writes.retryHeld();
     return closing(what, after, done, false);
   }
 

@@ -669,14 +669,17 @@ class TabletActorTest {
     }
   }
 
-  @Test
-  void writesWaitingForAFlushDoNotHoldUpReads() throws IOException {
+  /** A tablet on gated storage whose flush backlog is full: its next write is held. */
+  private GatedStorage storageWithFullBacklog() throws IOException {
     server.close();
     GatedStorage storage = new GatedStorage(new FileStorage(dir.resolve("gated")));
     server = TabletServer.open(storage, new TabletServer.Options("n1", 1 << 20, 1,
         new CommitLogOptions(1 << 20, Durability.OS_BUFFERED), new TabletOptions(2048, 8, 1)), MicrosClock.SYSTEM,
         table -> cache.get().table(table).schema());
-    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    return storage;
+  }
+
+  private void fillBacklog(ActorRef<TabletActor.Command> tablet) {
     ok(mutate(tablet, "a", set("f", "q", "first")));
     // Fill memtables until the one frozen memtable the tablet may hold cannot be flushed.
     String big = "x".repeat(600);
@@ -685,6 +688,13 @@ class TabletActorTest {
       ok(mutate(tablet, "fill" + n++, set("f", "q", big)));
       assertTrue(n < 1000, "the flush backlog never filled");
     }
+  }
+
+  @Test
+  void writesWaitingForAFlushDoNotHoldUpReads() throws IOException {
+    GatedStorage storage = storageWithFullBacklog();
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    fillBacklog(tablet);
     TestProbe<StatusReply<Done>> held = kit.createTestProbe();
     tablet.tell(new TabletActor.Mutate(RowMutation.of(b("late"), set("f", "q", "v")), held.getRef()));
     held.expectNoMessage(Duration.ofMillis(300));
@@ -693,5 +703,24 @@ class TabletActorTest {
     storage.gate.countDown();
     ok(held.receiveMessage(WAIT));
     assertEquals("v", s(read(tablet, "late", new byte[0]).cells().get(0).value()));
+  }
+
+  /**
+   * A hand-over waits for the writes held for the flush backlog, and goes on trying them: it
+   * used to cancel their retry with its other timers, so it waited until sharding gave up.
+   */
+  @Test
+  void aHandOffGoesOnTryingHeldWritesAndFinishes() throws IOException {
+    GatedStorage storage = storageWithFullBacklog();
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    fillBacklog(tablet);
+    TestProbe<StatusReply<Done>> held = kit.createTestProbe();
+    tablet.tell(new TabletActor.Mutate(RowMutation.of(b("late"), set("f", "q", "v")), held.getRef()));
+    held.expectNoMessage(Duration.ofMillis(300));
+    tablet.tell(TabletActor.HandOff.INSTANCE);
+    held.expectNoMessage(Duration.ofMillis(300));
+    storage.gate.countDown();
+    ok(held.receiveMessage(WAIT));
+    kit.createTestProbe().expectTerminated(tablet, WAIT);
   }
 }
