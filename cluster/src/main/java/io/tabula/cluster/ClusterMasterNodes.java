@@ -14,11 +14,19 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Down;
 import org.apache.pekko.cluster.typed.Leave;
+import org.apache.pekko.cluster.typed.Subscribe;
 
 /**
  * The cluster as the master of this node sees and acts on it ({@link MasterNodes}): Pekko's
@@ -39,6 +47,8 @@ final class ClusterMasterNodes implements MasterNodes {
   private final Storage storage;
   private final FileSweeper fileSweeper;
   private final Executor blockingIo;
+  /** Nodes seen downed or removed, by name; written by the watcher actor, read by the master. */
+  private final Set<String> downedOrRemoved = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   ClusterMasterNodes(ActorSystem<?> system, Cluster cluster, String self, Storage storage, FileSweeper fileSweeper) {
     this.system = system;
@@ -47,6 +57,33 @@ final class ClusterMasterNodes implements MasterNodes {
     this.storage = storage;
     this.fileSweeper = fileSweeper;
     this.blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
+    ActorRef<ClusterEvent.ClusterDomainEvent> watcher = system.systemActorOf(
+        Behaviors.receive(ClusterEvent.ClusterDomainEvent.class)
+            .onMessage(ClusterEvent.MemberDowned.class, e -> seenGone(e.member()))
+            .onMessage(ClusterEvent.MemberRemoved.class, e -> seenGone(e.member()))
+            .build(), "master-nodes-watcher", Props.empty());
+    cluster.subscriptions().tell(Subscribe.create(watcher.<ClusterEvent.MemberDowned>narrow(),
+        ClusterEvent.MemberDowned.class));
+    cluster.subscriptions().tell(Subscribe.create(watcher.<ClusterEvent.MemberRemoved>narrow(),
+        ClusterEvent.MemberRemoved.class));
+  }
+
+  private Behavior<ClusterEvent.ClusterDomainEvent> seenGone(Member m) {
+    ClusterNodes.of(m).ifPresent(n -> downedOrRemoved.add(n.name()));
+    return Behaviors.same();
+  }
+
+  @Override
+  public Set<String> gone() {
+    Set<String> members = new java.util.HashSet<>();
+    for (ClusterNodes.NodeInfo n : all()) {
+      if (n.status() != MemberStatus.down() && n.status() != MemberStatus.removed()) {
+        members.add(n.name());
+      }
+    }
+    Set<String> out = new java.util.HashSet<>(downedOrRemoved);
+    out.removeAll(members);
+    return out;
   }
 
   @Override

@@ -40,6 +40,15 @@ public interface MasterNodes {
   default void down(ClusterNodes.NodeInfo node) {}
 
   /**
+   * Names of nodes this node saw downed or removed from the membership since it started, and
+   * that have no member now (none started again under that name): dead, or stopped by their
+   * own side. Empty where nothing is watched.
+   */
+  default Set<String> gone() {
+    return Set.of();
+  }
+
+  /**
    * Runs one mark-and-sweep of the SSTables ({@link FileSweeper}) over {@code tablets}, each
    * table of the directory to its tablets' ids, off the caller's thread. Completes with what it
    * did, or with null where there is no storage to sweep.

@@ -249,10 +249,16 @@ final class Placements {
     draining.retainAll(present);
     toldToLeave.retainAll(present);
     fences.onTick(all, now);
+    // An owner this node saw downed or removed (perhaps before this master started) is dead or
+    // was stopped by its own side: fence it and place its tablets now. Sharding would ask only
+    // once its watch of that node's region fires, which for a frozen node (its socket still
+    // accepts connections) is about 10 s later. An owner never seen here (a whole cluster
+    // starting again) is waited for: the slow path (absent-for) decides.
+    Set<String> downed = nodes.gone();
     List<String> orphans = new ArrayList<>();
     for (TabletInfo t : d.allTablets()) {
       String owner = d.ownerOf(t.id());
-      boolean gone = owner.isEmpty() || fences.isFenced(owner)
+      boolean gone = owner.isEmpty() || fences.isFenced(owner) || (downed.contains(owner) && !present.contains(owner))
           || now - lastSeen.getOrDefault(owner, bornNanos) > settings.absentFor().toNanos();
       if (gone && mayReplace(owner)) {
         orphans.add(t.id());

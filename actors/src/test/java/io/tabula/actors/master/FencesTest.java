@@ -27,6 +27,12 @@ class FencesTest {
     final List<String> fenceAsked = new ArrayList<>();
     final List<CompletableFuture<Void>> fences = new ArrayList<>();
     final List<String> downed = new ArrayList<>();
+    java.util.Set<String> gone = java.util.Set.of();
+
+    @Override
+    public java.util.Set<String> gone() {
+      return gone;
+    }
 
     @Override
     public List<ClusterNodes.NodeInfo> all() {
@@ -128,5 +134,38 @@ class FencesTest {
     nodes.fences.get(0).complete(null);
     assertTrue(fences.isFenced("n5"));
     assertEquals(List.of(), nodes.downed, "a node gone from the membership is not downed");
+  }
+
+  /**
+   * A tablet's owner that this node saw downed or removed (a frozen master's node, removed
+   * before the new master started) is fenced at the master's first look, and its tablets placed
+   * once that is done, without waiting for sharding to ask or for absent-for. An owner never
+   * seen here (a whole cluster starting again) is waited for.
+   */
+  @Test
+  void anOwnerSeenGoneIsFencedAndItsTabletsPlacedAtOnceButOneNeverSeenIsWaitedFor() {
+    Nodes nodes = new Nodes();
+    nodes.members = List.of(node("n2", 2, true), node("n3", 3, true));
+    Placements placements = new Placements(nodes, id -> null, MasterSettings.DEFAULTS);
+    TableInfo table = new TableInfo("t", java.util.Map.of(), 1);
+    Directory d = Directory.EMPTY.withTable(table, List.of(TabletInfo.empty("t", "t-1", new byte[0], new byte[] {'m'}),
+        TabletInfo.empty("t", "t-2", new byte[] {'m'}, new byte[0])), 3)
+        .withPlacements(java.util.Map.of(
+            "t-1", new TabletPlacement("n1", TabletPlacement.State.SERVING, "", List.of("n1.a")),
+            "t-2", new TabletPlacement("n4", TabletPlacement.State.SERVING, "", List.of("n4.a"))));
+    org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FencesTest.class);
+
+    assertTrue(placements.onTick(d, log).events().isEmpty(), "n1 and n4 were never seen gone: waited for");
+    assertEquals(List.of(), nodes.fenceAsked);
+
+    nodes.gone = java.util.Set.of("n1");
+    assertTrue(placements.onTick(d, log).events().isEmpty(), "fencing first");
+    assertEquals(List.of("n1"), nodes.fenceAsked);
+    nodes.fences.get(0).complete(null);
+    List<Master.Event> placed = placements.onTick(d, log).events();
+    assertEquals(1, placed.size(), placed.toString());
+    Master.TabletsAssigned assigned = (Master.TabletsAssigned) placed.get(0);
+    assertEquals(java.util.Set.of("t-1"), assigned.owners().keySet(), "only n1's tablet, not n4's");
+    assertTrue(java.util.Set.of("n2", "n3").contains(assigned.owners().get("t-1")));
   }
 }
