@@ -62,17 +62,29 @@ public final class H2JournalImport {
           return 0; // imported by another node while this one waited
         }
         if (!MasterJournal.isNew(storage, dir)) {
-          LOG.warn("the master's journal on the storage root ({}) is in use already, so the old H2 journal {} is "
-              + "not imported; remove it once you no longer need it", dir, h2);
+          // The journal is put in place whole (below), so one that exists holds a complete
+          // import, or a journal begun without one: either way this file is done with.
+          LOG.warn("the master's journal on the storage root ({}) exists already, so the old H2 journal {} is not "
+              + "imported again; it is kept as journal.mv.db.imported", dir, h2);
+          c.close();
+          Files.move(h2, h2.resolveSibling("journal.mv.db.imported"), StandardCopyOption.ATOMIC_MOVE);
           return 0;
         }
-        int n = copy(c, storage, dir);
+        // Imported into a folder of its own, then renamed into place: a crash midway leaves no
+        // partial journal that a master would take for the whole history.
+        String staging = dir + "-import-" + java.util.UUID.randomUUID();
+        int n = copy(c, storage, staging);
+        storage.rename(staging, dir);
+        storage.syncDirectory(Storage.parent(dir));
         c.close();
         Files.move(h2, h2.resolveSibling("journal.mv.db.imported"), StandardCopyOption.ATOMIC_MOVE);
         LOG.info("imported {} records of the master's H2 journal {} into {}; the H2 file is kept as "
             + "journal.mv.db.imported", n, h2, dir);
         return n;
       } catch (SQLException e) {
+        if (!Files.exists(h2)) {
+          return 0; // imported (and renamed) by another node while this one waited
+        }
         if (System.nanoTime() > deadline) {
           throw new IOException("could not read the master's H2 journal " + h2 + " to import it (is a node of an "
               + "earlier version still running on this data directory?)", e);

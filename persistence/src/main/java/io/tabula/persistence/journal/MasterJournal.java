@@ -105,8 +105,19 @@ public final class MasterJournal implements Closeable {
    * @throws CorruptionException if a file the history needs is damaged or missing
    */
   public static MasterJournal open(Storage storage, String dir, long segmentBytes) throws IOException {
-    long epoch = claim(storage, dir);
+    List<Long> existing = epochs(storage, dir);
+    return open(storage, dir, segmentBytes, existing.isEmpty() ? 1 : existing.get(existing.size() - 1) + 1);
+  }
+
+  /** As {@link #open(Storage, String, long)}, trying epoch numbers from {@code firstTry} (from a listing made earlier). */
+  static MasterJournal open(Storage storage, String dir, long segmentBytes, long firstTry) throws IOException {
+    long epoch = claim(storage, dir, firstTry);
     List<Long> older = epochs(storage, dir);
+    if (older.get(older.size() - 1) > epoch) {
+      // The number was free only because a newer master removed that folder (it held no
+      // segment) after this one listed the epochs: a newer epoch exists, so this one is stale.
+      throw new JournalFencedException(dir, epoch);
+    }
     older.removeIf(e -> e >= epoch);
     for (long e : older) {
       storage.fence(epochDir(dir, e));
@@ -236,10 +247,9 @@ public final class MasterJournal implements Closeable {
 
   // ---- opening ----
 
-  /** Claims the lowest epoch number above every existing one; returns it. */
-  private static long claim(Storage storage, String dir) throws IOException {
-    List<Long> existing = epochs(storage, dir);
-    long next = existing.isEmpty() ? 1 : existing.get(existing.size() - 1) + 1;
+  /** Claims the first free epoch number from {@code firstTry} on; returns it. */
+  private static long claim(Storage storage, String dir, long firstTry) throws IOException {
+    long next = firstTry;
     for (int i = 0; i < CLAIM_ATTEMPTS; i++, next++) {
       String tmp = Storage.path(dir, "claim-" + UUID.randomUUID() + ".tmp");
       try (WritableFile f = storage.create(tmp)) {
@@ -323,6 +333,9 @@ public final class MasterJournal implements Closeable {
     if (!storage.exists(path)) {
       throw new CorruptionException(path, 0, "a segment the journal's horizon lists is missing");
     }
+    if (length < SEGMENT_HEADER) {
+      return List.of(); // read before its header was whole: nothing of it is in the history
+    }
     Segment s = readLive(storage, path);
     if (s.length < length) {
       throw new CorruptionException(path, s.length, "the horizon lists " + length + " bytes, whole records end here");
@@ -336,7 +349,7 @@ public final class MasterJournal implements Closeable {
       out.add(r);
       at += recordSize(r);
     }
-    if (at != length && !(length == 0 && s.records.isEmpty())) {
+    if (at != length) {
       throw new CorruptionException(path, at, "the horizon's length " + length + " is not at a record's end");
     }
     return out;

@@ -79,16 +79,21 @@ public final class ManifestCodec {
     return -1;
   }
 
-  /** Publishes {@code m} as the next version after whatever {@code dir} holds (a new tablet's, or a rewrite). */
-  public static long write(Storage storage, String dir, TabletManifest m) throws IOException {
-    for (int i = 0; ; i++) {
-      try {
-        return commit(storage, dir, m, Math.max(0, latestVersion(storage, dir))); // a new manifest is version 1
-      } catch (ManifestConflictException raced) {
-        if (i >= READ_ATTEMPTS) {
-          throw raced;
-        }
-      }
+  /**
+   * Publishes {@code m} as the first version of a new tablet's manifest, unless {@code dir} has
+   * a manifest already (written by whoever got there first: a crash's repair, or a newer owner
+   * finishing a split a frozen one began): then that one, as it is now, is returned, and
+   * nothing is written. A former owner resuming never replaces what the tablet's next owners
+   * wrote since.
+   */
+  public static Versioned create(Storage storage, String dir, TabletManifest m) throws IOException {
+    if (exists(storage, dir)) {
+      return readVersioned(storage, dir);
+    }
+    try {
+      return new Versioned(m, commit(storage, dir, m, 0));
+    } catch (ManifestConflictException taken) {
+      return readVersioned(storage, dir);
     }
   }
 

@@ -119,7 +119,11 @@ public final class Tablet implements Closeable {
       throw new IllegalStateException("tablet " + tabletId + " of table " + table + " already exists");
     }
     TabletManifest m = TabletManifest.empty(table, tabletId, startRow, endRow);
-    return open(env, schema, new ManifestCodec.Versioned(m, ManifestCodec.write(env.storage(), dir, m)));
+    ManifestCodec.Versioned v = ManifestCodec.create(env.storage(), dir, m);
+    if (v.manifest() != m) {
+      throw new IllegalStateException("tablet " + tabletId + " of table " + table + " already exists");
+    }
+    return open(env, schema, v);
   }
 
   /**

@@ -174,8 +174,7 @@ final class TabletFiles {
       commit(parent);
       List<ManifestCodec.Versioned> children = new java.util.ArrayList<>();
       for (TabletManifest c : parent.children()) {
-        children.add(new ManifestCodec.Versioned(c, ManifestCodec.write(env.storage(),
-            Tablet.dirOf(c.table(), c.tabletId()), c)));
+        children.add(ManifestCodec.create(env.storage(), Tablet.dirOf(c.table(), c.tabletId()), c));
       }
       return children;
     } finally {

@@ -270,8 +270,7 @@ public final class TabletServer implements Closeable {
     long last = Math.max(left.lastSequence(), right.lastSequence());
     TabletManifest child = new TabletManifest(table, childId, left.startRow(), right.endRow(),
         TabletManifest.State.ACTIVE, last, last, 1, groups, null);
-    ManifestCodec.write(storage, Tablet.dirOf(table, childId), child);
-    return child;
+    return ManifestCodec.create(storage, Tablet.dirOf(table, childId), child).manifest();
   }
 
   /** Closes an open tablet without flushing, its data being thrown away (its table is gone). */
@@ -321,7 +320,10 @@ public final class TabletServer implements Closeable {
     for (TabletManifest c : parent.children()) {
       String dir = Tablet.dirOf(c.table(), c.tabletId());
       if (!ManifestCodec.exists(storage, dir)) {
-        active.add(new ManifestCodec.Versioned(c, ManifestCodec.write(storage, dir, c)));
+        ManifestCodec.Versioned v = ManifestCodec.create(storage, dir, c);
+        if (v.manifest().state() == TabletManifest.State.ACTIVE) {
+          active.add(v);
+        }
       }
     }
   }

@@ -268,4 +268,52 @@ class MasterJournalTest {
       }
     }
   }
+
+  /** A segment read before its header was whole is listed with length 0; later opens read nothing of it. */
+  @Test
+  void aSegmentReadBeforeItsHeaderWasWholeStaysEmptyInTheHistory() throws IOException {
+    Storage storage = new FileStorage(root);
+    MasterJournal old = MasterJournal.open(storage, DIR, 1 << 20);
+    old.append(List.of(event(1)));
+    // The old master has just made its next segment, and freezes before writing its header.
+    Path made = root.resolve(DIR).resolve("0000000001").resolve("000002.log");
+    Files.write(made, new byte[0]);
+    try (MasterJournal taker = MasterJournal.open(storage, DIR, 1 << 20)) {
+      assertEquals(List.of(1L), seqs(taker));
+    }
+    // It resumes: header and a record land in that segment (its append is refused: fenced).
+    Files.write(made, MasterJournal.segmentHeader(1, 2), StandardOpenOption.APPEND);
+    io.tabula.persistence.encoding.ByteSink late = new io.tabula.persistence.encoding.ByteSink(64);
+    MasterJournal.frame(event(2), late);
+    Files.write(made, late.toArray(), StandardOpenOption.APPEND);
+    old.close();
+    for (int i = 0; i < 2; i++) {
+      try (MasterJournal next = MasterJournal.open(storage, DIR, 1 << 20)) {
+        assertEquals(List.of(1L), seqs(next), "what the taker read, and nothing written after");
+      }
+    }
+  }
+
+  /**
+   * A claimant that listed the epochs, paused, and then got a number a newer master had freed
+   * (it removed that folder, which held no segment) is stale: its open fails, fenced.
+   */
+  @Test
+  void aClaimOfANumberFreedBelowTheNewestEpochIsFenced() throws IOException {
+    Storage storage = new FileStorage(root);
+    try (MasterJournal first = MasterJournal.open(storage, DIR, 1 << 20)) {
+      first.append(List.of(event(1)));
+    }
+    MasterJournal.open(storage, DIR, 1 << 20).close(); // epoch 2, writes nothing
+    try (MasterJournal third = MasterJournal.open(storage, DIR, 1 << 20)) { // epoch 3 removes folder 2
+      third.append(List.of(event(2)));
+      assertFalse(storage.exists(DIR + "/0000000002"));
+      // The paused claimant listed the epochs before epoch 2 existed: it tries 2, which is free again.
+      assertThrows(JournalFencedException.class, () -> MasterJournal.open(storage, DIR, 1 << 20, 2));
+      third.append(List.of(event(3)));
+    }
+    try (MasterJournal next = MasterJournal.open(storage, DIR, 1 << 20)) {
+      assertEquals(List.of(1L, 2L, 3L), seqs(next), "the newest master was not disturbed");
+    }
+  }
 }

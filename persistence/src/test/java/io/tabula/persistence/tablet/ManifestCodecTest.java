@@ -132,4 +132,19 @@ class ManifestCodecTest {
     assertEquals(new ManifestCodec.Versioned(withFiles(), 3), ManifestCodec.readVersioned(storage, dir));
     assertEquals(List.of("MANIFEST-0000000003"), storage.list(dir), "the refused writers left nothing behind");
   }
+
+  /**
+   * A new tablet's first manifest is written only if it has none: a former owner finishing a
+   * split it began before it froze gets the children's manifests as the next owners left them.
+   */
+  @Test
+  void creatingAManifestThatExistsWritesNothingAndReturnsTheNewest() throws IOException {
+    Storage storage = new FileStorage(root);
+    String dir = "tables/webtable/t8";
+    assertEquals(new ManifestCodec.Versioned(fresh(), 1), ManifestCodec.create(storage, dir, fresh()));
+    long v = ManifestCodec.commit(storage, dir, withFiles(), 1); // its owner flushed
+    assertEquals(new ManifestCodec.Versioned(withFiles(), v), ManifestCodec.create(storage, dir, fresh()),
+        "the late creator gets the owner's manifest back");
+    assertEquals(List.of("MANIFEST-0000000002"), storage.list(dir), "and wrote nothing");
+  }
 }
