@@ -48,7 +48,11 @@ public final class FileJournal extends AsyncWriteJournal {
         records.addAll(batch);
         results.add(Optional.empty());
       } catch (Exception e) {
-        results.add(Optional.of(e)); // rejected: this write only, not stored
+        // Rejected: this write only, not stored (Pekko's contract for a write that cannot be
+        // serialized). Exception, not a narrower type: Pekko's Scala serialization throws
+        // checked exceptions it does not declare (NotSerializableException from
+        // findSerializerFor), and a serializer may throw anything.
+        results.add(Optional.of(e));
       }
     }
     return FutureConverters.asScala(journals.current().thenCompose(j -> journals.run(() -> {

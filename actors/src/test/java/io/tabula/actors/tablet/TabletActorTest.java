@@ -679,6 +679,15 @@ class TabletActorTest {
     return storage;
   }
 
+  /** Fills the tablet's flush backlog, then sends a write "late"=v, which is held: its reply does not come. */
+  private TestProbe<StatusReply<Done>> holdAWrite(ActorRef<TabletActor.Command> tablet) {
+    fillBacklog(tablet);
+    TestProbe<StatusReply<Done>> held = kit.createTestProbe();
+    tablet.tell(new TabletActor.Mutate(RowMutation.of(b("late"), set("f", "q", "v")), held.getRef()));
+    held.expectNoMessage(Duration.ofMillis(300));
+    return held;
+  }
+
   private void fillBacklog(ActorRef<TabletActor.Command> tablet) {
     ok(mutate(tablet, "a", set("f", "q", "first")));
     // Fill memtables until the one frozen memtable the tablet may hold cannot be flushed.
@@ -694,10 +703,7 @@ class TabletActorTest {
   void writesWaitingForAFlushDoNotHoldUpReads() throws IOException {
     GatedStorage storage = storageWithFullBacklog();
     ActorRef<TabletActor.Command> tablet = spawnTablet();
-    fillBacklog(tablet);
-    TestProbe<StatusReply<Done>> held = kit.createTestProbe();
-    tablet.tell(new TabletActor.Mutate(RowMutation.of(b("late"), set("f", "q", "v")), held.getRef()));
-    held.expectNoMessage(Duration.ofMillis(300));
+    TestProbe<StatusReply<Done>> held = holdAWrite(tablet);
     assertEquals("first", s(read(tablet, "a", new byte[0]).cells().get(0).value()),
         "a read is answered while a write waits for the flush");
     storage.gate.countDown();
@@ -713,10 +719,7 @@ class TabletActorTest {
   void aHandOffGoesOnTryingHeldWritesAndFinishes() throws IOException {
     GatedStorage storage = storageWithFullBacklog();
     ActorRef<TabletActor.Command> tablet = spawnTablet();
-    fillBacklog(tablet);
-    TestProbe<StatusReply<Done>> held = kit.createTestProbe();
-    tablet.tell(new TabletActor.Mutate(RowMutation.of(b("late"), set("f", "q", "v")), held.getRef()));
-    held.expectNoMessage(Duration.ofMillis(300));
+    TestProbe<StatusReply<Done>> held = holdAWrite(tablet);
     tablet.tell(TabletActor.HandOff.INSTANCE);
     held.expectNoMessage(Duration.ofMillis(300));
     storage.gate.countDown();

@@ -336,30 +336,23 @@ public final class MasterJournal implements Closeable {
     if (length < SEGMENT_HEADER) {
       return List.of(); // read before its header was whole: nothing of it is in the history
     }
-    Segment s = readLive(storage, path);
-    if (s.length < length) {
+    Segment s = readLive(storage, path, length);
+    if (s.length != length) {
       throw new CorruptionException(path, s.length, "the horizon lists " + length + " bytes, whole records end here");
     }
-    List<JournalRecord> out = new ArrayList<>();
-    long at = SEGMENT_HEADER;
-    for (JournalRecord r : s.records) {
-      if (at >= length) {
-        break;
-      }
-      out.add(r);
-      at += recordSize(r);
-    }
-    if (at != length) {
-      throw new CorruptionException(path, at, "the horizon's length " + length + " is not at a record's end");
-    }
-    return out;
+    return s.records;
   }
 
   /** Reads a segment to its last whole record: a torn or damaged tail ends it. */
   private static Segment readLive(Storage storage, String path) throws IOException {
+    return readLive(storage, path, Long.MAX_VALUE);
+  }
+
+  /** Reads a segment's whole records within its first {@code limit} bytes. */
+  private static Segment readLive(Storage storage, String path, long limit) throws IOException {
     List<JournalRecord> records = new ArrayList<>();
     try (ReadableFile f = storage.open(path)) {
-      long size = f.size();
+      long size = Math.min(f.size(), limit);
       if (size < SEGMENT_HEADER) {
         return new Segment(path, 0, records); // made, its header not yet whole
       }
@@ -515,12 +508,6 @@ public final class MasterJournal implements Closeable {
     ByteSink.putIntAt(head, 0, body.size());
     ByteSink.putIntAt(head, 4, crc(head, 0, 4, body.toArray()));
     out.put(head).put(body.array(), 0, body.size());
-  }
-
-  private static long recordSize(JournalRecord r) {
-    ByteSink body = new ByteSink(64);
-    JournalRecord.encode(r, body);
-    return RECORD_HEADER + body.size();
   }
 
   static int crc(byte[] b, int off, int len, byte[] more) {

@@ -59,11 +59,7 @@ public final class ManifestCodec {
 
   /** The newest version in {@code dir}, or -1 if it has no manifest. */
   static long latestVersion(Storage storage, String dir) throws IOException {
-    long latest = -1;
-    for (String name : storage.list(dir)) {
-      latest = Math.max(latest, versionOf(name));
-    }
-    return latest;
+    return storage.list(dir).stream().mapToLong(ManifestCodec::versionOf).max().orElse(-1);
   }
 
   /** The version a file name holds: 0 for {@code MANIFEST}, N for {@code MANIFEST-N}; -1 if it is no manifest. */
@@ -119,40 +115,31 @@ public final class ManifestCodec {
       throw new ManifestConflictException(dir, version);
     }
     storage.syncDirectory(dir);
-    // Older versions are deleted after each publish, so a writer far behind can publish a
-    // number freed that way; a newer version exists then, readers never take this one, and
-    // the change is refused all the same.
-    if (latestVersion(storage, dir) > version) {
+    // One listing serves both checks. Older versions are deleted after each publish, so a
+    // writer far behind can publish a number freed that way; a newer version exists then,
+    // readers never take this one, and the change is refused all the same.
+    List<String> names = storage.list(dir);
+    if (names.stream().mapToLong(ManifestCodec::versionOf).max().orElse(-1) > version) {
       deleteQuietly(storage, path(dir, version));
       throw new ManifestConflictException(dir, version);
     }
-    deleteOlder(storage, dir, version);
+    // The versions before this one go, best effort: the change is made once this version is
+    // published, and a version left behind is harmless (readers take the newest; the next
+    // commit deletes it). A reader that listed one being deleted reads again.
+    for (String name : names) {
+      long v = versionOf(name);
+      if (v >= 0 && v < version) {
+        deleteQuietly(storage, Storage.path(dir, name));
+      }
+    }
     return version;
   }
 
-  /**
-   * Deletes the versions before {@code version}, best effort: the change is made once the new
-   * version is published, and a version left behind is harmless (readers take the newest; the
-   * next commit tries again). A reader that listed one being deleted reads again.
-   */
   private static void deleteQuietly(Storage storage, String path) {
     try {
       storage.delete(path);
     } catch (IOException leftBehind) {
       // An older version than the newest: readers never take it, and the next commit deletes it.
-    }
-  }
-
-  private static void deleteOlder(Storage storage, String dir, long version) {
-    try {
-      for (String name : storage.list(dir)) {
-        long v = versionOf(name);
-        if (v >= 0 && v < version) {
-          storage.delete(Storage.path(dir, name));
-        }
-      }
-    } catch (IOException leftBehind) {
-      // See above: the next commit deletes it.
     }
   }
 
