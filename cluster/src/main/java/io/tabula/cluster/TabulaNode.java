@@ -189,6 +189,10 @@ public final class TabulaNode implements AutoCloseable {
    * takes the data directory.
    */
   static Storage openStorage(Config config, Path dataDir) throws IOException {
+    String uri = config.getString("tabula.node.storage-uri").trim();
+    if (!uri.isEmpty()) {
+      return openHdfs(config.getConfig("tabula.node.hdfs"), uri);
+    }
     String name = config.getString("tabula.node.storage-class").trim();
     if (name.isEmpty()) {
       return new FileStorage(dataDir);
@@ -209,14 +213,43 @@ public final class TabulaNode implements AutoCloseable {
     }
   }
 
+  private static String storageName(Config config, NodeSettings settings) {
+    String uri = config.getString("tabula.node.storage-uri").trim();
+    return uri.isEmpty() ? settings.dataDir().toString() : uri;
+  }
+
+  /** The HDFS storage root {@code uri}, with the client settings of {@code hdfs} (tabula.node.hdfs). */
+  private static Storage openHdfs(Config hdfs, String uri) throws IOException {
+    java.net.URI root;
+    try {
+      root = new java.net.URI(uri);
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalArgumentException("tabula.node.storage-uri is not a URI: " + uri, e);
+    }
+    if (!"hdfs".equals(root.getScheme())) {
+      throw new IllegalArgumentException("tabula.node.storage-uri must be an hdfs:// URI (or empty for the files "
+          + "under data-dir), was " + uri);
+    }
+    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
+    for (String file : hdfs.getStringList("config-files")) {
+      Path p = Path.of(file);
+      if (!java.nio.file.Files.isReadable(p)) {
+        throw new IllegalArgumentException("tabula.node.hdfs.config-files: cannot read " + file);
+      }
+      conf.addResource(new org.apache.hadoop.fs.Path(p.toUri()));
+    }
+    return new io.tabula.persistence.storage.HdfsStorage(root, conf, hdfs.getDuration("lease-recovery-timeout"));
+  }
+
   private static TabulaNode boot(ActorSystem<Void> system, Config config, NodeSettings settings) {
     Duration wait = settings.masterStartTimeout();
     Storage storage;
     try {
       storage = openStorage(config, settings.dataDir());
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot open the storage root " + settings.dataDir(), e);
+      throw new UncheckedIOException("cannot open the storage root " + storageName(config, settings), e);
     }
+    LOG.info("storage root: {}", storage instanceof FileStorage f ? f.root() : storage);
     Cluster cluster = Cluster.get(system);
     joinCluster(cluster, settings, wait);
     prepareJournal(system, config, settings, storage, wait);
@@ -243,7 +276,7 @@ public final class TabulaNode implements AutoCloseable {
       engine = TabletServer.startOnDemand(storage, settings.engineOptions(logName), MicrosClock.SYSTEM,
           table -> schemaOf(directory.get(), table), TabulaNode::backgroundFailed);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot open the storage engine under " + settings.dataDir(), e);
+      throw new UncheckedIOException("cannot open the storage engine under " + storageName(config, settings), e);
     }
     directory.addListener(d -> updateSchemas(engine, d));
     updateSchemas(engine, directory.get());

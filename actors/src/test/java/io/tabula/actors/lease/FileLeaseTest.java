@@ -56,13 +56,13 @@ class FileLeaseTest {
     return new FileLease(settings(dir, "tabula-master", owner));
   }
 
-  private static boolean await(CompletionStage<Boolean> stage)
+  static boolean await(CompletionStage<Boolean> stage)
       throws InterruptedException, ExecutionException, TimeoutException {
     return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
   /** Tries to acquire every 100 ms until it works; returns the ms it took, failing after {@code withinMs}. */
-  private static long acquireWithin(FileLease lease, long withinMs) throws Exception {
+  static long acquireWithin(org.apache.pekko.coordination.lease.javadsl.Lease lease, long withinMs) throws Exception {
     long start = System.nanoTime();
     while (!await(lease.acquire())) {
       long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -222,7 +222,7 @@ class FileLeaseTest {
   }
 
   /** A {@link LeaseHolderMain} process, killed on close. */
-  private static final class Holder implements AutoCloseable {
+  static final class Holder implements AutoCloseable {
     private final Process process;
     private final BufferedReader stdout;
 
@@ -232,12 +232,23 @@ class FileLeaseTest {
     }
 
     static Holder start(Path dir, String leaseName, String owner) throws IOException {
+      return start("file", dir.toString(), leaseName, owner);
+    }
+
+    /** A holder of a lease of {@code kind} ("file" or "postgres") at {@code where}. */
+    static Holder start(String kind, String where, String leaseName, String owner) throws IOException {
       String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
       ProcessBuilder builder = new ProcessBuilder(
           java, "-Xmx64m", "-cp", System.getProperty("java.class.path"),
-          LeaseHolderMain.class.getName(), dir.toString(), leaseName, owner);
+          LeaseHolderMain.class.getName(), kind, where, leaseName, owner);
       builder.redirectError(ProcessBuilder.Redirect.INHERIT);
       return new Holder(builder.start());
+    }
+
+    /** Sends one line to the holder's standard input. */
+    void send(String line) throws IOException {
+      process.getOutputStream().write((line + "\n").getBytes(UTF_8));
+      process.getOutputStream().flush();
     }
 
     void signal(String signal) throws IOException, InterruptedException {

@@ -29,8 +29,10 @@ import java.util.function.ToLongFunction;
  *
  * <p>Failure: if a write fails, every record of that group fails with the {@link
  * IOException}; the segment is cut back to its last synced length and sealed, and the next
- * group starts a new segment, so a failed record is never replayed. If even the cut fails,
- * the log is failed and every later append fails at once. If an <em>fsync</em> fails, the log
+ * group starts a new segment, so a failed record is never replayed. If the cut fails (HDFS
+ * cannot cut back a file open for writing), the log is lost as below. A failed write in a
+ * fenced folder fails as fenced (on HDFS the fence's lease recovery is what breaks the
+ * stream). If an <em>fsync</em> fails, the log
  * is lost ({@link LogSyncFailedException}): after a failed fsync the operating system may
  * report later ones as done without writing what it dropped, so nothing more is
  * acknowledged, and the folder is left as it is for a recovery elsewhere ({@link #whenLost}).
@@ -274,11 +276,13 @@ public final class CommitLog implements Closeable {
         fsyncNanos += (System.nanoTime() - t - fsyncNanos) / 8;
       }
       synced = current.position();
-      if (options.durability() == Durability.FSYNC && storage.isFenced(dir)) {
-        failLost(group, new LogFencedException(dir));
+      if (options.durability() == Durability.FSYNC && fencedOrUnknown(group)) {
         return;
       }
     } catch (IOException e) {
+      if (fencedOrUnknown(group)) {
+        return; // on HDFS, fencing breaks the writer's stream: its write fails as fenced
+      }
       IOException err = new IOException("commit log write of " + group.size() + " records failed: " + e.getMessage(), e);
       group.forEach(p -> p.done().completeExceptionally(err));
       recoverFrom(e);
@@ -297,6 +301,25 @@ public final class CommitLog implements Closeable {
         recoverFrom(e);
       }
     }
+  }
+
+  /**
+   * Whether the folder is fenced, or whether that cannot be told (the storage cannot be
+   * reached): either way {@code group} is not acknowledged, and the log is lost, so this
+   * fails it and returns true.
+   */
+  private boolean fencedOrUnknown(List<Pending> group) {
+    boolean fencedNow;
+    try {
+      fencedNow = storage.isFenced(dir);
+    } catch (java.io.UncheckedIOException e) {
+      failLost(group, new LogSyncFailedException(dir, e.getCause()));
+      return true;
+    }
+    if (fencedNow) {
+      failLost(group, new LogFencedException(dir));
+    }
+    return fencedNow;
   }
 
   /**
@@ -358,18 +381,21 @@ public final class CommitLog implements Closeable {
       try {
         current.sync();
       } catch (IOException syncFailed) {
-        syncFailed.addSuppressed(cause);
+        if (syncFailed != cause) { // a broken stream rethrows the same exception
+          syncFailed.addSuppressed(cause);
+        }
         failLost(List.of(), new LogSyncFailedException(dir, syncFailed));
         return;
       }
       seal();
     } catch (IOException e) {
-      e.addSuppressed(cause);
-      synchronized (queue) {
-        failure = e;
-        queue.forEach(p -> p.done().completeExceptionally(e));
-        queue.clear();
+      // The segment cannot be cut back to what was synced (HDFS cannot cut a file open for
+      // writing), so nothing more may follow it: the log is lost, as after a failed sync, and
+      // its tablets are recovered from what it synced.
+      if (e != cause) {
+        e.addSuppressed(cause);
       }
+      failLost(List.of(), new LogSyncFailedException(dir, e));
     }
   }
 

@@ -75,6 +75,21 @@ public final class FaultyStorage implements Storage {
     }
   }
 
+  /**
+   * Simulates the process dying on a storage that keeps its own copies (HDFS, where what a
+   * dead client's files hold is settled by the namenode's lease recovery, not by this
+   * process): this instance is dead afterwards, and nothing is torn here.
+   */
+  public void die() {
+    power.writeLock().lock();
+    try {
+      dead = true;
+      syncedAndWritten.clear();
+    } finally {
+      power.writeLock().unlock();
+    }
+  }
+
   private void tear(Random rnd) throws IOException {
     for (Map.Entry<String, long[]> e : syncedAndWritten.entrySet()) {
       String path = e.getKey();

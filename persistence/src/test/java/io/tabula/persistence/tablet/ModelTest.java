@@ -14,6 +14,7 @@ import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.sstable.Compression;
 import io.tabula.persistence.storage.FaultyStorage;
 import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.wal.CommitLogOptions;
 import io.tabula.persistence.wal.Durability;
 import java.io.IOException;
@@ -64,16 +65,41 @@ class ModelTest {
   private int tornTails;
   private int unackedSurvivors;
 
+  /** The storage the run starts on. */
+  Storage openDisk() throws IOException {
+    return new FileStorage(dir);
+  }
+
+  /** How many steps a run takes unless -Dtabula.model.steps says otherwise. */
+  int defaultSteps() {
+    return 12000;
+  }
+
+  /** The crash: the power goes, and each file keeps its synced bytes and maybe some more. */
+  void cutPower(Random rnd) throws IOException {
+    storage.crash(rnd);
+  }
+
+  /** The storage the next life of the process sees after {@link #cutPower}. */
+  Storage reopenDiskAfterCrash() throws IOException {
+    return new FileStorage(dir);
+  }
+
+  /** The storage the engine uses now, with its fault injection. */
+  FaultyStorage storage() {
+    return storage;
+  }
+
   @Test
   void engineMatchesModel() throws Exception {
     long seed = Long.getLong("tabula.seed", System.nanoTime());
-    System.out.println("ModelTest seed " + seed);
+    System.out.println(getClass().getSimpleName() + " seed " + seed);
     try {
-      run(new Random(seed), Integer.getInteger("tabula.model.steps", 12000));
+      run(new Random(seed), Integer.getInteger("tabula.model.steps", defaultSteps()));
     } catch (AssertionError | Exception e) {
       history.add("raw entries of the failing rows:\n" + dumpAll());
       String last = String.join("\n  ", history.subList(Math.max(0, history.size() - 60), history.size()));
-      throw new AssertionError("ModelTest failed with seed " + seed + ": " + e + "\nlast steps:\n  " + last, e);
+      throw new AssertionError(getClass().getSimpleName() + " failed with seed " + seed + ": " + e + "\nlast steps:\n  " + last, e);
     } finally {
       if (server != null) {
         server.abandon();
@@ -82,7 +108,7 @@ class ModelTest {
   }
 
   private void run(Random rnd, int steps) throws Exception {
-    storage = new FaultyStorage(new FileStorage(dir));
+    storage = new FaultyStorage(openDisk());
     openServer();
     server.createTablet(TABLE, "t" + nextTabletId++, new byte[0], new byte[0]);
     Model model = new Model(SCHEMA);
@@ -135,7 +161,7 @@ class ModelTest {
     }
     model.check(null, scan(new byte[0], new byte[0], ReadFilter.all()), ReadFilter.all(), now.get(), new byte[0],
         new byte[0]);
-    System.out.println("ModelTest: " + steps + " steps, " + crashes + " crashes, " + tornTails
+    System.out.println(getClass().getSimpleName() + ": " + steps + " steps, " + crashes + " crashes, " + tornTails
         + " torn log tails, " + unackedSurvivors + " unacknowledged writes found after a crash");
   }
 
@@ -206,9 +232,9 @@ class ModelTest {
     if (stall) {
       Thread.sleep(5); // let the log writer put the batch in the file; its fsync waits for the crash
     }
-    storage.crash(rnd);
+    cutPower(rnd);
     server.abandon();
-    storage = new FaultyStorage(new FileStorage(dir));
+    storage = new FaultyStorage(reopenDiskAfterCrash());
     int acked = 0;
     while (acked < futures.size() && futures.get(acked).isDone() && !futures.get(acked).isCompletedExceptionally()) {
       acked++;
