@@ -1,6 +1,7 @@
 package io.tabula.app;
 
 import io.tabula.client.cli.TabulaCommands;
+import io.tabula.cluster.PostgresSchemaCommand;
 import io.tabula.cluster.ServerCommand;
 import io.tabula.cluster.TabulaNode;
 import java.io.OutputStreamWriter;
@@ -30,7 +31,7 @@ import picocli.CommandLine.Command;
         "takes them, or after it; given in both places, the one after the command",
         "wins. Without --endpoint the node is $BIGTABLE_EMULATOR_HOST if set, else",
         "127.0.0.1:8086."},
-    subcommands = {ServerCommand.class})
+    subcommands = {ServerCommand.class, PostgresSchemaCommand.class})
 public final class Main implements Runnable {
   /** Exit code for bad flags or arguments, or a bad configuration file. */
   static final int USAGE = 2;

@@ -7,7 +7,9 @@ import java.util.Locale;
 /** The engines the benchmark compares, in the order their columns appear. */
 enum EngineKind {
   TABULA("tabula", "Tabula"),
-  ROCKSDB("rocksdb", "RocksDB");
+  ROCKSDB("rocksdb", "RocksDB"),
+  /** The Tabula engine with its files on HDFS (an in-process cluster on 127.0.0.1: {@link BenchHdfs}). */
+  TABULA_HDFS("tabula-hdfs", "Tabula on HDFS");
 
   private final String id;
   private final String label;
@@ -28,8 +30,9 @@ enum EngineKind {
   /** Opens a fresh engine of this kind in the empty directory {@code dir}. */
   Engine create(Path dir, EngineConfig config, WriteMode mode) throws IOException {
     return switch (this) {
-      case TABULA -> TabulaEngine.create(dir, config, mode);
+      case TABULA -> TabulaEngine.create(new io.tabula.persistence.storage.FileStorage(dir), config, mode);
       case ROCKSDB -> RocksEngine.create(dir, config, mode);
+      case TABULA_HDFS -> TabulaEngine.create(BenchHdfs.newFolder(), config, mode);
     };
   }
 
@@ -45,6 +48,6 @@ enum EngineKind {
         return k;
       }
     }
-    throw new IllegalArgumentException("unknown engine '" + id + "'; known: tabula, rocksdb");
+    throw new IllegalArgumentException("unknown engine '" + id + "'; known: tabula, rocksdb, tabula-hdfs");
   }
 }

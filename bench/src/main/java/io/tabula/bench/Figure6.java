@@ -149,6 +149,7 @@ public final class Figure6 implements Callable<Integer> {
       report = new BenchRun(scratch, config, data, limits, kinds, selected, writeRepeats).run();
     } finally {
       scratch.wipe();
+      BenchHdfs.stop();
     }
 
     if (extraNotes != null) {

@@ -7,18 +7,29 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The results of a run: one line per workload with each engine's throughput, the ratio
- * Tabula/RocksDB (above 1 means Tabula was faster), MB/s of keys and values, and the
- * block-cache hit rate in the timed window. Renders as aligned text for the terminal and as
- * Markdown for the README. Not thread-safe.
+ * The results of a run: one line per workload with the throughput of the two engines
+ * compared (the first two of the run: Tabula and RocksDB by default, or Tabula on HDFS and
+ * Tabula on local files), the ratio first/second (above 1 means the first was faster), MB/s
+ * of keys and values, and the block-cache hit rate in the timed window. Renders as aligned
+ * text for the terminal and as Markdown for the README. Not thread-safe.
  */
 final class ResultTable {
   private record Line(Workload workload, Map<EngineKind, Measurement> results) {}
 
-  private static final String[] HEADER = {"Workload", "Tabula ops/s", "RocksDB ops/s", "Tabula/RocksDB",
-      "Tabula MB/s", "RocksDB MB/s", "Tabula cache hits", "RocksDB cache hits"};
-
   private final List<Line> lines = new ArrayList<>();
+  private final EngineKind first;
+  private final EngineKind second;
+  private final String[] header;
+
+  /** A table comparing {@code first} with {@code second} (null: {@code first} alone). */
+  ResultTable(EngineKind first, EngineKind second) {
+    this.first = first;
+    this.second = second;
+    String a = first.label();
+    String b = second == null ? "-" : second.label();
+    this.header = new String[] {"Workload", a + " ops/s", b + " ops/s", a + "/" + b, a + " MB/s", b + " MB/s",
+        a + " cache hits", b + " cache hits"};
+  }
 
   void add(Workload w, EngineKind engine, Measurement m) {
     for (Line l : lines) {
@@ -32,7 +43,12 @@ final class ResultTable {
     lines.add(new Line(w, results));
   }
 
-  /** The ratio Tabula/RocksDB of ops/s for a workload, or NaN if either is missing. */
+  /** "Tabula vs RocksDB": what the table compares. */
+  String title() {
+    return first.label() + (second == null ? "" : " vs " + second.label());
+  }
+
+  /** The ratio first/second of ops/s for a workload, or NaN if either is missing. */
   double ratio(Workload w) {
     for (Line l : lines) {
       if (l.workload == w) {
@@ -42,17 +58,17 @@ final class ResultTable {
     return Double.NaN;
   }
 
-  private static double ratio(Line l) {
-    Measurement t = l.results.get(EngineKind.TABULA);
-    Measurement r = l.results.get(EngineKind.ROCKSDB);
+  private double ratio(Line l) {
+    Measurement t = l.results.get(first);
+    Measurement r = second == null ? null : l.results.get(second);
     return t == null || r == null ? Double.NaN : t.opsPerSecond() / r.opsPerSecond();
   }
 
   private List<String[]> cells() {
     List<String[]> rows = new ArrayList<>();
     for (Line l : lines) {
-      Measurement t = l.results.get(EngineKind.TABULA);
-      Measurement r = l.results.get(EngineKind.ROCKSDB);
+      Measurement t = l.results.get(first);
+      Measurement r = second == null ? null : l.results.get(second);
       rows.add(new String[] {l.workload.label(), ops(t), ops(r), ratioText(ratio(l)), mb(t), mb(r),
           l.workload.isWrite() ? "-" : hits(t), l.workload.isWrite() ? "-" : hits(r)});
     }
@@ -82,16 +98,16 @@ final class ResultTable {
   /** Aligned columns, numbers right-aligned. */
   String toText() {
     List<String[]> rows = cells();
-    int[] width = new int[HEADER.length];
-    for (int c = 0; c < HEADER.length; c++) {
-      width[c] = HEADER[c].length();
+    int[] width = new int[header.length];
+    for (int c = 0; c < header.length; c++) {
+      width[c] = header[c].length();
       for (String[] row : rows) {
         width[c] = Math.max(width[c], row[c].length());
       }
     }
     StringBuilder b = new StringBuilder();
-    appendText(b, HEADER, width);
-    int total = (HEADER.length - 1) * 3;
+    appendText(b, header, width);
+    int total = (header.length - 1) * 3;
     for (int w : width) {
       total += w;
     }
@@ -116,8 +132,8 @@ final class ResultTable {
   /** A GitHub Markdown table. */
   String toMarkdown() {
     StringBuilder b = new StringBuilder();
-    b.append("| ").append(String.join(" | ", HEADER)).append(" |\n");
-    b.append("|---").append("|---:".repeat(HEADER.length - 1)).append("|\n");
+    b.append("| ").append(String.join(" | ", header)).append(" |\n");
+    b.append("|---").append("|---:".repeat(header.length - 1)).append("|\n");
     for (String[] row : cells()) {
       b.append("| ").append(String.join(" | ", row)).append(" |\n");
     }

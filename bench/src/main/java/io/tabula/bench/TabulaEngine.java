@@ -11,7 +11,7 @@ import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.sstable.Compression;
-import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.RowScanner;
 import io.tabula.persistence.tablet.Tablet;
@@ -21,7 +21,6 @@ import io.tabula.persistence.wal.CommitLogOptions;
 import io.tabula.persistence.wal.Durability;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
@@ -29,8 +28,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The Tabula engine as a benchmark drives it: one {@link TabletServer} on a {@link
- * FileStorage}, one table with one tablet covering every row, one family {@code f} in the
+ * The Tabula engine as a benchmark drives it: one {@link TabletServer} on a {@link Storage}
+ * (local files, or HDFS), one table with one tablet covering every row, one family {@code f} in the
  * default locality group, which gets the configured block size, no compression and the
  * configured bloom bits. Each row is one cell {@code f:v} at a fixed timestamp.
  *
@@ -46,29 +45,31 @@ final class TabulaEngine implements Engine {
   private static final long LOG_SEGMENT_BYTES = 64L << 20;
   private static final byte[] UNBOUNDED = new byte[0];
 
+  private final Storage storage;
   private final TabletServer server;
   private final Tablet tablet;
   private final int writeWindow;
 
-  private TabulaEngine(TabletServer server, Tablet tablet, int writeWindow) {
+  private TabulaEngine(Storage storage, TabletServer server, Tablet tablet, int writeWindow) {
+    this.storage = storage;
     this.server = server;
     this.tablet = tablet;
     this.writeWindow = writeWindow;
   }
 
-  /** Opens a fresh engine in the empty directory {@code dir}. */
-  static TabulaEngine create(Path dir, EngineConfig config, WriteMode mode) throws IOException {
+  /** Opens a fresh engine on {@code storage}, an empty root. */
+  static TabulaEngine create(Storage storage, EngineConfig config, WriteMode mode) throws IOException {
     TableSchema schema = schema(config);
     Durability durability = mode == WriteMode.DURABLE ? Durability.FSYNC : Durability.OS_BUFFERED;
     TabletOptions tablets = new TabletOptions(config.memtableBytes(), TabletOptions.defaults().maxFilesPerGroup(),
         config.frozenMemtables());
     TabletServer.Options options = new TabletServer.Options("bench", config.cacheBytes(),
         config.backgroundThreads(), new CommitLogOptions(LOG_SEGMENT_BYTES, durability), tablets);
-    TabletServer server = TabletServer.open(new FileStorage(dir), options, MicrosClock.SYSTEM,
+    TabletServer server = TabletServer.open(storage, options, MicrosClock.SYSTEM,
         table -> TABLE.equals(table) ? schema : null);
     try {
       Tablet tablet = server.createTablet(TABLE, "t0", UNBOUNDED, UNBOUNDED);
-      return new TabulaEngine(server, tablet, config.writeWindow());
+      return new TabulaEngine(storage, server, tablet, config.writeWindow());
     } catch (IOException | RuntimeException e) {
       server.abandon();
       throw e;
@@ -168,5 +169,8 @@ final class TabulaEngine implements Engine {
   @Override
   public void close() throws IOException {
     server.close();
+    if (storage instanceof java.io.Closeable c) {
+      c.close();
+    }
   }
 }

@@ -3,6 +3,8 @@ package io.tabula.cluster;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.actors.journal.H2JournalImport;
+import io.tabula.actors.lease.PostgresLease;
+import io.tabula.actors.postgres.PostgresSchema;
 import io.tabula.actors.journal.MasterJournals;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
@@ -154,6 +156,10 @@ public final class TabulaNode implements AutoCloseable {
     derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
     derived.put("pekko.cluster.roles", ClusterNodes.roles(settings.name(), settings.host() + ":" + settings.grpcPort(),
         settings.host() + ":" + settings.httpPort()));
+    if (fencedByPostgres(config)) {
+      derived.put("pekko-persistence-jdbc.shared-databases.tabula.db.connectionInitSql",
+          journalSessionSql(settings));
+    }
     Config full = ConfigFactory.parseMap(derived).withFallback(config);
     // H2's automatic server mode (the master's journal on one machine) listens where the node does.
     System.setProperty("h2.bindAddress", settings.host());
@@ -164,6 +170,42 @@ public final class TabulaNode implements AutoCloseable {
       system.terminate();
       throw e;
     }
+  }
+
+  /** The name Pekko's singleton manager gives the master's lease (see {@link #masterLease}). */
+  private static final String MASTER_LEASE_NAME = "tabula-singleton-pekko://tabula/system/singletonManagermaster";
+
+  /** Whether the master's journal is in PostgreSQL and fenced by a {@link PostgresLease} master lease. */
+  private static boolean fencedByPostgres(Config c) {
+    return c.getString("pekko.persistence.journal.plugin").equals("jdbc-journal")
+        && c.getString("pekko-persistence-jdbc.shared-databases.tabula.db.url").startsWith("jdbc:postgresql:")
+        && c.getString("tabula.master-lease.lease-class").equals(PostgresLease.class.getName());
+  }
+
+  /**
+   * What each journal connection runs when it opens: it names the lease and the owner it
+   * writes for, which the journal's fence checks (tabula-schema.sql), and ends any transaction
+   * left open for 5 s, so a master frozen in the middle of one does not hold the lease's row
+   * lock (and with it the next master's taking of the lease) for ever. The owner is the node's
+   * cluster address as Pekko's singleton manager gives it to the lease, so the port must be
+   * known before the node starts.
+   */
+  private static String journalSessionSql(NodeSettings s) {
+    if (s.clusterPort() == 0) {
+      throw new IllegalArgumentException("tabula.node.cluster-port must be set (not 0) when the master's journal "
+          + "and lease are in PostgreSQL: the journal's fence names each node by its cluster address");
+    }
+    return "SELECT set_config('tabula.lease', " + sqlString(MASTER_LEASE_NAME) + ", false), "
+        + "set_config('tabula.owner', " + sqlString(masterLeaseOwner(s)) + ", false), "
+        + "set_config('idle_in_transaction_session_timeout', '5s', false)";
+  }
+
+  private static String masterLeaseOwner(NodeSettings s) {
+    return "tabula@" + s.host() + ":" + s.clusterPort();
+  }
+
+  private static String sqlString(String v) {
+    return "'" + v.replace("'", "''") + "'";
   }
 
   /**
@@ -251,7 +293,15 @@ public final class TabulaNode implements AutoCloseable {
     }
     LOG.info("storage root: {}", storage instanceof FileStorage f ? f.root() : storage);
     Cluster cluster = Cluster.get(system);
-    joinCluster(cluster, settings, wait);
+    if (config.getString("tabula.node.join-by").equals("bootstrap")) {
+      // Management HTTP first: the bootstrap's contact points are the nodes' Management endpoints.
+      join(PekkoManagement.get(system).start(), wait, "starting Management HTTP");
+      org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap.get(system).start();
+      awaitUp(cluster, "Pekko Management's cluster bootstrap", wait);
+      refuseDuplicateName(cluster, settings);
+    } else {
+      joinCluster(cluster, settings, wait);
+    }
     prepareJournal(system, config, settings, storage, wait);
 
     DirectoryCache directory = new DirectoryCache();
@@ -337,13 +387,21 @@ public final class TabulaNode implements AutoCloseable {
       }
       cluster.manager().tell(new JoinSeedNodes(seeds));
     }
+    awaitUp(cluster, "seeds " + settings.join(), wait);
+    refuseDuplicateName(cluster, settings);
+  }
+
+  private static void awaitUp(Cluster cluster, String how, Duration wait) {
     long deadline = System.nanoTime() + wait.toNanos();
     while (cluster.selfMember().status() != MemberStatus.up()) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("did not join the cluster (seeds " + settings.join() + ") within " + wait);
+        throw new IllegalStateException("did not join the cluster (" + how + ") within " + wait);
       }
       sleep(50);
     }
+  }
+
+  private static void refuseDuplicateName(Cluster cluster, NodeSettings settings) {
     for (ClusterNodes.NodeInfo n : ClusterNodes.all(cluster)) {
       if (n.name().equals(settings.name()) && !n.address().equals(cluster.selfMember().address())
           && n.status() != MemberStatus.down() && n.status() != MemberStatus.removed()
@@ -398,7 +456,19 @@ public final class TabulaNode implements AutoCloseable {
   private static void prepareJournal(ActorSystem<?> system, Config config, NodeSettings settings, Storage storage,
       Duration wait) {
     if (config.getString("pekko.persistence.journal.plugin").equals("jdbc-journal")) {
-      join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
+      Config db = config.getConfig("pekko-persistence-jdbc.shared-databases.tabula.db");
+      if (db.getString("url").startsWith("jdbc:postgresql:")) {
+        createPostgresSchema(db);
+        if (fencedByPostgres(config)) {
+          String owner = masterLease(system).getSettings().ownerName();
+          if (!owner.equals(masterLeaseOwner(settings))) {
+            throw new IllegalStateException("the master lease's owner is " + owner + " but the journal's fence was "
+                + "given " + masterLeaseOwner(settings) + ": set tabula.node.host to the address the node binds");
+          }
+        }
+      } else {
+        join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
+      }
       return;
     }
     Lease lease = masterLease(system);
@@ -410,6 +480,20 @@ public final class TabulaNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while importing the master's H2 journal", e);
+    }
+  }
+
+  /** Creates whatever of Tabula's PostgreSQL schema is missing (journal, leases, fence). */
+  private static void createPostgresSchema(Config db) {
+    java.util.Properties login = new java.util.Properties();
+    login.setProperty("user", db.getString("user"));
+    login.setProperty("password", db.getString("password"));
+    login.setProperty("connectTimeout", "10");
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(db.getString("url"), login)) {
+      PostgresSchema.ensure(c);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException("cannot create Tabula's tables in " + db.getString("url") + ": "
+          + e.getMessage(), e);
     }
   }
 

@@ -163,11 +163,28 @@ final class ClusterFixture implements AutoCloseable {
     }
   }
 
+  /** Services the nodes use (HDFS, PostgreSQL), closed after every node has stopped, newest first. */
+  private final List<AutoCloseable> services = new ArrayList<>();
+
+  /** Keeps {@code service} running until the nodes have stopped ({@link #close}); returns it. */
+  <T extends AutoCloseable> T service(T service) {
+    services.add(0, service);
+    return service;
+  }
+
   @Override
   public void close() throws InterruptedException {
     for (NodeJvm n : nodes) {
       n.close();
     }
+    for (AutoCloseable s : services) {
+      try {
+        s.close();
+      } catch (Exception e) {
+        System.out.println("stopping " + s + " failed: " + e);
+      }
+    }
+    services.clear();
   }
 
   /** Prints the nodes' logs when a scenario fails, then deletes the scenario's root either way. */

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class HdfsNodeDeathTest {
   @Test
   void aKilledNodesTabletsServeElsewhereOnHdfs() throws Exception {
-    try (ClusterFixture cluster = new ClusterFixture();
-        MiniHdfs hdfs = MiniHdfs.start(cluster.root.resolve("hdfs"))) {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      MiniHdfs hdfs = cluster.service(MiniHdfs.start(cluster.root.resolve("hdfs")));
       cluster.configure("tabula.node.storage-uri = \"" + hdfs.uri() + "/tabula\"\n");
       long served = NodeDeathTest.killOneUnderLoad(cluster, List.of("n1", "n2", "n3"), "n3");
       assertTrue(cluster.node("n1").tail(1_000_000).contains("HdfsStorage"),

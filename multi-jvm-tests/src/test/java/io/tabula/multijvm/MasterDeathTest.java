@@ -35,6 +35,16 @@ class MasterDeathTest {
   void theMastersNodeDiesDuringSplitsMergesAndMoves() throws Exception {
     try (ClusterFixture cluster = new ClusterFixture()) {
       cluster.configure(SplitsAndMergesTest.SMALL_TABLETS);
+      killTheMasterDuringChanges(cluster);
+    }
+  }
+
+  /**
+   * The scenario on {@code cluster}, configured already: starts n1 (the master), n2 and n3,
+   * kills n1 under splits, merges, moves and writes, and checks what the class comment says.
+   */
+  static void killTheMasterDuringChanges(ClusterFixture cluster) throws Exception {
+    {
       for (String n : List.of("n1", "n2", "n3")) {
         cluster.add(n);
       }

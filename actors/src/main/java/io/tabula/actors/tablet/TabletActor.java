@@ -369,10 +369,16 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * the tablet is flushed and closed, the master hears that this node's log no longer holds
    * it, and the actor stops. Sharding delivers nothing new to it meanwhile.
    */
+  /** Owned by the actor: a split finished while the tablet was closing, which closed it (an expected race). */
+  private boolean splitWhileClosing;
+
   private Behavior<Command> onHandOff() {
     long started = System.nanoTime();
     return closeFor("handed over", () -> { }, failure -> {
-      if (failure != null) {
+      if (splitWhileClosing) {
+        getContext().getLog().info("tablet {} split while it was being handed over; its halves are placed anew",
+            info.id());
+      } else if (failure != null) {
         getContext().getLog().error("tablet {} could not be flushed for its hand-over; its next owner replays"
             + " this node's log", info.id(), failure);
       } else {
@@ -463,6 +469,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
           // made again by whoever opens the parent next (its manifest says it split).
           writes.closed();
           splits.record(d);
+          splitWhileClosing = true;
           done.accept(new TabletUnavailableException("tablet " + info.id() + " split meanwhile"));
           return Behaviors.stopped();
         })

@@ -3,7 +3,7 @@
 -- which lost its lease from writing to the journal. A node runs this at start, in one
 -- transaction under an advisory lock (so nodes starting together do not race), and every
 -- statement is idempotent. An operator who creates schemas by hand runs it with
--- `psql -v ON_ERROR_STOP=1 -f tabula-schema.sql` (bin/tabula postgres-schema prints it).
+-- `bin/tabula postgres-schema | psql -v ON_ERROR_STOP=1 -d tabula`.
 
 CREATE TABLE IF NOT EXISTS event_journal (
   ordering BIGSERIAL,

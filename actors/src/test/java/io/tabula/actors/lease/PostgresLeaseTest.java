@@ -176,6 +176,39 @@ class PostgresLeaseTest {
     }
   }
 
+  /**
+   * The tables as docs/formats/postgres-tables.md describes them (golden/postgres/tables.txt),
+   * and the schema script can run again on a database that has them (every node runs it).
+   */
+  @Test
+  void theSchemaIsTheDocumentedOneAndCanBeAppliedAgain() throws Exception {
+    try (Connection c = journalConnection(pg.url(), "", "")) {
+      io.tabula.actors.postgres.PostgresSchema.ensure(c);
+      io.tabula.actors.postgres.PostgresSchema.ensure(c);
+      StringBuilder got = new StringBuilder();
+      try (Statement s = c.createStatement(); ResultSet r = s.executeQuery("""
+          SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
+          WHERE table_schema = current_schema()
+            AND table_name IN ('event_journal', 'event_tag', 'snapshot', 'tabula_lease')
+          ORDER BY table_name, ordinal_position""")) {
+        while (r.next()) {
+          got.append(r.getString(1)).append('.').append(r.getString(2)).append(' ').append(r.getString(3))
+              .append(' ').append(r.getString(4)).append('\n');
+        }
+      }
+      String golden;
+      try (var in = PostgresLeaseTest.class.getResourceAsStream("/golden/postgres/tables.txt")) {
+        golden = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      }
+      assertEquals(golden, got.toString());
+      try (Statement s = c.createStatement(); ResultSet r = s.executeQuery(
+          "SELECT count(*) FROM pg_trigger WHERE tgname = 'tabula_fence'")) {
+        assertTrue(r.next());
+        assertEquals(2, r.getInt(1), "the fence guards the journal and the snapshots");
+      }
+    }
+  }
+
   @Test
   void anUnreachableDatabaseFailsTheAcquireNamingIt() throws Exception {
     PostgresLease nowhere = new PostgresLease(settings("jdbc:postgresql://127.0.0.1:1/tabula", name(), "x"));
