@@ -13,7 +13,7 @@ import java.nio.file.Path;
  * TCP (no short-circuit local reads), which is what a node reading from a datanode on its own
  * machine pays without them.
  */
-final class BenchHdfs {
+public final class BenchHdfs {
   private static MiniHdfs hdfs;
   private static Path base;
   private static int folders;
@@ -21,7 +21,7 @@ final class BenchHdfs {
   private BenchHdfs() {}
 
   /** A client on a new, empty folder of the bench's HDFS, which is started if need be (and stopped by {@link #stop}). */
-  static synchronized HdfsStorage newFolder() throws IOException {
+  public static synchronized HdfsStorage newFolder() throws IOException {
     if (hdfs == null) {
       base = Files.createTempDirectory("tabula-bench-hdfs");
       hdfs = MiniHdfs.start(base);
@@ -30,7 +30,7 @@ final class BenchHdfs {
   }
 
   /** Stops the bench's HDFS, if it was started, and deletes its files. */
-  static synchronized void stop() throws IOException {
+  public static synchronized void stop() throws IOException {
     if (hdfs == null) {
       return;
     }

@@ -3,6 +3,7 @@ package io.tabula.cluster;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.actors.journal.H2JournalImport;
+import io.tabula.actors.lease.FileLease;
 import io.tabula.actors.lease.PostgresLease;
 import io.tabula.actors.postgres.PostgresSchema;
 import io.tabula.actors.journal.MasterJournals;
@@ -156,6 +157,12 @@ public final class TabulaNode implements AutoCloseable {
     derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
     derived.put("pekko.cluster.roles", ClusterNodes.roles(settings.name(), settings.host() + ":" + settings.grpcPort(),
         settings.host() + ":" + settings.httpPort()));
+    if (!config.getString("tabula.node.storage-uri").isBlank()
+        && config.getString("tabula.master-lease.lease-class").equals(FileLease.class.getName())) {
+      LOG.warn("the storage root is {} but the master lease is a file lease under {}, which only nodes on this "
+          + "machine share: for nodes on several machines use config/hdfs-postgres.conf (PostgresLease) or "
+          + "config/kubernetes.conf (docs/deploy.md)", config.getString("tabula.node.storage-uri"), settings.dataDir());
+    }
     if (fencedByPostgres(config)) {
       derived.put("pekko-persistence-jdbc.shared-databases.tabula.db.connectionInitSql",
           journalSessionSql(settings));

@@ -8,6 +8,7 @@ import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowMutation;
+import com.google.cloud.bigtable.data.v2.models.TableId;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.cluster.conformance.ConformancePeer;
@@ -92,8 +93,8 @@ class KubernetesProfileTest {
               ConformancePeer.adminSettings(node.grpcPort()));
           BigtableDataClient data = BigtableDataClient.create(ConformancePeer.dataSettings(node.grpcPort()))) {
         admin.createTable(CreateTableRequest.of("k8s").addFamily("f"));
-        data.mutateRow(RowMutation.create("k8s", "r1").setCell("f", "q", "v"));
-        Row row = data.readRow("k8s", "r1");
+        data.mutateRow(RowMutation.create(TableId.of("k8s"), "r1").setCell("f", "q", "v"));
+        Row row = data.readRow(TableId.of("k8s"), "r1");
         assertTrue(row != null && row.getCells().get(0).getValue().toStringUtf8().equals("v"));
       }
     }

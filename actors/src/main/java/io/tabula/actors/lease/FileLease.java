@@ -117,11 +117,7 @@ public final class FileLease extends Lease {
     this.dir = leaseDir(settings);
     this.timeoutNanos = settings.timeoutSettings().heartbeatTimeout().toNanos();
     this.intervalNanos = settings.timeoutSettings().heartbeatInterval().toNanos();
-    if (intervalNanos <= 0 || intervalNanos * 2 > timeoutNanos) {
-      throw new IllegalArgumentException("lease [" + settings.leaseName() + "]: heartbeat-interval ("
-          + Duration.ofNanos(intervalNanos) + ") must be positive and at most half of heartbeat-timeout ("
-          + Duration.ofNanos(timeoutNanos) + ")");
-    }
+    LeaseSupport.checkTimings(settings);
   }
 
   /** The folder holding the lease's generation files for these settings. */
@@ -342,10 +338,7 @@ public final class FileLease extends Lease {
       leaseLostCallback = null;
       stopHolding();
     }
-    LOG.warn("lease [{}] lost by {}: {}", settings.leaseName(), settings.ownerName(), why);
-    if (lost != null) {
-      lost.accept(Optional.of(new LeaseException("lease [" + settings.leaseName() + "] lost: " + why)));
-    }
+    LeaseSupport.reportLost(LOG, settings, lost, why);
   }
 
   @GuardedBy("this")

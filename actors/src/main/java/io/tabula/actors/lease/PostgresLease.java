@@ -102,11 +102,7 @@ public final class PostgresLease extends Lease {
     this.settings = settings;
     this.timeoutNanos = settings.timeoutSettings().heartbeatTimeout().toNanos();
     this.intervalNanos = settings.timeoutSettings().heartbeatInterval().toNanos();
-    if (intervalNanos <= 0 || intervalNanos * 2 > timeoutNanos) {
-      throw new IllegalArgumentException("lease [" + settings.leaseName() + "]: heartbeat-interval ("
-          + Duration.ofNanos(intervalNanos) + ") must be positive and at most half of heartbeat-timeout ("
-          + Duration.ofNanos(timeoutNanos) + ")");
-    }
+    LeaseSupport.checkTimings(settings);
     var c = settings.leaseConfig();
     if (!c.hasPath("postgres.url") || c.getString("postgres.url").isBlank()) {
       throw new IllegalArgumentException("lease [" + settings.leaseName() + "]: postgres.url is not set (a JDBC URL "
@@ -269,10 +265,7 @@ public final class PostgresLease extends Lease {
       leaseLostCallback = null;
       stopHolding();
     }
-    LOG.warn("lease [{}] lost by {}: {}", settings.leaseName(), settings.ownerName(), why);
-    if (lost != null) {
-      lost.accept(Optional.of(new LeaseException("lease [" + settings.leaseName() + "] lost: " + why)));
-    }
+    LeaseSupport.reportLost(LOG, settings, lost, why);
   }
 
   @GuardedBy("this")

@@ -62,6 +62,10 @@ public final class RecoveryBench implements Callable<Integer> {
   @Option(names = "--victim-heap", defaultValue = "4g", description = "n3's heap; default: ${DEFAULT-VALUE}")
   private String victimHeap;
 
+  @Option(names = "--hdfs", description = "Put the nodes' storage root on HDFS (Hadoop's in-process cluster in "
+      + "this JVM) instead of local files")
+  private boolean hdfs;
+
   @Option(names = "--out", defaultValue = "bench/results/run-recovery.md",
       description = "Report file; default: ${DEFAULT-VALUE}")
   private Path out;
@@ -78,11 +82,12 @@ public final class RecoveryBench implements Callable<Integer> {
     Path config = Files.createTempFile("tabula-recovery-", ".conf");
     // No balancing (n3 keeps the tablets it is given), and memtables large enough that nothing
     // written to t is flushed before the kill: all of it is only in n3's commit log.
+    io.tabula.persistence.storage.HdfsStorage root = hdfs ? io.tabula.bench.BenchHdfs.newFolder() : null;
     Files.writeString(config, """
         tabula.master.balance-every = 1h
         tabula.node.memtable-budget = "70%"
         tabula.node.memtable-bytes = 256MiB
-        """);
+        """ + (root == null ? "" : "tabula.node.storage-uri = \"" + root.uri() + "\"\n"));
     // The nodes log at INFO: the recovery's steps are read from their logs.
     String victimOpts = "-Xms" + victimHeap + " -Xmx" + victimHeap + " -XX:+UseG1GC -Dtabula.bench.log-level=INFO";
     try (BenchCluster cluster = BenchCluster.start(3, node -> node.equals("n3") ? victimOpts
@@ -93,7 +98,8 @@ public final class RecoveryBench implements Callable<Integer> {
       long fillStart = System.nanoTime();
       fill(cluster, rows);
       double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
-      long logBytes = logBytes(cluster.root.resolve("data").resolve("logs"), "n3.");
+      long logBytes = root != null ? logBytes(root, "n3.") : logBytes(cluster.root.resolve("data").resolve("logs"),
+          "n3.");
       System.err.printf(Locale.ROOT, "wrote %,d rows to t in %.1f s; n3's commit log holds %,d MiB%n", rows,
           fillSeconds, logBytes >> 20);
 
@@ -116,6 +122,8 @@ public final class RecoveryBench implements Callable<Integer> {
       System.out.println(report);
       ResultsFile.write(out, report);
       return readBack == rows ? 0 : 1;
+    } finally {
+      io.tabula.bench.BenchHdfs.stop(); // after the nodes stopped
     }
   }
 
@@ -267,6 +275,21 @@ public final class RecoveryBench implements Callable<Integer> {
   }
 
   /** Bytes of the commit-log segments in the folders under {@code logs} whose names start with {@code prefix}. */
+  /** Bytes of the commit-log segments in the HDFS root's folders {@code logs/<prefix>*}. */
+  private static long logBytes(io.tabula.persistence.storage.Storage root, String prefix) throws IOException {
+    long sum = 0;
+    for (String folder : root.list("logs")) {
+      if (folder.startsWith(prefix)) {
+        for (String f : root.list("logs/" + folder)) {
+          if (f.endsWith(".log")) {
+            sum += root.size("logs/" + folder + "/" + f);
+          }
+        }
+      }
+    }
+    return sum;
+  }
+
   private static long logBytes(Path logs, String prefix) throws IOException {
     try (Stream<Path> files = Files.walk(logs)) {
       return files.filter(p -> p.getParent().getFileName().toString().startsWith(prefix)
@@ -308,9 +331,10 @@ public final class RecoveryBench implements Callable<Integer> {
       Map<Long, Long> perSecond, long readBack) {
     StringBuilder sb = new StringBuilder("# Recovery of a dead node (bench/run-recovery)\n\n");
     sb.append("Command: `").append(ResultsFile.command(RecoveryBench.class, spec)).append("`\n\n");
-    sb.append(String.format(Locale.ROOT, "Three nodes on one machine. Table t: %d tablets, all on n3, %,d rows of %d "
+    sb.append(String.format(Locale.ROOT, "Three nodes on one machine, their storage root %s. Table t: %d tablets, all on n3, %,d rows of %d "
         + "bytes written in %.1f s, none flushed: n3's commit log held **%,d MiB** when n3 was killed (`kill -9`).%n%n",
-        tablets, rows, valueBytes, fillSeconds, logBytes >> 20));
+        hdfs ? "on HDFS (Hadoop's in-process cluster, one datanode)" : "on local files", tablets, rows, valueBytes,
+        fillSeconds, logBytes >> 20));
     sb.append(String.format(Locale.ROOT, "**Every tablet of t answered a read again %.1f s after the kill**; %,d of "
         + "%,d rows read back afterwards.%n%n", served / 1e3, readBack, rows));
     sb.append("| step (survivors' logs) | ms after the kill |\n|---|---:|\n");

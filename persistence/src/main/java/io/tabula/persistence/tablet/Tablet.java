@@ -326,8 +326,9 @@ public final class Tablet implements Closeable {
    * node serves the tablet now: docs/fencing.md). A read answers only after this passed
    * <em>after</em> its snapshot was taken: the fence did not exist then, so no other node had
    * taken a write for the tablet, and the snapshot was current at a moment within the read.
-   * One file-system check per call: {@link #scan} calls it itself, point reads leave it to
-   * their callers, once per batch of reads.
+   * One look at the storage, shared with the calls that wait for it meanwhile (on HDFS a
+   * look is a namenode call): {@link #scan} calls it itself, point reads leave it to their
+   * callers, once per batch of reads.
    */
   public void checkNotFenced() {
     if (env.log().isFenced()) {

@@ -68,6 +68,8 @@ public final class CommitLog implements Closeable {
   private IOException failure;
   /** Completes once a group found the folder fenced. */
   private final CompletableFuture<Void> fenced = new CompletableFuture<>();
+  /** Readers' looks at the fence, shared ({@link #isFenced}). */
+  private final FenceChecks fenceChecks;
   /** Completes, with why, once the log acknowledges nothing more: fenced, or an fsync failed. */
   private final CompletableFuture<LogLostException> lost = new CompletableFuture<>();
 
@@ -88,6 +90,7 @@ public final class CommitLog implements Closeable {
   private CommitLog(Storage storage, String dir, CommitLogOptions options, List<String> oldSegments, long next) {
     this.storage = storage;
     this.dir = dir;
+    this.fenceChecks = new FenceChecks(() -> storage.isFenced(dir));
     this.options = options;
     this.oldSegments = oldSegments;
     this.nextSegment = next;
@@ -355,9 +358,12 @@ public final class CommitLog implements Closeable {
     return lost.isDone() || storage.isFenced(dir);
   }
 
-  /** Whether this log's folder is fenced: found so by a group, or marked so now. */
+  /**
+   * Whether this log's folder is fenced: found so by a group, or marked so as found by a look
+   * at the storage that began after this call (shared with other callers: {@link FenceChecks}).
+   */
   public boolean isFenced() {
-    return fenced.isDone() || storage.isFenced(dir);
+    return fenced.isDone() || fenceChecks.fenced();
   }
 
   /** Throws {@link LogFencedException} if this log's folder is fenced (see {@link #isFenced}). */

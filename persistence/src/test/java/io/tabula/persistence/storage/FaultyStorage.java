@@ -27,6 +27,8 @@ public final class FaultyStorage implements Storage {
       new java.util.concurrent.locks.ReentrantReadWriteLock();
   private volatile boolean dead;
   private volatile boolean failDeletes;
+  /** Files created through this instance and not closed yet. */
+  private final java.util.Set<Faulty> open = ConcurrentHashMap.newKeySet();
 
   public FaultyStorage(Storage delegate) {
     this.delegate = delegate;
@@ -78,11 +80,22 @@ public final class FaultyStorage implements Storage {
   /**
    * Simulates the process dying on a storage that keeps its own copies (HDFS, where what a
    * dead client's files hold is settled by the namenode's lease recovery, not by this
-   * process): this instance is dead afterwards, and nothing is torn here.
+   * process): this instance is dead afterwards. Of the files still open, about half get
+   * what was appended to them pushed to the storage first: the bytes reached the datanodes,
+   * and the writer died before it heard back (so recovery may find unacknowledged writes).
    */
-  public void die() {
+  public void die(Random rnd) {
     power.writeLock().lock();
     try {
+      for (Faulty f : open) {
+        if (rnd.nextBoolean()) {
+          try {
+            f.w.sync();
+          } catch (IOException lost) {
+            // then they did not reach it
+          }
+        }
+      }
       dead = true;
       syncedAndWritten.clear();
     } finally {
@@ -161,6 +174,7 @@ public final class FaultyStorage implements Storage {
     return live(() -> {
       Faulty f = new Faulty(delegate.create(path));
       syncedAndWritten.put(path, new long[] {0, 0});
+      open.add(f);
       return f;
     });
   }
@@ -309,6 +323,7 @@ public final class FaultyStorage implements Storage {
 
     @Override
     public void close() throws IOException {
+      open.remove(this);
       w.close();
     }
   }

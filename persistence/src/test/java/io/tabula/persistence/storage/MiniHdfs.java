@@ -46,7 +46,7 @@ public final class MiniHdfs implements AutoCloseable {
     return cluster.getURI();
   }
 
-  /** A new client on {@code /<folder>} of this HDFS. */
+  /** A new client on {@code /<folder>} of this HDFS, with Tabula's default client settings. */
   public HdfsStorage storage(String folder) throws IOException {
     return new HdfsStorage(URI.create(uri() + "/" + folder), new Configuration(), Duration.ofSeconds(60));
   }

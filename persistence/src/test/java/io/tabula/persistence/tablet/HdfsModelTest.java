@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
  * in-process HDFS cluster. A crash here is the process dying: its HDFS client drops every
  * file it was writing without closing it, and the next life recovers the HDFS leases of the
  * log's files first (what fencing does to a dead node's log), so the files' lengths are
- * whatever the datanodes kept: every synced byte, and maybe some more, torn anywhere.
+ * whatever the datanodes kept: every synced byte, and sometimes more (bytes that reached the
+ * datanodes without the writer hearing back), which may end in a torn batch.
  */
 class HdfsModelTest extends ModelTest {
   @TempDir
@@ -52,7 +53,7 @@ class HdfsModelTest extends ModelTest {
 
   @Override
   void cutPower(Random rnd) {
-    storage().die();
+    storage().die(rnd);
     current.abandonWrites();
   }
 
