@@ -44,8 +44,15 @@ final class LogLossStop {
   static void watch(ActorSystem<?> system, TabletServer engine, String logName) {
     CompletableFuture<LogLostException> lost = engine.whenLogLost();
     var look = system.scheduler().scheduleWithFixedDelay(FENCE_LOOK, FENCE_LOOK, () -> {
-      if (engine.isFenced()) {
-        lost.complete(new LogFencedException("logs/" + logName));
+      try {
+        if (engine.isFenced()) {
+          lost.complete(new LogFencedException("logs/" + logName));
+        }
+      } catch (RuntimeException e) {
+        // The storage could not be asked (an HDFS namenode failing over, say). A task that
+        // throws is cancelled by the scheduler, so this one reports and looks again next time.
+        LOG.warn("could not look whether commit log logs/{} is fenced; looking again in {} ms: {}", logName,
+            FENCE_LOOK.toMillis(), e.toString());
       }
     }, system.dispatchers().lookup(DispatcherSelector.blocking()));
     lost.thenAcceptAsync(why -> {

@@ -204,7 +204,8 @@ public final class TabulaNode implements AutoCloseable {
     }
     return "SELECT set_config('tabula.lease', " + sqlString(MASTER_LEASE_NAME) + ", false), "
         + "set_config('tabula.owner', " + sqlString(masterLeaseOwner(s)) + ", false), "
-        + "set_config('idle_in_transaction_session_timeout', '5s', false)";
+        + "set_config('idle_in_transaction_session_timeout', '5s', false), "
+        + "set_config('application_name', " + sqlString("tabula journal " + masterLeaseOwner(s)) + ", false)";
   }
 
   private static String masterLeaseOwner(NodeSettings s) {
@@ -363,7 +364,7 @@ public final class TabulaNode implements AutoCloseable {
       return cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
     }, settings.askTimeout()));
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
-    registerShutdown(system, binding, engine);
+    registerShutdown(system, binding, engine, storage);
     registerDrain(system, cluster, settings, directory, master, engine);
     LogLossStop.watch(system, engine, logName);
     LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}, cluster port {}),"
@@ -465,6 +466,12 @@ public final class TabulaNode implements AutoCloseable {
     if (config.getString("pekko.persistence.journal.plugin").equals("jdbc-journal")) {
       Config db = config.getConfig("pekko-persistence-jdbc.shared-databases.tabula.db");
       if (db.getString("url").startsWith("jdbc:postgresql:")) {
+        if (!fencedByPostgres(config)) {
+          throw new IllegalArgumentException("the master's journal is in PostgreSQL but the master lease is "
+              + config.getString("tabula.master-lease.lease-class") + ": the journal is fenced by the lease's row, so "
+              + "set tabula.master-lease.lease-class to " + PostgresLease.class.getName() + " (config/postgres.conf "
+              + "does), or keep the journal on the storage root");
+        }
         createPostgresSchema(db);
         if (fencedByPostgres(config)) {
           String owner = masterLease(system).getSettings().ownerName();
@@ -626,7 +633,8 @@ public final class TabulaNode implements AutoCloseable {
     }
   }
 
-  private static void registerShutdown(ActorSystem<?> system, ServerBinding binding, TabletServer engine) {
+  private static void registerShutdown(ActorSystem<?> system, ServerBinding binding, TabletServer engine,
+      Storage storage) {
     CoordinatedShutdown cs = CoordinatedShutdown.get(system);
     cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "unbind-grpc", () ->
         binding.unbind().thenApply(x -> Done.getInstance()));
@@ -639,6 +647,13 @@ public final class TabulaNode implements AutoCloseable {
                 : "storage engine closed: memtables flushed");
           } catch (IOException e) {
             LOG.error("closing the storage engine failed; the commit log still has the writes", e);
+          }
+          if (storage instanceof java.io.Closeable c) { // an HDFS client and its threads
+            try {
+              c.close();
+            } catch (IOException e) {
+              LOG.warn("closing the storage root's client failed: {}", e.toString());
+            }
           }
           return Done.getInstance();
         }));

@@ -49,9 +49,10 @@ class HdfsPostgresMasterDeathTest {
       Properties login = new Properties();
       login.setProperty("user", PostgresServer.USER);
       try (Connection c = DriverManager.getConnection(pg.url(), login); Statement s = c.createStatement()) {
+        String owner;
         try (ResultSet r = s.executeQuery("SELECT owner, generation FROM tabula_lease")) {
           assertTrue(r.next(), "the master lease is a row in PostgreSQL");
-          String owner = r.getString(1);
+          owner = r.getString(1);
           Set<String> survivors = Set.of("tabula@127.0.0.1:" + n2.clusterPort,
               "tabula@127.0.0.1:" + cluster.node("n3").clusterPort);
           assertTrue(survivors.contains(owner), "the lease is held by n2's or n3's node now: " + owner);
@@ -61,6 +62,16 @@ class HdfsPostgresMasterDeathTest {
         try (ResultSet r = s.executeQuery("SELECT count(*) FROM event_journal WHERE persistence_id = 'tabula-master'")) {
           assertTrue(r.next() && r.getLong(1) > 0, "the master's events are in PostgreSQL");
         }
+        try (ResultSet r = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+            + "'tabula journal " + owner + "'")) {
+          assertTrue(r.next() && r.getLong(1) > 0, "the new master's journal connections name it for the fence");
+        }
+        // The dead master's identity is fenced out: a change made in its name is refused.
+        s.execute("SELECT set_config('tabula.lease', 'tabula-singleton-pekko://tabula/system/singletonManagermaster', "
+            + "false), set_config('tabula.owner', 'tabula@127.0.0.1:" + cluster.node("n1").clusterPort + "', false)");
+        java.sql.SQLException refused = org.junit.jupiter.api.Assertions.assertThrows(java.sql.SQLException.class,
+            () -> s.executeUpdate("UPDATE event_journal SET deleted = deleted WHERE persistence_id = 'tabula-master'"));
+        org.junit.jupiter.api.Assertions.assertEquals("TB001", refused.getSQLState(), refused.getMessage());
       }
     }
   }

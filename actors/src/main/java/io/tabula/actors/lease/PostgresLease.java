@@ -41,8 +41,10 @@ import org.slf4j.LoggerFactory;
  * <em>sent</em> that succeeded: the database's expiry is at least that late, so the holder
  * gives up before anyone may take over, and no two clocks are compared, only their rates.
  *
- * <p>What it promises: as {@link FileLease}, two holders at once only in the window before a
- * holder that was frozen past the timeout runs its next check. The master's journal in the same
+ * <p>What it promises: two holders at once only until the old holder's next renewal or
+ * watchdog tick (at most a renewal interval) after it was frozen past the timeout or its
+ * session ended without its knowing; a renewal that fails is a loss at once, since another
+ * may take the lease as soon as the holder's session is gone. The master's journal in the same
  * database is fenced by the lease row itself (a trigger, {@code tabula-schema.sql}), so a stale
  * master's writes are refused whatever it believes.
  *
@@ -64,7 +66,7 @@ public final class PostgresLease extends Lease {
         taken_at = EXCLUDED.taken_at
       WHERE l.released OR l.expires_at < clock_timestamp()
         OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.holder_pid)
-      RETURNING generation, (SELECT old.owner FROM tabula_lease old WHERE old.name = l.name)""";
+      RETURNING generation""";
   private static final String RENEW = """
       UPDATE tabula_lease SET expires_at = clock_timestamp() + make_interval(secs => ?), holder_pid = pg_backend_pid()
       WHERE name = ? AND owner = ? AND generation = ? AND NOT released""";
@@ -90,11 +92,21 @@ public final class PostgresLease extends Lease {
   @GuardedBy("this")
   private ScheduledFuture<?> renewals;
   @GuardedBy("this")
+  private ScheduledFuture<?> watchdog;
+  @GuardedBy("this")
   private Consumer<Optional<Throwable>> leaseLostCallback;
 
-  /** The constructor Pekko's {@code LeaseProvider} calls. */
+  /** Fires a holder's loss once its timeout has passed without a renewal, even if its own thread is stuck in a call. */
+  private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "postgres-lease-watchdog");
+    t.setDaemon(true);
+    return t;
+  });
+
+  /** The constructor Pekko's {@code LeaseProvider} calls: the lease stops with the actor system. */
   public PostgresLease(LeaseSettings settings, ExtendedActorSystem system) {
     this(settings);
+    system.registerOnTermination(this::shutdown);
   }
 
   /** For use without an actor system (tools, tests): the same lease. */
@@ -114,7 +126,7 @@ public final class PostgresLease extends Lease {
     login.setProperty("password", c.hasPath("postgres.password") ? c.getString("postgres.password") : "");
     // A call that hangs (the database or the network stalled) gives up within the timeout, so
     // the lease thread always comes back to find out whether the lease is still held.
-    long seconds = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(timeoutNanos));
+    long seconds = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(timeoutNanos) / 2);
     login.setProperty("connectTimeout", Long.toString(seconds));
     login.setProperty("socketTimeout", Long.toString(seconds));
     login.setProperty("tcpKeepAlive", "true");
@@ -193,7 +205,6 @@ public final class PostgresLease extends Lease {
     }
     long sent = System.nanoTime();
     long g;
-    String before;
     try (PreparedStatement s = connection().prepareStatement(TAKE)) {
       s.setString(1, settings.leaseName());
       s.setString(2, settings.ownerName());
@@ -203,7 +214,6 @@ public final class PostgresLease extends Lease {
           return false;
         }
         g = r.getLong(1);
-        before = r.getString(2);
       }
     } catch (SQLException e) {
       dropConnection();
@@ -213,9 +223,10 @@ public final class PostgresLease extends Lease {
       generation = g;
       renewedAt = sent;
       renewals = thread.scheduleWithFixedDelay(this::renew, intervalNanos, intervalNanos, TimeUnit.NANOSECONDS);
+      watchdog = WATCHDOG.scheduleWithFixedDelay(() -> expireIfStale(g), intervalNanos, intervalNanos / 4,
+          TimeUnit.NANOSECONDS);
     }
-    LOG.info("lease [{}] taken by {} as generation {}{}", settings.leaseName(), settings.ownerName(), g,
-        before == null || g == 1 ? "" : " (from " + before + ")");
+    LOG.info("lease [{}] taken by {} as generation {}", settings.leaseName(), settings.ownerName(), g);
     return true;
   }
 
@@ -250,16 +261,36 @@ public final class PostgresLease extends Lease {
         }
         why = "taken by a newer holder, or released";
       } catch (SQLException e) {
+        // The holder's session may be gone with its connection, and a session that is gone lets
+        // another take the lease at once: so a renewal that fails is a loss, now.
         dropConnection();
-        LOG.warn("lease [{}] could not be renewed; it is lost unless a renewal works within the timeout: {}",
-            settings.leaseName(), e.toString());
-        return;
+        why = "a renewal failed (" + e.getMessage() + "), and without its database session the lease may be "
+            + "taken by another";
       }
     }
+    lose(g, why);
+  }
+
+  /** On the watchdog thread: the loss, if generation {@code g} has gone unrenewed past the timeout. */
+  private void expireIfStale(long g) {
+    long now = System.nanoTime();
+    long since;
+    synchronized (this) {
+      if (generation != g || now - renewedAt <= timeoutNanos) {
+        return;
+      }
+      since = now - renewedAt;
+    }
+    lose(g, "not renewed for " + Duration.ofNanos(since).toMillis() + " ms (the process was paused or the "
+        + "database was slow or out of reach), so another may hold it");
+  }
+
+  /** Stops holding generation {@code g} (unless that happened already) and reports the loss once. */
+  private void lose(long g, String why) {
     Consumer<Optional<Throwable>> lost;
     synchronized (this) {
       if (generation != g) {
-        return; // released meanwhile
+        return; // released or lost meanwhile
       }
       lost = leaseLostCallback;
       leaseLostCallback = null;
@@ -268,12 +299,26 @@ public final class PostgresLease extends Lease {
     LeaseSupport.reportLost(LOG, settings, lost, why);
   }
 
+  /** The actor system ended: stop renewing (the lease expires), close the connection and the thread. */
+  private void shutdown() {
+    synchronized (this) {
+      leaseLostCallback = null;
+      stopHolding();
+    }
+    thread.execute(this::dropConnection);
+    thread.shutdown();
+  }
+
   @GuardedBy("this")
   private void stopHolding() {
     generation = 0;
     if (renewals != null) {
       renewals.cancel(false);
       renewals = null;
+    }
+    if (watchdog != null) {
+      watchdog.cancel(false);
+      watchdog = null;
     }
   }
 

@@ -177,6 +177,32 @@ class PostgresLeaseTest {
   }
 
   /**
+   * The holder's database session ends without the holder knowing (an operator's
+   * pg_terminate_backend, a server restart): another may take the lease at once, so the
+   * holder must count its next failed renewal as a loss, not wait for the timeout.
+   */
+  @Test
+  void aHolderWhoseSessionEndedCountsTheLeaseLostAtItsNextRenewal() throws Exception {
+    String name = name();
+    PostgresLease a = lease(name, "node-a");
+    PostgresLease b = lease(name, "node-b");
+    java.util.concurrent.CompletableFuture<String> lost = new java.util.concurrent.CompletableFuture<>();
+    assertTrue(await(a.acquire(why -> lost.complete(why.map(Throwable::getMessage).orElse("")))));
+    try (Connection c = journalConnection(pg.url(), "", "");
+        PreparedStatement s = c.prepareStatement(
+            "SELECT pg_terminate_backend(holder_pid) FROM tabula_lease WHERE name = ?")) {
+      s.setString(1, name);
+      s.executeQuery().close();
+    }
+    assertTrue(await(b.acquire()), "the holder's session is gone, so the lease is taken at once");
+    String why = lost.get(5, java.util.concurrent.TimeUnit.SECONDS);
+    assertTrue(why.contains("lost"), why);
+    assertFalse(a.checkLease());
+    assertTrue(b.checkLease());
+    assertTrue(await(b.release()));
+  }
+
+  /**
    * The tables as docs/formats/postgres-tables.md describes them (golden/postgres/tables.txt),
    * and the schema script can run again on a database that has them (every node runs it).
    */

@@ -50,6 +50,9 @@ import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
  * <p>Thread-safe: the Hadoop file-system client is.
  */
 public final class HdfsStorage implements Storage, java.io.Closeable {
+  /** The ending of commit-log segment names, the files {@link #fence} recovers (docs/formats/commitlog.md). */
+  static final String SEGMENT_SUFFIX = ".log";
+
   /** The default time a lease recovery may take before {@link #fence} reports it stuck. */
   public static final Duration DEFAULT_LEASE_RECOVERY_TIMEOUT = Duration.ofSeconds(60);
 
@@ -76,7 +79,12 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
     this.root = new Path(uri);
     this.fs = FileSystem.newInstance(uri, withTabulaDefaults(conf));
     this.leaseRecoveryTimeout = leaseRecoveryTimeout;
-    fs.mkdirs(root);
+    try {
+      fs.mkdirs(root);
+    } catch (IOException | RuntimeException e) {
+      fs.close();
+      throw e;
+    }
   }
 
   /**
@@ -232,9 +240,10 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
   }
 
   /**
-   * Recovers the HDFS lease of every file directly under {@code dir} and waits until the
-   * namenode has closed each one, so that their lengths are final and their former writer
-   * can add nothing more.
+   * Recovers the HDFS lease of every commit-log segment ({@code *.log}) directly under {@code
+   * dir} and waits until the namenode has closed each one, so that their lengths are final
+   * and their former writer can add nothing more. Other files there (recovery pieces that
+   * live nodes are writing) are left alone.
    *
    * @throws LeaseRecoveryTimeoutException if a file is still open after the timeout
    */
@@ -244,6 +253,9 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
     }
     long deadline = System.nanoTime() + leaseRecoveryTimeout.toNanos();
     for (String name : list(dir)) {
+      if (!name.endsWith(SEGMENT_SUFFIX)) {
+        continue; // recovery pieces and their temporary files, which live nodes may be writing now
+      }
       Path p = resolve(Storage.path(dir, name));
       long pause = 50;
       while (!d.recoverLease(p)) {

@@ -273,7 +273,10 @@ public final class CommitLog implements Closeable {
         try {
           current.sync();
         } catch (IOException e) {
-          failLost(group, new LogSyncFailedException(dir, e));
+          // On HDFS a fence (lease recovery) is what makes the sync fail: report it as such.
+          if (!fencedOrUnknown(group)) {
+            failLost(group, new LogSyncFailedException(dir, e));
+          }
           return;
         }
         fsyncNanos += (System.nanoTime() - t - fsyncNanos) / 8;

@@ -57,8 +57,11 @@ final class FenceChecks {
       }
       try {
         mine.complete(look.getAsBoolean());
-      } catch (RuntimeException e) {
+      } catch (Throwable e) { // whatever happens, the waiters and the next look must not hang
         mine.completeExceptionally(e);
+        if (e instanceof Error err) {
+          throw err;
+        }
       } finally {
         synchronized (lock) {
           if (running == mine) {
@@ -72,6 +75,9 @@ final class FenceChecks {
     } catch (CompletionException e) {
       if (e.getCause() instanceof RuntimeException r) {
         throw r;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
       }
       throw e;
     }

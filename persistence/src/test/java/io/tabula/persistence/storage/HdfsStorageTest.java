@@ -117,6 +117,9 @@ class HdfsStorageTest {
       CompletionException refused = assertThrows(CompletionException.class,
           () -> log.append("t1", 51, "late".getBytes(StandardCharsets.UTF_8)).join());
       assertTrue(LogLostException.in(refused), "the fenced writer's append fails as a lost log: " + refused);
+      assertTrue(causes(refused).anyMatch(c -> c instanceof io.tabula.persistence.wal.LogFencedException),
+          "and as fenced, not as a disk failure: " + refused);
+      assertTrue(log.isFenced());
       List<String> read = new ArrayList<>();
       CommitLog.readFolder(fencer, dir, (tablet, seq, payload) -> read.add(new String(payload, StandardCharsets.UTF_8)));
       assertEquals(acked, read);
@@ -146,6 +149,10 @@ class HdfsStorageTest {
         writer.abandonWrites();
       }
     }
+  }
+
+  private static java.util.stream.Stream<Throwable> causes(Throwable t) {
+    return java.util.stream.Stream.iterate(t, java.util.Objects::nonNull, Throwable::getCause);
   }
 
   private static void write(Storage s, String path, String text) throws IOException {
