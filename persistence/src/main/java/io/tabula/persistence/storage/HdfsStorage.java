@@ -340,27 +340,8 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
     }
   }
 
-  private static final class HdfsReadableFile implements ReadableFile {
-    private final String path;
-    private final FSDataInputStream in;
-    private final long size;
-
-    HdfsReadableFile(String path, FSDataInputStream in, long size) {
-      this.path = path;
-      this.in = in;
-      this.size = size;
-    }
-
-    @Override
-    public String path() {
-      return path;
-    }
-
-    @Override
-    public long size() {
-      return size;
-    }
-
+  /** An open HDFS file read by position; {@code size} is the length visible when it was opened. */
+  private record HdfsReadableFile(String path, FSDataInputStream in, long size) implements ReadableFile {
     @Override
     public void readFully(long offset, byte[] dst, int off, int len) throws IOException {
       if (offset < 0 || offset + len > size) {
