@@ -32,7 +32,9 @@ import scala.jdk.javaapi.FutureConverters;
  *
  * <ul>
  *   <li>A tablet goes to its owner's region. If its owner is Up but has no region yet (it is
- *       starting), the allocation fails after a short pause and sharding asks again. If it
+ *       starting), or the master cannot place it yet (a dead owner is being fenced), the
+ *       allocation tries again every {@value #NOT_YET_MS} ms, for up to 15 s, before it fails
+ *       and sharding asks again. If it
  *       has no owner, or its owner is leaving or gone, the master is asked to place it
  *       ({@link Master.Place}: recorded before it answers), and it goes there.
  *   <li>A tablet the directory does not know (a split parent, a deleted table's, a made-up
@@ -54,13 +56,18 @@ import scala.jdk.javaapi.FutureConverters;
  */
 final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStrategy {
   private static final Duration ASK = Duration.ofSeconds(5);
-  /** How long an allocation waits before failing when the owner has no region yet (sharding then asks again). */
+  /** How long an allocation that cannot be made yet waits before it tries again. */
   private static final long NOT_YET_MS = 300;
+  /** How long an allocation goes on trying before it fails (sharding then asks again, and logs it). */
+  private static final long PATIENCE_MS = 15_000;
 
   private final ActorSystem<?> system;
   private final DirectoryCache directory;
   private final org.apache.pekko.actor.typed.ActorRef<Master.Command> master;
   private final Cluster cluster;
+  /** Allocations under way, by tablet id: asked again meanwhile, a tablet gets the same one. */
+  private final java.util.concurrent.ConcurrentHashMap<String, CompletableFuture<ActorRef>> inFlight =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   MasterAllocation(ActorSystem<?> system, DirectoryCache directory,
       org.apache.pekko.actor.typed.ActorRef<Master.Command> master) {
@@ -81,10 +88,48 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
   public Future<ActorRef> allocateShard(ActorRef requester, String shardId,
       Map<ActorRef, IndexedSeq<String>> currentShardAllocations) {
     Set<ActorRef> regions = Set.copyOf(currentShardAllocations.keySet());
+    // Regions ask for a tablet's home again while an allocation is under way; they share it,
+    // so a tablet that waits for its fence costs one try every NOT_YET_MS, however often asked.
+    CompletableFuture<ActorRef> mine = new CompletableFuture<>();
+    CompletableFuture<ActorRef> shared = inFlight.putIfAbsent(shardId, mine);
+    if (shared != null) {
+      return FutureConverters.asScala(shared);
+    }
+    allocateWithin(requester, shardId, regions, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PATIENCE_MS))
+        .whenComplete((region, err) -> {
+          inFlight.remove(shardId, mine);
+          if (err != null) {
+            mine.completeExceptionally(err);
+          } else {
+            mine.complete(region);
+          }
+        });
+    return FutureConverters.asScala(mine);
+  }
+
+  /**
+   * Allocates, asking again while the tablet cannot be placed yet (its owner is starting, or a
+   * dead owner's log is still being fenced: every {@value #NOT_YET_MS} ms) or the master did
+   * not answer in time, until {@code deadline}; only then does the allocation fail, and
+   * sharding asks again. Waiting here
+   * rather than failing at once keeps a routine wait, such as every tablet of a dead node
+   * waiting for its fence, out of the coordinator's error log.
+   */
+  private CompletionStage<ActorRef> allocateWithin(ActorRef requester, String shardId, Set<ActorRef> regions,
+      long deadline) {
     Directory d = directory.get();
-    CompletionStage<ActorRef> region = d.tablet(shardId) != null ? allocate(d, requester, shardId, regions)
+    CompletionStage<ActorRef> attempt = d.tablet(shardId) != null ? allocate(d, requester, shardId, regions)
         : directory.refresh(master, system, ASK).thenCompose(fresh -> allocate(fresh, requester, shardId, regions));
-    return FutureConverters.asScala(region);
+    return attempt.handle((region, err) -> {
+      Throwable cause = err instanceof java.util.concurrent.CompletionException c ? c.getCause() : err;
+      // Not placeable yet, or the master did not answer in time (busy placing a dead node's
+      // tablets, or moving to another node): ask again while there is time.
+      boolean again = cause instanceof NotYet || cause instanceof java.util.concurrent.TimeoutException;
+      if (again && System.nanoTime() - deadline < 0) {
+        return allocateWithin(requester, shardId, regions, deadline);
+      }
+      return err == null ? CompletableFuture.completedFuture(region) : CompletableFuture.<ActorRef>failedFuture(cause);
+    }).thenCompose(x -> x);
   }
 
   private CompletionStage<ActorRef> allocate(Directory d, ActorRef requester, String shardId, Set<ActorRef> regions) {
