@@ -2,11 +2,6 @@ package io.tabula.cluster;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.tabula.actors.journal.H2JournalImport;
-import io.tabula.actors.lease.FileLease;
-import io.tabula.actors.lease.PostgresLease;
-import io.tabula.actors.postgres.PostgresSchema;
-import io.tabula.actors.journal.MasterJournals;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
@@ -52,7 +47,6 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
-import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.apache.pekko.cluster.MemberStatus;
@@ -63,11 +57,8 @@ import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.JoinSeedNodes;
 import org.apache.pekko.cluster.typed.SingletonActor;
 import org.apache.pekko.coordination.lease.LeaseUsageSettings;
-import org.apache.pekko.coordination.lease.javadsl.Lease;
-import org.apache.pekko.coordination.lease.javadsl.LeaseProvider;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.management.javadsl.PekkoManagement;
-import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.concurrent.duration.FiniteDuration;
@@ -84,6 +75,8 @@ import scala.concurrent.duration.FiniteDuration;
  */
 public final class TabulaNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TabulaNode.class);
+  /** The actor system's name, the same on every node of a cluster. */
+  static final String SYSTEM_NAME = "tabula";
 
   private final ActorSystem<Void> system;
   private final NodeSettings settings;
@@ -150,27 +143,15 @@ public final class TabulaNode implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the data directory " + settings.dataDir(), e);
     }
-    Map<String, Object> derived = new HashMap<>();
-    derived.put("tabula.master-lease.lease-dir", settings.dataDir().toString());
-    derived.put("pekko-persistence-jdbc.shared-databases.tabula.db.url", h2Url(config, settings));
+    Map<String, Object> derived = new HashMap<>(MasterJournalSetup.derivedSettings(config, settings));
     derived.put("pekko.remote.artery.canonical.hostname", settings.host());
     derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
     derived.put("pekko.cluster.roles", ClusterNodes.roles(settings.name(), settings.host() + ":" + settings.grpcPort(),
         settings.host() + ":" + settings.httpPort()));
-    if (!config.getString("tabula.node.storage-uri").isBlank()
-        && config.getString("tabula.master-lease.lease-class").equals(FileLease.class.getName())) {
-      LOG.warn("the storage root is {} but the master lease is a file lease under {}, which only nodes on this "
-          + "machine share: for nodes on several machines use config/hdfs-postgres.conf (PostgresLease) or "
-          + "config/kubernetes.conf (docs/deploy.md)", config.getString("tabula.node.storage-uri"), settings.dataDir());
-    }
-    if (fencedByPostgres(config)) {
-      derived.put("pekko-persistence-jdbc.shared-databases.tabula.db.connectionInitSql",
-          journalSessionSql(settings));
-    }
     Config full = ConfigFactory.parseMap(derived).withFallback(config);
     // H2's automatic server mode (the master's journal on one machine) listens where the node does.
     System.setProperty("h2.bindAddress", settings.host());
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "tabula", full);
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, full);
     try {
       return boot(system, full, settings);
     } catch (RuntimeException e) {
@@ -179,125 +160,13 @@ public final class TabulaNode implements AutoCloseable {
     }
   }
 
-  /** The name Pekko's singleton manager gives the master's lease (see {@link #masterLease}). */
-  private static final String MASTER_LEASE_NAME = "tabula-singleton-pekko://tabula/system/singletonManagermaster";
-
-  /** Whether the master's journal is in PostgreSQL and fenced by a {@link PostgresLease} master lease. */
-  private static boolean fencedByPostgres(Config c) {
-    return c.getString("pekko.persistence.journal.plugin").equals("jdbc-journal")
-        && c.getString("pekko-persistence-jdbc.shared-databases.tabula.db.url").startsWith("jdbc:postgresql:")
-        && c.getString("tabula.master-lease.lease-class").equals(PostgresLease.class.getName());
-  }
-
-  /**
-   * What each journal connection runs when it opens: it names the lease and the owner it
-   * writes for, which the journal's fence checks (tabula-schema.sql), and ends any transaction
-   * left open for 5 s, so a master frozen in the middle of one does not hold the lease's row
-   * lock (and with it the next master's taking of the lease) for ever. The owner is the node's
-   * cluster address as Pekko's singleton manager gives it to the lease, so the port must be
-   * known before the node starts.
-   */
-  private static String journalSessionSql(NodeSettings s) {
-    if (s.clusterPort() == 0) {
-      throw new IllegalArgumentException("tabula.node.cluster-port must be set (not 0) when the master's journal "
-          + "and lease are in PostgreSQL: the journal's fence names each node by its cluster address");
-    }
-    return "SELECT set_config('tabula.lease', " + sqlString(MASTER_LEASE_NAME) + ", false), "
-        + "set_config('tabula.owner', " + sqlString(masterLeaseOwner(s)) + ", false), "
-        + "set_config('idle_in_transaction_session_timeout', '5s', false), "
-        + "set_config('application_name', " + sqlString("tabula journal " + masterLeaseOwner(s)) + ", false)";
-  }
-
-  private static String masterLeaseOwner(NodeSettings s) {
-    return "tabula@" + s.host() + ":" + s.clusterPort();
-  }
-
-  private static String sqlString(String v) {
-    return "'" + v.replace("'", "''") + "'";
-  }
-
-  /**
-   * The master's journal: the configured url, or by default an H2 file under the data
-   * directory in H2's automatic mixed mode, so whichever node runs the master opens it and
-   * serves it to the others (TCP on the node's host), and the next node to open it after
-   * that one stops takes over. {@code WRITE_DELAY=0}: a commit reaches the file before the
-   * master goes on (H2 otherwise writes up to a second later), so what the master answered
-   * survives the process being killed; tablets take writes only after the master recorded
-   * where their log is.
-   */
-  private static String h2Url(Config c, NodeSettings s) {
-    String url = c.getString("pekko-persistence-jdbc.shared-databases.tabula.db.url");
-    if (!url.isEmpty()) {
-      return url;
-    }
-    return "jdbc:h2:file:" + s.dataDir().resolve("master").resolve("journal") + ";AUTO_SERVER=TRUE;AUTO_RECONNECT=TRUE;WRITE_DELAY=0";
-  }
-
-  /**
-   * The storage root: the files under {@code dataDir}, or an instance of the {@link Storage}
-   * class that {@code tabula.node.storage-class} names, made with its public constructor that
-   * takes the data directory.
-   */
-  static Storage openStorage(Config config, Path dataDir) throws IOException {
-    String uri = config.getString("tabula.node.storage-uri").trim();
-    if (!uri.isEmpty()) {
-      return openHdfs(config.getConfig("tabula.node.hdfs"), uri);
-    }
-    String name = config.getString("tabula.node.storage-class").trim();
-    if (name.isEmpty()) {
-      return new FileStorage(dataDir);
-    }
-    try {
-      Class<? extends Storage> c = Class.forName(name).asSubclass(Storage.class);
-      return c.getConstructor(Path.class).newInstance(dataDir);
-    } catch (java.lang.reflect.InvocationTargetException e) {
-      if (e.getCause() instanceof IOException io) {
-        throw io;
-      }
-      throw new IllegalArgumentException("tabula.node.storage-class " + name + " failed to start: " + e.getCause(),
-          e.getCause());
-    } catch (ReflectiveOperationException | ClassCastException e) {
-      throw new IllegalArgumentException("tabula.node.storage-class must name a class implementing "
-          + Storage.class.getName() + " with a public constructor taking a java.nio.file.Path, was " + name
-          + ": " + e, e);
-    }
-  }
-
-  private static String storageName(Config config, NodeSettings settings) {
-    String uri = config.getString("tabula.node.storage-uri").trim();
-    return uri.isEmpty() ? settings.dataDir().toString() : uri;
-  }
-
-  /** The HDFS storage root {@code uri}, with the client settings of {@code hdfs} (tabula.node.hdfs). */
-  private static Storage openHdfs(Config hdfs, String uri) throws IOException {
-    java.net.URI root;
-    try {
-      root = new java.net.URI(uri);
-    } catch (java.net.URISyntaxException e) {
-      throw new IllegalArgumentException("tabula.node.storage-uri is not a URI: " + uri, e);
-    }
-    if (!"hdfs".equals(root.getScheme())) {
-      throw new IllegalArgumentException("tabula.node.storage-uri must be an hdfs:// URI (or empty for the files "
-          + "under data-dir), was " + uri);
-    }
-    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
-    for (String file : hdfs.getStringList("config-files")) {
-      Path p = Path.of(file);
-      if (!java.nio.file.Files.isReadable(p)) {
-        throw new IllegalArgumentException("tabula.node.hdfs.config-files: cannot read " + file);
-      }
-      conf.addResource(new org.apache.hadoop.fs.Path(p.toUri()));
-    }
-    return new io.tabula.persistence.storage.HdfsStorage(root, conf, hdfs.getDuration("lease-recovery-timeout"));
-  }
-
   private static TabulaNode boot(ActorSystem<Void> system, Config config, NodeSettings settings) {
     Duration wait = settings.masterStartTimeout();
     Storage storage;
     try {
-      storage = openStorage(config, settings.dataDir());
+      storage = StorageRoots.open(config, settings.dataDir());
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot open the storage root " + storageName(config, settings), e);
+      throw new UncheckedIOException("cannot open the storage root " + StorageRoots.name(config, settings), e);
     }
     LOG.info("storage root: {}", storage instanceof FileStorage f ? f.root() : storage);
     Cluster cluster = Cluster.get(system);
@@ -310,7 +179,7 @@ public final class TabulaNode implements AutoCloseable {
     } else {
       joinCluster(cluster, settings, wait);
     }
-    prepareJournal(system, config, settings, storage, wait);
+    MasterJournalSetup.prepare(system, config, settings, storage, wait);
 
     DirectoryCache directory = new DirectoryCache();
     ActorRef<Topic.Command<Directory>> topic = system.systemActorOf(Topic.create(Directory.class, Master.TOPIC),
@@ -334,7 +203,8 @@ public final class TabulaNode implements AutoCloseable {
       engine = TabletServer.startOnDemand(storage, settings.engineOptions(logName), MicrosClock.SYSTEM,
           table -> schemaOf(directory.get(), table), TabulaNode::backgroundFailed);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot open the storage engine under " + storageName(config, settings), e);
+      throw new UncheckedIOException("cannot open the storage engine under " + StorageRoots.name(config, settings),
+          e);
     }
     directory.addListener(d -> updateSchemas(engine, d));
     updateSchemas(engine, directory.get());
@@ -391,7 +261,7 @@ public final class TabulaNode implements AutoCloseable {
       List<Address> seeds = new ArrayList<>();
       for (String seed : settings.join()) {
         int colon = seed.lastIndexOf(':');
-        seeds.add(new Address("pekko", "tabula", seed.substring(0, colon), Integer.parseInt(seed.substring(colon + 1))));
+        seeds.add(new Address("pekko", SYSTEM_NAME, seed.substring(0, colon), Integer.parseInt(seed.substring(colon + 1))));
       }
       cluster.manager().tell(new JoinSeedNodes(seeds));
     }
@@ -454,72 +324,6 @@ public final class TabulaNode implements AutoCloseable {
     Executor blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
     return CompletableFuture.allOf(retired.toArray(CompletableFuture[]::new))
         .thenRunAsync(() -> engine.closeTable(table), blockingIo);
-  }
-
-  /**
-   * Readies the master's journal before the master can start: on the storage root (the
-   * default), it opens only while this node holds the master lease, and a journal an earlier
-   * version kept in H2 is imported first; with pekko-persistence-jdbc, its tables are created.
-   */
-  private static void prepareJournal(ActorSystem<?> system, Config config, NodeSettings settings, Storage storage,
-      Duration wait) {
-    if (config.getString("pekko.persistence.journal.plugin").equals("jdbc-journal")) {
-      Config db = config.getConfig("pekko-persistence-jdbc.shared-databases.tabula.db");
-      if (db.getString("url").startsWith("jdbc:postgresql:")) {
-        if (!fencedByPostgres(config)) {
-          throw new IllegalArgumentException("the master's journal is in PostgreSQL but the master lease is "
-              + config.getString("tabula.master-lease.lease-class") + ": the journal is fenced by the lease's row, so "
-              + "set tabula.master-lease.lease-class to " + PostgresLease.class.getName() + " (config/postgres.conf "
-              + "does), or keep the journal on the storage root");
-        }
-        createPostgresSchema(db);
-        if (fencedByPostgres(config)) {
-          String owner = masterLease(system).getSettings().ownerName();
-          if (!owner.equals(masterLeaseOwner(settings))) {
-            throw new IllegalStateException("the master lease's owner is " + owner + " but the journal's fence was "
-                + "given " + masterLeaseOwner(settings) + ": set tabula.node.host to the address the node binds");
-          }
-        }
-      } else {
-        join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
-      }
-      return;
-    }
-    Lease lease = masterLease(system);
-    MasterJournals.get(Adapter.toClassic(system)).use(storage, lease::checkLease);
-    try {
-      H2JournalImport.importIfPresent(settings.dataDir(), storage, config.getString("tabula.master-journal.dir"), wait);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while importing the master's H2 journal", e);
-    }
-  }
-
-  /** Creates whatever of Tabula's PostgreSQL schema is missing (journal, leases, fence). */
-  private static void createPostgresSchema(Config db) {
-    java.util.Properties login = new java.util.Properties();
-    login.setProperty("user", db.getString("user"));
-    login.setProperty("password", db.getString("password"));
-    login.setProperty("connectTimeout", "10");
-    try (java.sql.Connection c = java.sql.DriverManager.getConnection(db.getString("url"), login)) {
-      PostgresSchema.ensure(c);
-    } catch (java.sql.SQLException e) {
-      throw new IllegalStateException("cannot create Tabula's tables in " + db.getString("url") + ": "
-          + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * The very lease instance the master's singleton manager takes: Pekko's lease provider keeps
-   * one per (name, config, owner), and the manager names it after the actor system and its own
-   * path, with this node's address as the owner.
-   */
-  static Lease masterLease(ActorSystem<?> system) {
-    String manager = "pekko://" + system.name() + "/system/singletonManagermaster";
-    return LeaseProvider.get(system).getLease(system.name() + "-singleton-" + manager, "tabula.master-lease",
-        Cluster.get(system).selfMember().address().hostPort());
   }
 
   /**
@@ -659,7 +463,7 @@ public final class TabulaNode implements AutoCloseable {
         }));
   }
 
-  private static <T> T join(java.util.concurrent.CompletionStage<T> s, Duration wait, String what) {
+  static <T> T join(java.util.concurrent.CompletionStage<T> s, Duration wait, String what) {
     try {
       return s.toCompletableFuture().get(wait.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {

@@ -230,43 +230,41 @@ public final class PostgresLease extends Lease {
     return true;
   }
 
-  /** One renewal, on the lease thread: finds a loss, or pushes the expiry on. */
+  /**
+   * One renewal, on the lease thread: pushes the expiry on, or finds a loss. (A renewal that
+   * comes too late is the watchdog's to report, {@link #expireIfStale}; one that succeeds late
+   * found the row still this generation's, so nobody took the lease meanwhile.)
+   */
   private void renew() {
     long g;
     long sent = System.nanoTime();
-    String why = null;
     synchronized (this) {
       g = generation;
       if (g == 0) {
         return;
       }
-      if (sent - renewedAt > timeoutNanos) {
-        why = "not renewed for " + Duration.ofNanos(sent - renewedAt).toMillis() + " ms (the process was paused or "
-            + "the database was out of reach), so another may hold it";
-      }
     }
-    if (why == null) {
-      try (PreparedStatement s = connection().prepareStatement(RENEW)) {
-        s.setDouble(1, timeoutNanos / 1e9);
-        s.setString(2, settings.leaseName());
-        s.setString(3, settings.ownerName());
-        s.setLong(4, g);
-        if (s.executeUpdate() == 1) {
-          synchronized (this) {
-            if (generation == g) {
-              renewedAt = sent;
-            }
+    String why;
+    try (PreparedStatement s = connection().prepareStatement(RENEW)) {
+      s.setDouble(1, timeoutNanos / 1e9);
+      s.setString(2, settings.leaseName());
+      s.setString(3, settings.ownerName());
+      s.setLong(4, g);
+      if (s.executeUpdate() == 1) {
+        synchronized (this) {
+          if (generation == g) {
+            renewedAt = sent;
           }
-          return;
         }
-        why = "taken by a newer holder, or released";
-      } catch (SQLException e) {
-        // The holder's session may be gone with its connection, and a session that is gone lets
-        // another take the lease at once: so a renewal that fails is a loss, now.
-        dropConnection();
-        why = "a renewal failed (" + e.getMessage() + "), and without its database session the lease may be "
-            + "taken by another";
+        return;
       }
+      why = "taken by a newer holder, or released";
+    } catch (SQLException e) {
+      // The holder's session may be gone with its connection, and a session that is gone lets
+      // another take the lease at once: so a renewal that fails is a loss, now.
+      dropConnection();
+      why = "a renewal failed (" + e.getMessage() + "), and without its database session the lease may be "
+          + "taken by another";
     }
     lose(g, why);
   }

@@ -210,17 +210,14 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
   public boolean renameIfAbsent(String from, String to) throws IOException {
     Path target = resolve(to);
     fs.mkdirs(target.getParent());
-    try {
-      if (fs.rename(resolve(from), target)) {
-        return true;
-      }
-      if (fs.exists(target)) {
-        return false;
-      }
-      throw new FileNotFoundException("cannot publish " + from + " as " + to + ": " + from + " is gone");
-    } finally {
-      fs.delete(resolve(from), false);
+    if (fs.rename(resolve(from), target)) {
+      return true;
     }
+    fs.delete(resolve(from), false); // the loser's file goes
+    if (fs.exists(target)) {
+      return false;
+    }
+    throw new FileNotFoundException("cannot publish " + from + " as " + to + ": " + from + " is gone");
   }
 
   /** Nothing to do: the namenode logs each name operation durably before it answers. */

@@ -57,7 +57,7 @@ final class FenceChecks {
       }
       try {
         mine.complete(look.getAsBoolean());
-      } catch (Throwable e) { // whatever happens, the waiters and the next look must not hang
+      } catch (RuntimeException | Error e) { // the look's failure, or the JVM's: either way its waiters get it
         mine.completeExceptionally(e);
         if (e instanceof Error err) {
           throw err;
