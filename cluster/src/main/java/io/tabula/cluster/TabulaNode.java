@@ -6,14 +6,17 @@ import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
+import io.tabula.actors.master.MasterCounts;
 import io.tabula.actors.master.MasterNodes;
 import io.tabula.actors.master.MasterSettings;
 import io.tabula.actors.tablet.NodeRequests;
-import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletNode;
 import io.tabula.actors.tablet.TabletSettings;
 import io.tabula.cluster.grpc.BigtableServices;
 import io.tabula.cluster.http.TabulaRoutes;
+import io.tabula.cluster.metrics.NodeMetrics;
+import io.tabula.cluster.routing.NodePeers;
+import io.tabula.cluster.routing.Router;
 import io.tabula.cluster.sharding.LostRequests;
 import io.tabula.cluster.sharding.OwnedTablets;
 import io.tabula.cluster.sharding.TabletShards;
@@ -35,14 +38,10 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.apache.pekko.Done;
 import org.apache.pekko.actor.Address;
-import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
@@ -78,19 +77,22 @@ public final class TabulaNode implements AutoCloseable {
   /** The actor system's name, the same on every node of a cluster. */
   static final String SYSTEM_NAME = "tabula";
 
-  private final ActorSystem<Void> system;
+  private final ActorSystem<?> system;
   private final NodeSettings settings;
+  /** The gRPC API's binding; null when the node serves none ({@code tabula.node.serve-grpc = off}). */
   private final ServerBinding grpc;
   private final int httpPort;
   private final DirectoryCache directory;
+  private final TabulaTablets tablets;
 
-  private TabulaNode(ActorSystem<Void> system, NodeSettings settings, ServerBinding grpc, int httpPort,
-      DirectoryCache directory) {
+  private TabulaNode(ActorSystem<?> system, NodeSettings settings, ServerBinding grpc, int httpPort,
+      DirectoryCache directory, TabulaTablets tablets) {
     this.system = system;
     this.settings = settings;
     this.grpc = grpc;
     this.httpPort = httpPort;
     this.directory = directory;
+    this.tablets = tablets;
   }
 
   /** The JDK property that sizes the common fork-join pool. */
@@ -136,7 +138,26 @@ public final class TabulaNode implements AutoCloseable {
       LOG.warn("the common fork-join pool has fewer than 2 threads, so every future continuation starts a thread;"
           + " start the JVM with -D{}=2 (or call TabulaNode.widenCommonPool() first thing)", COMMON_POOL_PARALLELISM);
     }
-    Config config = configuration(overrides);
+    Config full = embeddedConfig(overrides);
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, full);
+    try {
+      return boot(system, full, NodeSettings.from(full.getConfig("tabula.node")));
+    } catch (RuntimeException e) {
+      system.terminate();
+      throw e;
+    }
+  }
+
+  /**
+   * The configuration an actor system that hosts a Tabula node runs with: {@code
+   * application} (an application's own settings, with its {@code tabula.node} section) layered
+   * as {@link #configuration} describes, and the settings derived from the node's (its cluster
+   * roles, remoting address, the master journal's) on top. An application that embeds a node
+   * creates its {@code ActorSystem}, named {@value #SYSTEM_NAME}, with this, then calls
+   * {@link #embed}. Creates the data directory.
+   */
+  public static Config embeddedConfig(Config application) {
+    Config config = configuration(application);
     NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
     try {
       Files.createDirectories(settings.dataDir().resolve("master"));
@@ -146,21 +167,44 @@ public final class TabulaNode implements AutoCloseable {
     Map<String, Object> derived = new HashMap<>(MasterJournalSetup.derivedSettings(config, settings));
     derived.put("pekko.remote.artery.canonical.hostname", settings.host());
     derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
-    derived.put("pekko.cluster.roles", ClusterNodes.roles(settings.name(), settings.host() + ":" + settings.grpcPort(),
+    // A node without a gRPC endpoint advertises port 0: clients are then sent to the node they asked.
+    int grpcPort = config.getBoolean("tabula.node.serve-grpc") ? settings.grpcPort() : 0;
+    derived.put("pekko.cluster.roles", ClusterNodes.roles(settings.name(), settings.host() + ":" + grpcPort,
         settings.host() + ":" + settings.httpPort()));
-    Config full = ConfigFactory.parseMap(derived).withFallback(config);
     // H2's automatic server mode (the master's journal on one machine) listens where the node does.
     System.setProperty("h2.bindAddress", settings.host());
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, full);
-    try {
-      return boot(system, full, settings);
-    } catch (RuntimeException e) {
-      system.terminate();
-      throw e;
-    }
+    return ConfigFactory.parseMap(derived).withFallback(config);
   }
 
-  private static TabulaNode boot(ActorSystem<Void> system, Config config, NodeSettings settings) {
+  /**
+   * Starts a Tabula node inside an application's own actor system, which must have been
+   * created with {@link #embeddedConfig} (named {@value #SYSTEM_NAME}, a cluster provider, the
+   * node's roles). The node joins the cluster as {@code tabula.node.join} (or Pekko's
+   * {@code seed-nodes}) says, or forms one of its own, and serves its share of tablets; with
+   * {@code tabula.node.serve-grpc = off} it binds no gRPC port, and the application reads and
+   * writes through {@link #tablets}. The node lives as long as the actor system: it stops in
+   * the system's coordinated shutdown (tablets drained to other nodes, memtables flushed).
+   */
+  public static TabulaNode embed(ActorSystem<?> system) {
+    Config config = system.settings().config();
+    if (!system.name().equals(SYSTEM_NAME)) {
+      throw new IllegalArgumentException("the actor system hosting a Tabula node must be named '" + SYSTEM_NAME
+          + "' (cluster members share their system's name), was '" + system.name() + "'");
+    }
+    if (!config.getString("pekko.actor.provider").equals("cluster")) {
+      throw new IllegalArgumentException("the actor system hosting a Tabula node must have pekko.actor.provider = "
+          + "cluster; create it with TabulaNode.embeddedConfig(...)");
+    }
+    NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
+    String role = ClusterNodes.roles(settings.name(), "", "").get(0);
+    if (!config.getStringList("pekko.cluster.roles").contains(role)) {
+      throw new IllegalArgumentException("the actor system lacks the node's cluster role " + role + "; create it "
+          + "with TabulaNode.embeddedConfig(...)");
+    }
+    return boot(system, config, settings);
+  }
+
+  private static TabulaNode boot(ActorSystem<?> system, Config config, NodeSettings settings) {
     Duration wait = settings.masterStartTimeout();
     Storage storage;
     try {
@@ -175,6 +219,10 @@ public final class TabulaNode implements AutoCloseable {
       join(PekkoManagement.get(system).start(), wait, "starting Management HTTP");
       org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap.get(system).start();
       awaitUp(cluster, "Pekko Management's cluster bootstrap", wait);
+      refuseDuplicateName(cluster, settings);
+    } else if (!config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
+      // An embedding application's own seed nodes: Pekko joins them by itself.
+      awaitUp(cluster, "pekko.cluster.seed-nodes", wait);
       refuseDuplicateName(cluster, settings);
     } else {
       joinCluster(cluster, settings, wait);
@@ -227,20 +275,28 @@ public final class TabulaNode implements AutoCloseable {
     owned.wake(directory.get());
     sweeper.sweep(directory.get());
 
-    ServerBinding binding = join(BigtableServices.bind(system, settings, directory, master, node.local(),
-        table -> dropTable(system, tablets, engine, table, settings.askTimeout())), wait, "binding the gRPC port");
+    NodeMetrics metrics = config.getBoolean("tabula.node.metrics") ? new NodeMetrics(engine, node.local(),
+        () -> directory.get().tables().keySet(), MasterCounts.of(system)) : null;
+    Router router = new Router(system, directory, master, node.local(), NodePeers.start(system, settings.name()),
+        settings.askTimeout(), settings.movedRetryFor());
+    ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
+        : join(BigtableServices.bind(system, settings, router, master,
+            table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),
+            metrics == null ? null : metrics.registry()), wait, "binding the gRPC port");
     TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, master, () -> {
       int[] so = owned.servedOfOwned(directory.get());
       return cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
-    }, settings.askTimeout()));
+    }, settings.askTimeout(), metrics == null ? null : metrics::scrape));
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
-    registerShutdown(system, binding, engine, storage);
-    registerDrain(system, cluster, settings, directory, master, engine);
+    NodeShutdown.registerShutdown(system, binding, engine, storage);
+    NodeShutdown.registerDrain(system, cluster, settings, directory, master, engine);
     LogLossStop.watch(system, engine, logName);
-    LOG.info("Tabula node {} serving the Cloud Bigtable API on {}:{} (Management HTTP on port {}, cluster port {}),"
-        + " data in {}, commit log logs/{}", settings.name(), settings.host(), binding.localAddress().getPort(), http,
+    LOG.info("Tabula node {} serving {} (Management HTTP on port {}, cluster port {}), data in {}, commit log logs/{}",
+        settings.name(), binding == null ? "no gRPC endpoint (tabula.node.serve-grpc = off)"
+            : "the Cloud Bigtable API on " + settings.host() + ":" + binding.localAddress().getPort(), http,
         cluster.selfMember().address().getPort().orElse(0), settings.dataDir(), logName);
-    return new TabulaNode(system, settings, binding, http, directory);
+    return new TabulaNode(system, settings, binding, http, directory, new TabulaTablets(router, master,
+        settings.askTimeout()));
   }
 
   /** A name for this start of the node, never the same twice: the time in base 36 and 16 random bits. */
@@ -300,33 +356,6 @@ public final class TabulaNode implements AutoCloseable {
   }
 
   /**
-   * Removes a table the master has deleted from this node: every open tablet of it retires
-   * (its actor stops serving it, closes it and refuses what comes later), then the engine
-   * drops what is left of it. Completes when both are done; a tablet that does not answer in
-   * time is logged. The files stay: only the master deletes them, with its sweep
-   * ({@code FileSweeper}), so that a node whose view lags never deletes a newer table's files.
-   */
-  private static CompletionStage<Void> dropTable(ActorSystem<?> system, TabletShards tablets, TabletServer engine,
-      String table, Duration timeout) {
-    List<CompletableFuture<Void>> retired = new java.util.ArrayList<>();
-    for (Tablet t : engine.tablets()) {
-      if (t.table().equals(table)) {
-        retired.add(tablets.tablet(t.id())
-            .<Done>askWithStatus(TabletActor.Retire::new, timeout).toCompletableFuture()
-            .handle((done, err) -> {
-              if (err != null) {
-                LOG.warn("tablet {} of deleted table {} did not retire: {}", t.id(), table, err.toString());
-              }
-              return null;
-            }));
-      }
-    }
-    Executor blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
-    return CompletableFuture.allOf(retired.toArray(CompletableFuture[]::new))
-        .thenRunAsync(() -> engine.closeTable(table), blockingIo);
-  }
-
-  /**
    * The master runs only while it holds the master lease (paper §5.2, the Chubby master
    * lock). Only the master: other singletons, such as sharding's coordinator, need none.
    */
@@ -370,62 +399,6 @@ public final class TabulaNode implements AutoCloseable {
   }
 
   /**
-   * A node that leaves gracefully (SIGTERM, coordinated shutdown, or drained on request)
-   * first moves its tablets to the other nodes, with graceful moves, before it stops serving:
-   * it asks the master to drain it, again every half second, until the directory shows it
-   * owning none, or {@code drain-timeout} has passed (what is left is then handed over by
-   * sharding as the node stops, and placed by the master once it is gone). Alone in the
-   * cluster, it has nowhere to move them and skips this.
-   */
-  private static void registerDrain(ActorSystem<?> system, Cluster cluster, NodeSettings settings,
-      DirectoryCache directory, ActorRef<Master.Command> master, TabletServer engine) {
-    CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "drain-tablets", () -> {
-      if (!mayDrain(system, engine)) {
-        return CompletableFuture.completedFuture(Done.getInstance());
-      }
-      boolean othersUp = ClusterNodes.all(cluster).stream().anyMatch(n -> n.up() && !n.name().equals(settings.name()));
-      if (!othersUp || directory.get().tabletsPerNode().getOrDefault(settings.name(), 0) == 0) {
-        return CompletableFuture.completedFuture(Done.getInstance());
-      }
-      LOG.info("draining: moving this node's {} tablets to the other nodes before stopping",
-          directory.get().tabletsPerNode().getOrDefault(settings.name(), 0));
-      CompletableFuture<Done> drained = new CompletableFuture<>();
-      long deadline = System.nanoTime() + settings.drainTimeout().toNanos();
-      drainStep(system, settings, directory, master, deadline, drained);
-      return drained;
-    });
-  }
-
-  private static void drainStep(ActorSystem<?> system, NodeSettings settings, DirectoryCache directory,
-      ActorRef<Master.Command> master, long deadline, CompletableFuture<Done> drained) {
-    int left = directory.get().tabletsPerNode().getOrDefault(settings.name(), 0);
-    if (left == 0 || System.nanoTime() > deadline) {
-      if (left > 0) {
-        LOG.warn("draining: {} tablets were not moved within {}; they are handed over as the node stops", left,
-            settings.drainTimeout());
-      } else {
-        LOG.info("draining: done, no tablet left on this node");
-      }
-      drained.complete(Done.getInstance());
-      return;
-    }
-    master.tell(new Master.Drain(settings.name(), system.ignoreRef()));
-    system.scheduler().scheduleOnce(Duration.ofMillis(500), () -> drainStep(system, settings, directory, master,
-        deadline, drained), system.executionContext());
-  }
-
-  /**
-   * A node that was downed (the cluster decided it is gone), or whose log is lost (fenced: its
-   * tablets are being recovered from its log elsewhere; or an fsync failed: they are to be)
-   * has nothing to hand over: it stops at once.
-   */
-  private static boolean mayDrain(ActorSystem<?> system, TabletServer engine) {
-    var reason = CoordinatedShutdown.get(system).getShutdownReason();
-    return !engine.isLogLost() && !(reason.isPresent()
-        && (reason.get() == CoordinatedShutdown.clusterDowningReason() || reason.get() == LogLossStop.REASON));
-  }
-
-  /**
    * A failure of background work: logged once with its stack, unless the log is lost (the
    * node logs that once itself, in {@link LogLossStop}).
    */
@@ -435,32 +408,6 @@ public final class TabulaNode implements AutoCloseable {
     } else {
       LOG.error("{} failed", what, failure);
     }
-  }
-
-  private static void registerShutdown(ActorSystem<?> system, ServerBinding binding, TabletServer engine,
-      Storage storage) {
-    CoordinatedShutdown cs = CoordinatedShutdown.get(system);
-    cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "unbind-grpc", () ->
-        binding.unbind().thenApply(x -> Done.getInstance()));
-    cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-engine", () ->
-        CompletableFuture.supplyAsync(() -> {
-          try {
-            boolean lost = engine.isLogLost();
-            engine.close();
-            LOG.info(lost ? "storage engine stopped without flushing: its commit log is lost"
-                : "storage engine closed: memtables flushed");
-          } catch (IOException e) {
-            LOG.error("closing the storage engine failed; the commit log still has the writes", e);
-          }
-          if (storage instanceof java.io.Closeable c) { // an HDFS client and its threads
-            try {
-              c.close();
-            } catch (IOException e) {
-              LOG.warn("closing the storage root's client failed: {}", e.toString());
-            }
-          }
-          return Done.getInstance();
-        }));
   }
 
   static <T> T join(java.util.concurrent.CompletionStage<T> s, Duration wait, String what) {
@@ -474,9 +421,18 @@ public final class TabulaNode implements AutoCloseable {
     }
   }
 
-  /** The port the Cloud Bigtable gRPC API is bound to. */
+  /** The port the Cloud Bigtable gRPC API is bound to; IllegalStateException if the node serves none. */
   public int grpcPort() {
+    if (grpc == null) {
+      throw new IllegalStateException("node " + settings.name() + " serves no gRPC endpoint "
+          + "(tabula.node.serve-grpc = off)");
+    }
     return grpc.localAddress().getPort();
+  }
+
+  /** Reads and writes from inside this JVM, routed to each row's tablet wherever it is served. */
+  public TabulaTablets tablets() {
+    return tablets;
   }
 
   /** The port Management HTTP is bound to. */
@@ -484,7 +440,7 @@ public final class TabulaNode implements AutoCloseable {
     return httpPort;
   }
 
-  public ActorSystem<Void> system() {
+  public ActorSystem<?> system() {
     return system;
   }
 

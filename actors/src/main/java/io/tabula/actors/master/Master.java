@@ -7,11 +7,9 @@ import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -106,8 +104,12 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** The master's periodic look at the cluster. */
   public enum Tick implements Command { INSTANCE }
 
-  /** A tablet's reads and writes (rows) over the last {@code nanos}, and its size: for balancing. */
-  public record ReportLoad(String tabletId, long reads, long writes, long bytes, long nanos) implements Command {}
+  /**
+   * A tablet's reads and writes over the last {@code nanos} (rows, and the bytes of
+   * {@code bytesRead} and {@code bytesWritten}), and its size {@code bytes}: for balancing and the key visualizer.
+   */
+  public record ReportLoad(String tabletId, long reads, long writes, long bytes, long nanos, long bytesRead,
+      long bytesWritten) implements Command {}
 
   /**
    * Moves every tablet off {@code node} (a few at a time), then asks it to leave the cluster.
@@ -128,8 +130,18 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** Recent load by tablet id: reads and writes per second, and size in bytes. */
   public record LoadReport(Map<String, TabletLoad> tablets) implements KryoSerializable {}
 
-  /** One tablet's recent load. */
-  public record TabletLoad(double opsPerSecond, long bytes) implements KryoSerializable {}
+  /** One tablet's recent load: rows read and written per second (together and apart), and its size. */
+  public record TabletLoad(double opsPerSecond, long bytes, double readsPerSecond, double writesPerSecond)
+      implements KryoSerializable {}
+
+  /** Asks for the recent load of {@code table} by key band and time (the key visualizer). */
+  public record GetKeyViz(String table, ActorRef<LoadHistory.View> replyTo) implements Command {}
+
+  /** Asks for the latest splits, moves, merges and recoveries, oldest first. */
+  public record GetOperations(ActorRef<Operations> replyTo) implements Command {}
+
+  /** The latest operations, and the cluster address of the node the master runs on. */
+  public record Operations(String masterAddress, List<MasterViews.Operation> operations) implements KryoSerializable {}
 
   public sealed interface Event extends KryoSerializable {}
 
@@ -187,15 +199,17 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final LongSupplier clockMicros;
   private final Placements placements;
   private final FileSweeps fileSweeps;
+  private final MasterViews views;
 
   private Master(PersistenceId id, ActorContext<Command> ctx, ActorRef<Topic.Command<Directory>> topic,
-      LongSupplier clockMicros, Placements placements, FileSweeps fileSweeps) {
+      LongSupplier clockMicros, Placements placements, FileSweeps fileSweeps, MasterViews views) {
     super(id);
     this.ctx = ctx;
     this.topic = topic;
     this.clockMicros = clockMicros;
     this.placements = placements;
     this.fileSweeps = fileSweeps;
+    this.views = views;
   }
 
   /**
@@ -217,7 +231,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
       return new Master(id, ctx, ctx.spawn(Topic.create(Directory.class, TOPIC), "directory-topic"), clockMicros,
-          new Placements(nodes, tablets, settings), new FileSweeps(nodes, settings.sweepEvery(), System.nanoTime()));
+          new Placements(nodes, tablets, settings), new FileSweeps(nodes, settings.sweepEvery(), System.nanoTime()),
+          new MasterViews(new LoadHistory(settings.keyVizColumn().toMillis(), settings.keyVizColumns()),
+              MasterCounts.of(ctx.getSystem())));
     }));
   }
 
@@ -252,7 +268,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   @Override
   public SignalHandler<Directory> signalHandler() {
-    return newSignalHandlerBuilder().onSignal(RecoveryCompleted.instance(), this::publish).build();
+    return newSignalHandlerBuilder().onSignal(RecoveryCompleted.instance(), d -> {
+      views.recovered();
+      publish(d);
+    }).build();
   }
 
   @Override
@@ -272,13 +291,17 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(Tick.class, this::onTick)
         .onCommand(ReportLoad.class, (d, c) -> {
           placements.load(c);
+          views.load(d, c);
           return Effect().none();
         })
+        .onCommand(GetKeyViz.class, (d, c) -> Effect().reply(c.replyTo(), views.keyViz(d, c.table())))
+        .onCommand(GetOperations.class, (d, c) -> Effect().reply(c.replyTo(), new Operations(ctx.getSystem().address().toString(),
+            views.operations())))
         .onCommand(Drain.class, this::onDrain)
         .onCommand(MergeStep.class, this::onMergeStep)
         .onCommand(GetLoad.class, (d, c) -> {
           Map<String, TabletLoad> out = new TreeMap<>();
-          placements.loads().forEach((id, l) -> out.put(id, new TabletLoad(l[0], (long) l[1])));
+          placements.loads().forEach((id, l) -> out.put(id, new TabletLoad(l[0], (long) l[1], l[2], l[3])));
           return Effect().reply(c.replyTo(), new LoadReport(out));
         })
         .onCommand(Stop.class, (d, c) -> Effect().stop())
@@ -518,81 +541,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   @Override
   public EventHandler<Directory, Event> eventHandler() {
-    return newEventHandlerBuilder().forAnyState()
-        .onEvent(TableCreated.class, (d, e) -> d.withTable(e.table(), e.tablets(), e.nextTabletNumber()))
-        .onEvent(TableDeleted.class, (d, e) -> d.withoutTable(e.name()))
-        .onEvent(FamiliesChanged.class, (d, e) -> d.withTable(d.table(e.table()).withFamilies(e.families()),
-            d.tabletsOf(e.table()), d.nextTabletNumber()))
-        .onEvent(TabletSplit.class, Master::applySplit)
-        .onEvent(TabletFilesRecorded.class, Master::applyFiles)
-        .onEvent(TabletsAssigned.class, (d, e) -> d.withPlacements(changed(d, e.owners().keySet(),
-            id -> d.placementOf(id).servedBy(e.owners().get(id)))))
-        .onEvent(MoveStarted.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
-            id -> d.placementOf(id).preparing(e.to()))))
-        .onEvent(MoveHandedOver.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
-            id -> d.placementOf(id).handedTo(e.to()))))
-        .onEvent(MoveFinished.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
-            id -> d.placementOf(id).settled())))
-        .onEvent(TabletOpened.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
-            id -> d.placementOf(id).withLogs(e.log(), e.recovered()))))
-        .onEvent(TabletClosed.class, (d, e) -> d.withPlacements(changed(d, List.of(e.tabletId()),
-            id -> d.placementOf(id).withLogs("", List.of(e.log())))))
-        .onEvent(MergeStarted.class, (d, e) -> d.withPlacements(changed(d, List.of(e.leftId(), e.rightId()),
-            id -> d.placementOf(id).merging(e.childId()))))
-        .onEvent(MergeAbandoned.class, (d, e) -> d.withPlacements(changed(d, List.of(e.leftId(), e.rightId()),
-            id -> d.placementOf(id).settled())))
-        .onEvent(TabletsMerged.class, Master::applyMerge)
-        .build();
-  }
-
-  /** The new placements of those of {@code ids} the directory has as tablets. */
-  private static Map<String, TabletPlacement> changed(Directory d, Collection<String> ids,
-      Function<String, TabletPlacement> f) {
-    Map<String, TabletPlacement> out = new TreeMap<>();
-    for (String id : ids) {
-      if (d.tablet(id) != null) {
-        out.put(id, f.apply(id));
-      }
-    }
-    return out;
-  }
-
-  private static Directory applyFiles(Directory d, TabletFilesRecorded e) {
-    TabletInfo t = d.tablet(e.table(), e.tabletId());
-    return t == null ? d : d.withTabletUpdated(e.table(), t.id(), t.withFiles(e.files(), e.redoPoint()));
-  }
-
-  private static Directory applyMerge(Directory d, TabletsMerged e) {
-    TabletInfo left = d.tablet(e.table(), e.leftId());
-    TabletInfo right = d.tablet(e.table(), e.rightId());
-    if (left == null || right == null) {
-      return d;
-    }
-    Map<String, List<String>> files = new TreeMap<>();
-    for (TabletInfo parent : List.of(left, right)) {
-      parent.files().forEach((g, l) -> files.computeIfAbsent(g, k -> new ArrayList<>()).addAll(l));
-    }
-    TabletInfo child = new TabletInfo(e.table(), e.childId(), left.startRow(), right.endRow(), files,
-        Math.max(left.redoPoint(), right.redoPoint()));
-    TabletPlacement l = d.placementOf(e.leftId());
-    List<String> logs = new ArrayList<>(l.logs());
-    logs.addAll(d.placementOf(e.rightId()).logs());
-    return d.withTabletsMerged(e.table(), e.leftId(), e.rightId(), child,
-        new TabletPlacement(l.owner(), TabletPlacement.State.SERVING, "", logs));
-  }
-
-  private static Directory applySplit(Directory d, TabletSplit e) {
-    TabletInfo parent = d.tablet(e.table(), e.parentId());
-    if (parent == null) {
-      return d;
-    }
-    TabletInfo left = new TabletInfo(e.table(), e.leftId(), parent.startRow(), e.splitRow(), parent.files(),
-        parent.redoPoint());
-    TabletInfo right = new TabletInfo(e.table(), e.rightId(), e.splitRow(), parent.endRow(), parent.files(),
-        parent.redoPoint());
-    // The children start where the parent was served, with its logs (a split flushes the
-    // parent, but a log named once stays named until a node opening the tablet recovers it).
-    return d.withTabletReplaced(e.table(), e.parentId(), List.of(left, right),
-        d.placementOf(e.parentId()).settled());
+    return newEventHandlerBuilder().forAnyState().onAnyEvent((d, e) -> {
+      Directory next = DirectoryEvents.apply(d, e);
+      views.applied(d, e);
+      return next;
+    });
   }
 }

@@ -20,14 +20,21 @@ import java.time.Duration;
  *     majority, fences and downs it and places its tablets elsewhere (zero: never; the
  *     split-brain resolver and {@code absentFor} decide)
  * @param sweepEvery how often the master deletes the SSTables no tablet references (zero: never)
+ * @param keyVizColumn the time one column of the key visualizer covers
+ * @param keyVizColumns how many columns the key visualizer keeps
+ * @param hotOps a tablet is hot from this many reads and writes (rows) per second ...
+ * @param hotShare ... and more than this share of a node's fair part of the cluster's load
+ * @param hotFor ... for this long; then it splits at the row that halves its load (zero: never)
  */
 public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absentFor, Duration tick,
     Duration balanceEvery, Duration movedStays, long mergeBelowBytes, Duration mergeColdFor,
-    double coldOpsPerSecond, Duration fenceAfter, Duration sweepEvery) {
+    double coldOpsPerSecond, Duration fenceAfter, Duration sweepEvery, Duration keyVizColumn, int keyVizColumns,
+    double hotOps, double hotShare, Duration hotFor) {
   /** For tests that run a master without a cluster. */
   public static final MasterSettings DEFAULTS = new MasterSettings(2, Duration.ofSeconds(60), Duration.ofSeconds(30),
       Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60), 32L << 20, Duration.ofMinutes(10), 1.0,
-      Duration.ofSeconds(2), Duration.ofMinutes(5));
+      Duration.ofSeconds(2), Duration.ofMinutes(5), Duration.ofSeconds(10), 120, 1000, 0.5,
+      Duration.ofSeconds(20));
 
   public static MasterSettings from(Config master) {
     return new MasterSettings(master.getInt("max-concurrent-moves"), master.getDuration("move-timeout"),
@@ -35,6 +42,8 @@ public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absent
         master.getDuration("balance-every"), master.getDuration("moved-tablet-stays"),
         master.getBytes("merge.below-bytes"), master.getDuration("merge.cold-for"),
         master.getDouble("merge.cold-ops-per-second"), master.getDuration("fence-unreachable-node-after"),
-        master.getDuration("sweep-files-every"));
+        master.getDuration("sweep-files-every"), master.getDuration("key-visualizer.column"),
+        master.getInt("key-visualizer.columns"), master.getDouble("hot-split.min-ops-per-second"),
+        master.getDouble("hot-split.share-of-a-node"), master.getDuration("hot-split.for"));
   }
 }

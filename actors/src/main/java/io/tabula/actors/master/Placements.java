@@ -42,7 +42,10 @@ final class Placements {
   private final Set<String> draining = new HashSet<>();
   /** Nodes asked to leave once drained (so asked once). */
   private final Set<String> toldToLeave = new HashSet<>();
-  /** Recent load by tablet id: reads and writes per second (a moving average) and size in bytes. */
+  /**
+   * Recent load by tablet id: {reads and writes per second (a moving average), size in bytes,
+   * reads per second, writes per second}.
+   */
   private final Map<String, double[]> load = new HashMap<>();
   /** When each tablet last finished a move (System.nanoTime). */
   private final Map<String, Long> lastMoved = new HashMap<>();
@@ -53,6 +56,7 @@ final class Placements {
   private final Map<String, Long> warmAt = new HashMap<>();
   /** The merge under way, if any: when it started, by the left tablet's id. */
   private final Map<String, Long> merging = new HashMap<>();
+  private final HotSplits hot;
 
   /**
    * What a periodic look decided: events to record, then moves and merges whose first step
@@ -69,6 +73,7 @@ final class Placements {
     this.tablets = tablets;
     this.settings = settings;
     this.fences = new Fences(nodes, settings.fenceAfter());
+    this.hot = new HotSplits(settings.hotOps(), settings.hotShare(), settings.hotFor().toNanos());
   }
 
   /** Whether {@code node} may keep its tablets: an Up member (reachable or not), not draining, not fenced. */
@@ -119,9 +124,12 @@ final class Placements {
   void load(Master.ReportLoad r) {
     double seconds = Math.max(1e-3, r.nanos() / 1e9);
     double rate = (r.reads() + r.writes()) / seconds;
-    double[] l = load.computeIfAbsent(r.tabletId(), k -> new double[] {rate, 0});
+    double[] l = load.computeIfAbsent(r.tabletId(), k -> new double[] {rate, 0, r.reads() / seconds,
+        r.writes() / seconds});
     l[0] = 0.5 * l[0] + 0.5 * rate;
     l[1] = r.bytes();
+    l[2] = 0.5 * l[2] + 0.5 * r.reads() / seconds;
+    l[3] = 0.5 * l[3] + 0.5 * r.writes() / seconds;
     if (l[0] >= settings.coldOpsPerSecond()) {
       warmAt.put(r.tabletId(), System.nanoTime());
     } else {
@@ -129,7 +137,7 @@ final class Placements {
     }
   }
 
-  /** Recent load by tablet id: {ops per second, bytes}. */
+  /** Recent load by tablet id: {ops per second, bytes, reads per second, writes per second}. */
   Map<String, double[]> loads() {
     Map<String, double[]> out = new TreeMap<>();
     load.forEach((k, v) -> out.put(k, v.clone()));
@@ -281,8 +289,20 @@ final class Placements {
       if (moves.isEmpty() && movesUnderWay(d) == 0 && merging.isEmpty()) {
         mergeOrColocate(d, now, log, moves, merges);
       }
+      splitHot(d, now, log);
     }
     return new Plan(events, moves, merges);
+  }
+
+  /** Asks the tablets that have stayed hot to split ({@link HotSplits}). */
+  private void splitHot(Directory d, long now, Logger log) {
+    if (tablets == null || settings.hotFor().isZero()) {
+      return;
+    }
+    for (String id : hot.due(d, load, upNodes().size(), now)) {
+      log.info("tablet {} is hot ({} rows/s): asking it to split", id, Math.round(load.get(id)[0]));
+      tablets.tablet(id).tell(TabletActor.SplitHot.INSTANCE);
+    }
   }
 
   /**

@@ -1,6 +1,8 @@
 package io.tabula.actors.tablet;
 
 import io.tabula.persistence.tablet.Tablet;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -18,6 +20,8 @@ public final class LocalTablets {
 
   private final ConcurrentHashMap<String, TabletReads> serving = new ConcurrentHashMap<>();
   private final FilterCache filters = new FilterCache(COMPILED_FILTERS_BYTES);
+  /** Each table's running totals on this node (its tablets' reads and writes), for the metrics. */
+  private final ConcurrentHashMap<String, TabletLoad.TableTotals> tables = new ConcurrentHashMap<>();
 
   /**
    * Checks a serialized filter by compiling it into the cache the tablets' reads use, so the
@@ -40,9 +44,27 @@ public final class LocalTablets {
     return serving.containsKey(tabletId);
   }
 
-  /** The reads of an open tablet, listed as served from now on. */
-  TabletReads serve(String tabletId, Tablet tablet) {
-    TabletReads reads = new TabletReads(tabletId, tablet, filters);
+  /** The tables whose tablets this node has served, with their totals here. */
+  public Map<String, TabletLoad.TableTotals> tableTotals() {
+    return Map.copyOf(tables);
+  }
+
+  /** Forgets the totals of a table that is gone (the counts start again if it comes back). */
+  public void forgetTable(String table) {
+    tables.remove(table);
+  }
+
+  /** The tablets served here now, by id, with their load. */
+  public Map<String, TabletLoad> loads() {
+    Map<String, TabletLoad> out = new HashMap<>();
+    serving.forEach((id, r) -> out.put(id, r.load()));
+    return out;
+  }
+
+  /** The reads of an open tablet of {@code table}, listed as served from now on. */
+  TabletReads serve(String table, String tabletId, Tablet tablet) {
+    TabletLoad load = new TabletLoad(table, tables.computeIfAbsent(table, t -> new TabletLoad.TableTotals()));
+    TabletReads reads = new TabletReads(tabletId, tablet, filters, load);
     serving.put(tabletId, reads);
     return reads;
   }

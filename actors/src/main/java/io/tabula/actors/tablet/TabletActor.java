@@ -191,6 +191,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   /** Whether the master recorded this tablet's split. */
   record SplitRecorded(boolean ok) implements Command {}
 
+  /** The master finds the tablet hot: split it at the row that halves its recent load. */
+  public enum SplitHot implements Command { INSTANCE }
+
   private final TimerScheduler<Command> timers;
   private final TabletNode node;
   private final Tablet tablet;
@@ -214,7 +217,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.tablet = tablet;
     this.info = info;
     this.blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
-    this.reads = node.local().serve(info.id(), tablet);
+    this.reads = node.local().serve(info.table(), info.id(), tablet);
     this.writes = new TabletWrites(ctx, timers, tablet, reads, blockingIo, node.server().env().clock(), quiet);
     this.splits = new TabletSplits(ctx, node, tablet, info, blockingIo);
     this.reports = new TabletReports(info, tablet, node.master());
@@ -303,6 +306,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
           return this;
         })
         .onMessage(SplitDone.class, this::onSplitDone)
+        .onMessage(SplitHot.class, h -> {
+          splits.startHot(reads.load());
+          return this;
+        })
         .onSignal(PostStop.class, stop -> {
           node.local().stop(info.id(), reads);
           return this;
@@ -547,7 +554,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private void tick() {
     Tablet.Sizes sizes = tablet.sizes();
-    Map<String, List<String>> files = reports.report(reads.takeReads(), writes.takeWrites(), sizes.total());
+    Map<String, List<String>> files = reports.report(reads.load(), sizes.total());
     if (splits.due(sizes.total())) {
       splits.start();
       return;

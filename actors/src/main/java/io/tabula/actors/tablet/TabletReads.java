@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.LongAdder;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.stream.javadsl.Source;
 
@@ -30,18 +29,19 @@ public final class TabletReads {
   private final String tabletId;
   private final Tablet tablet;
   private final FilterCache filters;
-  /** Rows read since the last {@link #takeReads}, from any thread. */
-  private final LongAdder rowsRead = new LongAdder();
+  /** What this tablet has read and written lately (point reads and scanned rows count here). */
+  private final TabletLoad load;
 
-  TabletReads(String tabletId, Tablet tablet, FilterCache filters) {
+  TabletReads(String tabletId, Tablet tablet, FilterCache filters, TabletLoad load) {
     this.tabletId = tabletId;
     this.tablet = tablet;
     this.filters = filters;
+    this.load = load;
   }
 
-  /** The rows read (point reads and scanned rows) since the last call. */
-  long takeReads() {
-    return rowsRead.sumThenReset();
+  /** The tablet's load: its reads count here, its writes too ({@link TabletWrites}). */
+  TabletLoad load() {
+    return load;
   }
 
   /** The compiled form of a serialized filter; InvalidFilterException if it is not one. */
@@ -82,12 +82,13 @@ public final class TabletReads {
 
   /** One row, read before the caller checks that the tablet is still served here ({@link Tablet#checkNotFenced}). */
   private FilteredRow unchecked(byte[] key, CompiledFilter filter) {
-    rowsRead.increment();
     if (!tablet.containsRow(key)) {
       throw new TabletUnavailableException("row " + ByteArrays.show(key) + " is not in tablet " + tabletId);
     }
     try {
-      return tablet.read(key, ReadFilter.all()).map(r -> passing(filter, r)).orElse(null);
+      FilteredRow row = tablet.read(key, ReadFilter.all()).map(r -> passing(filter, r)).orElse(null);
+      load.read(key, row == null ? 0 : row.approximateBytes());
+      return row;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -105,7 +106,8 @@ public final class TabletReads {
   Source<FilteredRow, NotUsed> scan(byte[] start, byte[] end, CompiledFilter filter, boolean reversed) {
     Source<Row, NotUsed> rows = reversed ? TabletScans.rowsReversed(tablet, start, end, ReadFilter.all())
         : TabletScans.rows(tablet, start, end, ReadFilter.all());
-    return rows.wireTap(r -> rowsRead.increment()).map(filter::apply).filter(x -> !x.cells().isEmpty());
+    return rows.map(filter::apply).wireTap(x -> load.read(x.key(), x.approximateBytes()))
+        .filter(x -> !x.cells().isEmpty());
   }
 
   /** The row through the filter, or null when no cell passes. */
@@ -127,6 +129,7 @@ public final class TabletReads {
       List<FilteredRow> out = new ArrayList<>(rows.size());
       for (Row r : rows) {
         FilteredRow x = passing(f, r);
+        load.read(r.key(), x == null ? 0 : x.approximateBytes());
         if (x != null) {
           out.add(x);
         }

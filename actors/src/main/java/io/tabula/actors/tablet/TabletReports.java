@@ -29,12 +29,14 @@ final class TabletReports {
   }
 
   /**
-   * Reports the load ({@code reads} and {@code writes} since the last report, the tablet's
+   * Reports the load (what {@code load} counted since the last report, the tablet's
    * {@code size}) and any change of files; answers the files now.
    */
-  Map<String, List<String>> report(long reads, long writes, long size) {
+  Map<String, List<String>> report(TabletLoad load, long size) {
     long now = System.nanoTime();
-    master.tell(new Master.ReportLoad(info.id(), reads, writes, size, now - lastNanos));
+    TabletLoad.Taken t = load.take(now - lastNanos);
+    master.tell(new Master.ReportLoad(info.id(), t.rowsRead(), t.rowsWritten(), size, now - lastNanos, t.bytesRead(),
+        t.bytesWritten()));
     lastNanos = now;
     Map<String, List<String>> files = tablet.files();
     long redo = tablet.redoPoint();

@@ -39,6 +39,8 @@ final class TabletSplits {
   private long noSplitPointAt;
   /** When the running split started, for its log lines. */
   private long startNanos;
+  /** Whether the running split is a hot tablet's (at the row that halves its load), not a large one's. */
+  private boolean hot;
 
   TabletSplits(ActorContext<TabletActor.Command> ctx, TabletNode node, Tablet tablet, TabletInfo info,
       Executor blockingIo) {
@@ -64,6 +66,31 @@ final class TabletSplits {
    * at its middle row. Ends with a {@link TabletActor.SplitDone} to the actor.
    */
   void start() {
+    start(null);
+  }
+
+  /**
+   * A hot tablet's split, which the master asks for: at the row that halves the tablet's
+   * recently sampled load ({@link TabletLoad#splitRow}), not at the middle of its bytes. Nothing
+   * happens if a split is under way or no row halves the load (one row carries most of it).
+   */
+  void startHot(TabletLoad load) {
+    if (running) {
+      return;
+    }
+    Optional<byte[]> row = load.splitRow(info.startRow(), info.endRow());
+    if (row.isEmpty()) {
+      ctx.getLog().info("tablet {} is hot, but no row halves its sampled load: not split", info.id());
+      return;
+    }
+    ctx.getLog().info("tablet {} is hot: splitting it at {}, which halves its recent load", info.id(),
+        ByteArrays.show(row.get()));
+    hot = true;
+    start(row.get());
+  }
+
+  /** Starts a split at {@code at}, or at the middle row if null. */
+  private void start(byte[] at) {
     running = true;
     startNanos = System.nanoTime();
     String leftId = newTabletId();
@@ -74,7 +101,7 @@ final class TabletSplits {
       try {
         tablet.freezeAndFlush().join();
         long flushed = System.nanoTime();
-        Optional<byte[]> row = tablet.midRow();
+        Optional<byte[]> row = at != null ? Optional.of(at) : tablet.midRow();
         if (row.isEmpty()) {
           tablet.holdMerges(false);
           self.tell(new TabletActor.SplitDone(null, leftId, rightId, "no split point", flushed));
@@ -97,13 +124,16 @@ final class TabletSplits {
   boolean finished(TabletActor.SplitDone d) {
     if (d.row() == null) {
       ctx.getLog().info("tablet {} did not split: {}", info.id(), d.error());
-      noSplitPointAt = tablet.approximateRangeBytes();
+      if (!hot) {
+        noSplitPointAt = tablet.approximateRangeBytes();
+      }
       running = false;
+      hot = false;
       return false;
     }
     long now = System.nanoTime();
-    ctx.getLog().info("tablet {} split at {} into {} and {} in {} ms, the last {} ms without taking writes",
-        info.id(), ByteArrays.show(d.row()), d.leftId(), d.rightId(), (now - startNanos) / 1_000_000,
+    ctx.getLog().info("tablet {} split{} at {} into {} and {} in {} ms, the last {} ms without taking writes",
+        info.id(), hot ? " (hot)" : "", ByteArrays.show(d.row()), d.leftId(), d.rightId(), (now - startNanos) / 1_000_000,
         (now - d.flushedNanos()) / 1_000_000);
     return true;
   }

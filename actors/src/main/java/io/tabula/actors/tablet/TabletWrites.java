@@ -73,8 +73,6 @@ final class TabletWrites {
   private final QuietCompaction quiet;
   private final RowGate rows = new RowGate();
   private final ArrayDeque<Held> held = new ArrayDeque<>();
-  /** Row mutations applied since the last {@link #takeWrites}. */
-  private long written;
 
   TabletWrites(ActorContext<Command> ctx, TimerScheduler<Command> timers, Tablet tablet, TabletReads reads,
       Executor blockingIo, MicrosClock clock, QuietCompaction quiet) {
@@ -134,7 +132,7 @@ final class TabletWrites {
    */
   private void apply(RowMutation rm, boolean finish, Consumer<Throwable> done) {
     quiet.wrote();
-    written++;
+    reads.load().written(rm);
     if (!held.isEmpty() || !tryApply(rm, finish, done)) {
       held.add(new Held(rm, finish, done));
       timers.startSingleTimer(TabletActor.RetryHeldWrites.INSTANCE, Duration.ofMillis(HELD_RETRY_MILLIS));
@@ -296,13 +294,6 @@ final class TabletWrites {
   void dropped(DropDone d) {
     rows.release(d.hold());
     d.request().replyTo().tell(d.failure() == null ? StatusReply.ack() : Refusals.of(d.failure()).reply());
-  }
-
-  /** The row mutations applied since the last call. */
-  long takeWrites() {
-    long n = written;
-    written = 0;
-    return n;
   }
 
   // ---- closing

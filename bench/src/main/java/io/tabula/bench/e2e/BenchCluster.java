@@ -125,6 +125,11 @@ final class BenchCluster implements AutoCloseable {
     return new Cpu(node, client, jit);
   }
 
+  /** The body of n1's answer to GET {@code path} on its Management HTTP port. */
+  String get(String path) throws IOException, InterruptedException {
+    return get(nodes.get(0), path).body();
+  }
+
   private HttpResponse<String> get(Node n, String path) throws IOException, InterruptedException {
     return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + n.http + path)).GET().build(),
         HttpResponse.BodyHandlers.ofString());

@@ -22,7 +22,7 @@ import picocli.CommandLine;
 /**
  * The cluster's operations on the command line, over a node's Management HTTP routes
  * ({@code --http host:port}, default 127.0.0.1:8558): {@code nodes}, {@code tablets
- * [TABLE]}, {@code move TABLET NODE} and {@code drain NODE}. Any node answers for the
+ * [TABLE]}, {@code top [TABLE]}, {@code move TABLET NODE} and {@code drain NODE}. Any node answers for the
  * whole cluster.
  */
 final class ClusterCommands {
@@ -113,6 +113,42 @@ final class ClusterCommands {
       }
       out.flush();
       return 0;
+    }
+  }
+
+  @Command(name = "top", mixinStandardHelpOptions = true,
+      description = "Lists the hottest tablets, busiest first (as Cloud Bigtable's hot tablets list): rows read and "
+          + "written per second lately, row range, owner.")
+  static final class Top extends HttpCommand {
+    @Option(names = {"-n", "--limit"}, defaultValue = "10", description = "How many tablets (default ${DEFAULT-VALUE}).")
+    int limit;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "TABLE", description = "Only this table's tablets.")
+    String table;
+
+    @Override
+    public Integer call() throws IOException {
+      if (limit < 1) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be at least 1, was " + limit);
+      }
+      List<Map<?, ?>> tablets = new java.util.ArrayList<>();
+      for (Object o : (List<?>) call("GET", "/tabula/tablets" + (table == null ? "" : "?table=" + enc(table)))) {
+        tablets.add((Map<?, ?>) o);
+      }
+      tablets.sort(java.util.Comparator.comparingDouble(t -> -rate(t.get("opsPerSecond"))));
+      PrintWriter out = out();
+      out.printf("%-12s %-24s %9s %9s %-10s %-16s %-16s%n", "TABLE", "TABLET", "READS/S", "WRITES/S", "OWNER", "START",
+          "END");
+      for (Map<?, ?> t : tablets.subList(0, Math.min(limit, tablets.size()))) {
+        out.printf("%-12s %-24s %9s %9s %-10s %-16s %-16s%n", t.get("table"), t.get("id"), num(t.get("readsPerSecond")),
+            num(t.get("writesPerSecond")), t.get("owner"), t.get("start"), t.get("end"));
+      }
+      out.flush();
+      return 0;
+    }
+
+    private static double rate(Object v) {
+      return v instanceof Number n ? n.doubleValue() : 0;
     }
   }
 

@@ -29,7 +29,7 @@ public final class TabulaCommands {
       AdminCommands.DeleteTable.class, AdminCommands.CreateFamily.class, AdminCommands.SetGcPolicy.class,
       RowCommands.SetCells.class, RowCommands.Lookup.class, ScanCommands.Read.class, ScanCommands.Count.class,
       RowCommands.DeleteRow.class, ImportCommand.class, ExportCommand.class, ClusterCommands.Nodes.class,
-      ClusterCommands.Tablets.class, ClusterCommands.Move.class, ClusterCommands.Drain.class);
+      ClusterCommands.Tablets.class, ClusterCommands.Top.class, ClusterCommands.Move.class, ClusterCommands.Drain.class);
 
   private TabulaCommands() {}
 

@@ -2,11 +2,10 @@ package io.tabula.cluster.grpc;
 
 import com.google.bigtable.admin.v2.BigtableTableAdminHandlerFactory;
 import com.google.bigtable.v2.BigtablePowerApiHandlerFactory;
-import io.tabula.actors.master.DirectoryCache;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.tabula.actors.master.Master;
-import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.cluster.NodeSettings;
-import io.tabula.cluster.routing.NodePeers;
+import io.tabula.cluster.metrics.GrpcMetrics;
 import io.tabula.cluster.routing.Router;
 import io.tabula.protocol.locations.Locations;
 import io.tabula.protocol.locations.LocationsHandlerFactory;
@@ -44,11 +43,10 @@ public final class BigtableServices {
   private static final String ACCEPT_ENCODING = "grpc-accept-encoding";
 
   @SuppressWarnings("unchecked")
-  public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
-      DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
-      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted) {
-    Router router = new Router(system, directory, master, local, NodePeers.start(system, settings.name()),
-        settings.askTimeout(), settings.movedRetryFor());
+  public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings, Router router,
+      ActorRef<Master.Command> master,
+      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted, MeterRegistry metrics) {
+    // metrics: where the calls are timed, or null (metrics off)
     // With port 0 the port is known only once bound. No request arrives before that; join() waits out the
     // moment between the bind and this stage's completion.
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();
@@ -67,8 +65,12 @@ public final class BigtableServices {
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
         locations);
     StrictCalls strict = new StrictCalls(dataService, system, services);
+    Function<HttpRequest, CompletionStage<HttpResponse>> front = request -> strict.handle(uncompressed(request));
+    if (metrics != null) {
+      front = new GrpcMetrics(metrics).timed(front);
+    }
     CompletionStage<ServerBinding> binding = Http.get(system).newServerAt(settings.host(), settings.grpcPort())
-        .bind((Function<HttpRequest, CompletionStage<HttpResponse>>) request -> strict.handle(uncompressed(request)));
+        .bind(front);
     return binding.whenComplete((b, err) -> {
       if (err == null) {
         bound.complete(b);

@@ -101,6 +101,15 @@ final class StrictCalls {
     String encoding = request.getHeader(ENCODING).map(HttpHeader::value).orElse(IDENTITY_ENCODING);
     boolean known = encoding.equals(IDENTITY_ENCODING) || encoding.equals(GZIP_ENCODING);
     Framing framing = Framing.of(request.entity());
+    if (KnownMethods.unknownMethodOfKnownService(path)) {
+      Optional<GrpcProtocolWriter> writer = writerFor(request);
+      if (writer.isPresent()) {
+        String service = path.substring(1, path.lastIndexOf('/'));
+        return CompletableFuture.completedFuture(errorResponse(new GrpcServiceException(Status.UNIMPLEMENTED
+            .withDescription("method " + path.substring(path.lastIndexOf('/') + 1) + " is not a method of "
+                + service)), writer.get()));
+      }
+    }
     if (!UnaryInputs.has(path) || framing == Framing.OTHER || !known) {
       // Other encodings and content types: the generated handlers answer that they are not supported.
       return generated.apply(request);

@@ -54,6 +54,7 @@ import org.apache.pekko.pattern.StatusReply;
  *   <li>{@code POST /tabula/tablets/{id}/move?to=NODE}: starts a move (202), or says why not.
  *   <li>{@code POST /tabula/nodes/{node}/drain}: moves the node's tablets away, then it leaves (202).
  * </ul>
+ * and the metrics, the web console and its data ({@link ConsoleRoutes}).
  * The node attaches what the routes read once it has started ({@link #attach}); before
  * that they answer 503.
  */
@@ -63,7 +64,7 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
   /** What the routes read: the node's view of the cluster. */
   public record NodeView(org.apache.pekko.actor.typed.ActorSystem<?> system, org.apache.pekko.cluster.typed.Cluster cluster,
       java.util.function.Supplier<Directory> directory, org.apache.pekko.actor.typed.ActorRef<Master.Command> master,
-      java.util.function.BooleanSupplier ready, Duration askTimeout) {}
+      java.util.function.BooleanSupplier ready, Duration askTimeout, java.util.function.Supplier<String> metrics) {}
 
   /** Loaded by Pekko Management by class name. */
   public TabulaRoutes() {}
@@ -95,7 +96,15 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
 
     @Override
     public Route routes(ManagementRouteProviderSettings settings) {
-      return pathPrefix("tabula", () -> concat(
+      return concat(Directives.get(() -> concat(
+          path("metrics", () -> withView(ConsoleRoutes::metrics)),
+          ConsoleRoutes.home(),
+          ConsoleRoutes.console(),
+          pathPrefix("tabula", () -> concat(
+              path("tables", () -> withView(v -> ConsoleRoutes.tables(v, load(v)))),
+              path("keyviz", () -> withView(ConsoleRoutes::keyViz)),
+              path("operations", () -> withView(ConsoleRoutes::operations)))))),
+          pathPrefix("tabula", () -> concat(
           path("nodes", () -> Directives.get(() -> withView(v -> completeWithFuture(load(v).thenApply(l ->
               json(StatusCodes.OK, nodes(v, l))))))),
           path("tablets", () -> Directives.get(() -> parameterOptional("table", table -> withView(v ->
@@ -103,7 +112,7 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
           path(PathMatchers.segment("tablets").slash(PathMatchers.segment()).slash("move"), id -> post(() ->
               parameter("to", to -> withView(v -> completeWithFuture(move(v, id, to)))))),
           path(PathMatchers.segment("nodes").slash(PathMatchers.segment()).slash("drain"), node -> post(() ->
-              withView(v -> completeWithFuture(drain(v, node)))))));
+              withView(v -> completeWithFuture(drain(v, node))))))));
     }
 
     private Route withView(java.util.function.Function<NodeView, Route> route) {
@@ -117,7 +126,7 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
     return complete(json(StatusCodes.OK, body));
   }
 
-  private static HttpResponse json(StatusCode status, Object body) {
+  static HttpResponse json(StatusCode status, Object body) {
     return HttpResponse.create().withStatus(status).withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON,
         Json.write(body)));
   }
@@ -171,6 +180,8 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
       Master.TabletLoad l = load.get(t.id());
       m.put("bytes", l == null ? 0 : l.bytes());
       m.put("opsPerSecond", l == null ? 0 : Math.round(l.opsPerSecond()));
+      m.put("readsPerSecond", l == null ? 0 : Math.round(l.readsPerSecond()));
+      m.put("writesPerSecond", l == null ? 0 : Math.round(l.writesPerSecond()));
       m.put("redoPoint", t.redoPoint());
       m.put("logs", p.logs());
       out.add(m);

@@ -77,6 +77,20 @@ public final class MemtableBudget {
     return Math.max(MIN_BYTES, (long) (Runtime.getRuntime().maxMemory() * percent / 100));
   }
 
+  /** What all the memtables may hold together. */
+  public long limit() {
+    return limit;
+  }
+
+  /** What the open tablets' memtables (active and frozen) hold now, about; for the node's metrics. */
+  public long bytes() {
+    long total = 0;
+    for (Tablet t : tablets) {
+      total += TabletSizes.memtableBytes(t.currentVersion());
+    }
+    return total;
+  }
+
   /** Bytes written between two checks. */
   long checkEvery() {
     return checkEvery;

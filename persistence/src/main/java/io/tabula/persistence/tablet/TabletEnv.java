@@ -12,8 +12,15 @@ import java.util.concurrent.Executor;
  * waiting while writers wait for it), the clock, and the options. {@code flushed} is told
  * after each flush, so the node can delete log segments no tablet needs any more;
  * {@code failures} hears of background work that failed with nobody waiting for it. The node
- * owns and closes all of it; a tablet closes none of it.
+ * owns and closes all of it; a tablet closes none of it. {@code stats} counts the
+ * background work for the node's metrics.
  */
 public record TabletEnv(Storage storage, CommitLog log, BlockCache cache, MemtableBudget memtables,
     Executor background, Executor merges, MicrosClock clock, TabletOptions options, Runnable flushed,
-    BackgroundFailures failures) {}
+    BackgroundFailures failures, EngineStats stats) {
+  /** An environment whose background work is counted in a fresh {@link EngineStats}. */
+  public TabletEnv(Storage storage, CommitLog log, BlockCache cache, MemtableBudget memtables, Executor background,
+      Executor merges, MicrosClock clock, TabletOptions options, Runnable flushed, BackgroundFailures failures) {
+    this(storage, log, cache, memtables, background, merges, clock, options, flushed, failures, new EngineStats());
+  }
+}

@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -271,6 +272,7 @@ final class TabletFlushes {
     tablet.awaitFinished(f.maxAssigned());
     TableSchema schema = tablet.schema();
     Map<String, SSTableHandle> written = new HashMap<>();
+    long start = System.nanoTime();
     try {
       boolean oneGroup = schema.groupNames().size() == 1;
       for (String g : schema.groupNames()) {
@@ -289,7 +291,17 @@ final class TabletFlushes {
       throw e;
     }
     files.addFlushed(f, written);
+    env.stats().record(EngineStats.Work.FLUSH, fileBytes(written.values()), System.nanoTime() - start);
     env.flushed().run();
+  }
+
+  /** The bytes of the files in {@code handles}. */
+  static long fileBytes(Collection<SSTableHandle> handles) {
+    long n = 0;
+    for (SSTableHandle h : handles) {
+      n += h.reader().info().fileBytes();
+    }
+    return n;
   }
 
   /** Whether an entry belongs in a group's SSTable: row deletes go to every group. Remembers the last family. */

@@ -168,10 +168,13 @@ final class TabletMerges {
     List<CellIterator> its = new ArrayList<>();
     inputs.forEach(h -> its.add(h.reader().iterator()));
     SSTableHandle out;
+    long start = System.nanoTime();
     try (CellIterator it = new RangeIterator(new MergingIterator(its), tablet.startRow(), tablet.endRow())) {
       it.seekToFirst();
       out = SSTableFiles.write(env, files.newFilePath(), TabletFlushes.groupOrDefault(schema, g), schema, it, major);
     }
     files.replaceMerged(g, inputs, out);
+    env.stats().record(major ? EngineStats.Work.MAJOR_COMPACTION : EngineStats.Work.MERGE,
+        out == null ? 0 : TabletFlushes.fileBytes(List.of(out)), System.nanoTime() - start);
   }
 }

@@ -91,7 +91,7 @@ public final class TabletServer implements Closeable {
     this.merges = daemonPool(Math.max(1, options.backgroundThreads() / 2), "tabula-merge-");
     this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()),
         new MemtableBudget(options.memtableBytes()), background, merges, clock, options.tablets(),
-        this::deleteObsoleteLogSegments, failures);
+        this::deleteObsoleteLogSegments, failures, new EngineStats());
   }
 
   /**

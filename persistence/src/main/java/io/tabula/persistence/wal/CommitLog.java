@@ -81,11 +81,29 @@ public final class CommitLog implements Closeable {
   private final ByteSink batch = new ByteSink(1 << 16);
   /** Recent fsync time, a moving average. */
   private long fsyncNanos;
+  // Totals for the node's metrics: written only by the writer thread, read by any.
+  private volatile long groupsWritten;
+  private volatile long recordsWritten;
+  private volatile long bytesWritten;
+  private volatile long syncs;
+  private volatile long syncNanos;
   private static final long QUIET_NANOS = 15_000;
   private static final long MAX_LINGER_NANOS = 500_000;
   private static final long SPIN_NANOS = 50_000;
   /** Records queued, readable without the lock (the spin above). */
   private volatile int queued;
+
+  /**
+   * What the log has written since it opened: groups (one write and, with
+   * {@link Durability#FSYNC}, one sync each), their records and bytes, and the syncs with
+   * their total time. Monotonic totals for the node's metrics.
+   */
+  public record Stats(long groups, long records, long bytes, long syncs, long syncNanos) {}
+
+  /** The totals so far; the fields are read one by one, so a group may be half counted. */
+  public Stats stats() {
+    return new Stats(groupsWritten, recordsWritten, bytesWritten, syncs, syncNanos);
+  }
 
   private CommitLog(Storage storage, String dir, CommitLogOptions options, List<String> oldSegments, long next) {
     this.storage = storage;
@@ -279,8 +297,14 @@ public final class CommitLog implements Closeable {
           }
           return;
         }
-        fsyncNanos += (System.nanoTime() - t - fsyncNanos) / 8;
+        long took = System.nanoTime() - t;
+        fsyncNanos += (took - fsyncNanos) / 8;
+        syncs++;
+        syncNanos += took;
       }
+      groupsWritten++;
+      recordsWritten += group.size();
+      bytesWritten += batch.size();
       synced = current.position();
       if (options.durability() == Durability.FSYNC && fencedOrUnknown(group)) {
         return;
