@@ -61,9 +61,22 @@ final class MasterJournalSetup {
     return systemName + "-singleton-pekko://" + systemName + "/system/singletonManagermaster";
   }
 
+  /** The journal plugins the master can run on: files on the storage root, or pekko-persistence-jdbc. */
+  static final java.util.Set<String> MASTER_JOURNALS = java.util.Set.of("tabula.master-journal", "jdbc-journal");
+
+  /**
+   * The master's journal plugin: {@code tabula.master.journal-plugin} if set (an application
+   * that embeds a node and has a default journal of its own sets it), else the actor system's
+   * default journal.
+   */
+  static String journalPlugin(Config c) {
+    String own = c.getString("tabula.master.journal-plugin");
+    return own.isEmpty() ? c.getString("pekko.persistence.journal.plugin") : own;
+  }
+
   /** Whether the master's journal is in PostgreSQL and fenced by a {@link PostgresLease} master lease. */
   private static boolean fencedByPostgres(Config c) {
-    return c.getString("pekko.persistence.journal.plugin").equals("jdbc-journal")
+    return journalPlugin(c).equals("jdbc-journal")
         && c.getString("pekko-persistence-jdbc.shared-databases.tabula.db.url").startsWith("jdbc:postgresql:")
         && c.getString("tabula.master-lease.lease-class").equals(PostgresLease.class.getName());
   }
@@ -119,7 +132,7 @@ final class MasterJournalSetup {
    */
   static void prepare(ActorSystem<?> system, Config config, NodeSettings settings, Storage storage,
       Duration wait) {
-    if (config.getString("pekko.persistence.journal.plugin").equals("jdbc-journal")) {
+    if (journalPlugin(config).equals("jdbc-journal")) {
       Config db = config.getConfig("pekko-persistence-jdbc.shared-databases.tabula.db");
       if (db.getString("url").startsWith("jdbc:postgresql:")) {
         if (!fencedByPostgres(config)) {

@@ -4,6 +4,7 @@ import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.tablet.TabletActor;
+import io.tabula.cluster.metrics.NodeMetrics;
 import io.tabula.cluster.sharding.TabletShards;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.tablet.Tablet;
@@ -117,13 +118,27 @@ final class NodeShutdown {
         && (reason.get() == CoordinatedShutdown.clusterDowningReason() || reason.get() == LogLossStop.REASON));
   }
 
-  static void registerShutdown(ActorSystem<?> system, ServerBinding binding, TabletServer engine,
-      Storage storage) {
+  /** Unbinds the gRPC port (if the node has one) and closes the metrics (if kept) as the node stops. */
+  static void registerUnbind(ActorSystem<?> system, ServerBinding binding, NodeMetrics metrics) {
     CoordinatedShutdown cs = CoordinatedShutdown.get(system);
     if (binding != null) {
       cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "unbind-grpc", () ->
           binding.unbind().thenApply(x -> Done.getInstance()));
     }
+    if (metrics != null) {
+      cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-metrics", () -> {
+        metrics.close();
+        return CompletableFuture.completedFuture(Done.getInstance());
+      });
+    }
+  }
+
+  /**
+   * Closes the engine (memtables flushed) and the storage root's client as the node stops;
+   * registered as soon as the engine is open, so a start that fails later still closes it.
+   */
+  static void registerEngineClose(ActorSystem<?> system, TabletServer engine, Storage storage) {
+    CoordinatedShutdown cs = CoordinatedShutdown.get(system);
     cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-engine", () ->
         CompletableFuture.supplyAsync(() -> {
           try {

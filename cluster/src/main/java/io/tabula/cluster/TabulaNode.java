@@ -169,8 +169,11 @@ public final class TabulaNode implements AutoCloseable {
     derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
     // A node without a gRPC endpoint advertises port 0: clients are then sent to the node they asked.
     int grpcPort = config.getBoolean("tabula.node.serve-grpc") ? settings.grpcPort() : 0;
-    derived.put("pekko.cluster.roles", ClusterNodes.roles(settings.name(), settings.host() + ":" + grpcPort,
+    // The application's own roles stay.
+    List<String> roles = new ArrayList<>(config.getStringList("pekko.cluster.roles"));
+    roles.addAll(ClusterNodes.roles(settings.name(), settings.host() + ":" + grpcPort,
         settings.host() + ":" + settings.httpPort()));
+    derived.put("pekko.cluster.roles", roles);
     // H2's automatic server mode (the master's journal on one machine) listens where the node does.
     System.setProperty("h2.bindAddress", settings.host());
     return ConfigFactory.parseMap(derived).withFallback(config);
@@ -194,6 +197,13 @@ public final class TabulaNode implements AutoCloseable {
     if (!config.getString("pekko.actor.provider").equals("cluster")) {
       throw new IllegalArgumentException("the actor system hosting a Tabula node must have pekko.actor.provider = "
           + "cluster; create it with TabulaNode.embeddedConfig(...)");
+    }
+    String journal = MasterJournalSetup.journalPlugin(config);
+    if (!MasterJournalSetup.MASTER_JOURNALS.contains(journal)) {
+      throw new IllegalArgumentException("the master's journal would be " + journal + ", the application's: set "
+          + "tabula.master.journal-plugin and snapshot-plugin to Tabula's (\"tabula.master-journal\" and "
+          + "\"tabula.master-snapshots\", or \"jdbc-journal\" and \"jdbc-snapshot-store\"), as every node of the "
+          + "cluster has them");
     }
     NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
     String role = ClusterNodes.roles(settings.name(), "", "").get(0);
@@ -254,6 +264,7 @@ public final class TabulaNode implements AutoCloseable {
       throw new UncheckedIOException("cannot open the storage engine under " + StorageRoots.name(config, settings),
           e);
     }
+    NodeShutdown.registerEngineClose(system, engine, storage);
     directory.addListener(d -> updateSchemas(engine, d));
     updateSchemas(engine, directory.get());
 
@@ -288,7 +299,7 @@ public final class TabulaNode implements AutoCloseable {
       return cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
     }, settings.askTimeout(), metrics == null ? null : metrics::scrape));
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
-    NodeShutdown.registerShutdown(system, binding, engine, storage);
+    NodeShutdown.registerUnbind(system, binding, metrics);
     NodeShutdown.registerDrain(system, cluster, settings, directory, master, engine);
     LogLossStop.watch(system, engine, logName);
     LOG.info("Tabula node {} serving {} (Management HTTP on port {}, cluster port {}), data in {}, commit log logs/{}",
@@ -361,7 +372,7 @@ public final class TabulaNode implements AutoCloseable {
    */
   private static ClusterSingletonSettings masterSingletonSettings(ActorSystem<?> system) {
     java.time.Duration retry = system.settings().config().getDuration("pekko.cluster.singleton.lease-retry-interval");
-    return ClusterSingletonSettings.create(system).withLeaseSettings(new LeaseUsageSettings("tabula.master-lease",
+    return ClusterSingletonSettings.create(system).withRole(ClusterNodes.ROLE).withLeaseSettings(new LeaseUsageSettings("tabula.master-lease",
         FiniteDuration.fromNanos(retry.toNanos())));
   }
 

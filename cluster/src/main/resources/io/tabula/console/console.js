@@ -7,6 +7,8 @@
   var page = document.getElementById('page');
   var hover = document.getElementById('hover');
   var timer = null;
+  // Bumped at every page change: a load that ends after the page changed neither draws nor schedules.
+  var generation = 0;
   var kvMetric = 'writes';
   var METRICS = { reads: 'rows read /s', writes: 'rows written /s', bytesRead: 'bytes read /s', bytesWritten: 'bytes written /s' };
 
@@ -42,13 +44,20 @@
   function key(k) { return k === '' ? '(start)' : k; }
   function endKey(k) { return k === '' ? '(end)' : k; }
 
+  /** Shows {@code html} as the page unless the page changed since the load began; says whether it did. */
+  function paint(mine, html) {
+    if (mine !== generation) { return false; }
+    page.innerHTML = html;
+    return true;
+  }
+
   function fail(err) {
     page.innerHTML = '<p class="badge down">Could not load: ' + esc(err.message) + '</p>';
   }
 
   // ---- cluster
 
-  function cluster() {
+  function cluster(mine) {
     return Promise.all([get('/tabula/nodes'), get('/tabula/operations').catch(function () { return { master: '' }; })])
       .then(function (r) {
         var nodes = r[0];
@@ -70,7 +79,7 @@
             (n.http ? '<a href="http://' + esc(n.http) + '/console/">' + esc(n.http) + '</a>' : '') +
             '</td><td class="num tablets">' + n.tablets + '</td><td class="num">' + num(n.opsPerSecond) + '</td></tr>';
         });
-        page.innerHTML = html + '</tbody></table>';
+        paint(mine, html + '</tbody></table>');
       });
   }
 
@@ -81,7 +90,7 @@
 
   // ---- tables
 
-  function tables() {
+  function tables(mine) {
     return get('/tabula/tables').then(function (list) {
       var html = '<h1>Tables</h1><table class="grid" id="tables"><thead><tr><th>Table</th><th>Column families ' +
         '(GC policy)</th><th>Tablets</th><th>Nodes</th><th>Size</th><th>Rows /s</th><th></th></tr></thead><tbody>';
@@ -94,11 +103,11 @@
           encodeURIComponent(t.name) + '">Key Visualizer</a></td></tr>';
       });
       if (list.length === 0) { html += '<tr><td colspan="7" class="muted">No tables yet.</td></tr>'; }
-      page.innerHTML = html + '</tbody></table>';
+      paint(mine, html + '</tbody></table>');
     });
   }
 
-  function table(name) {
+  function table(name, mine) {
     return get('/tabula/tablets?table=' + encodeURIComponent(name)).then(function (list) {
       var html = '<h1>Table ' + esc(name) + '</h1><p><a href="#/keyviz/' + encodeURIComponent(name) +
         '">Key Visualizer</a> · ' + list.length + ' tablets</p><table class="grid" id="tablets"><thead><tr>' +
@@ -111,13 +120,13 @@
           t.files + '</td><td class="num">' + bytes(t.bytes) + '</td><td class="num">' + num(t.opsPerSecond) +
           '</td></tr>';
       });
-      page.innerHTML = html + '</tbody></table>';
+      paint(mine, html + '</tbody></table>');
     });
   }
 
   // ---- operations
 
-  function operations() {
+  function operations(mine) {
     return get('/tabula/operations').then(function (r) {
       var html = '<h1>Recent operations</h1><p class="muted">Splits, moves, merges and recoveries the master ' +
         'recorded since it started, newest first.</p><table class="grid" id="operations"><thead><tr><th>When</th>' +
@@ -128,7 +137,7 @@
           esc(o.detail) + '</td></tr>';
       });
       if (r.operations.length === 0) { html += '<tr><td colspan="5" class="muted">None yet.</td></tr>'; }
-      page.innerHTML = html + '</tbody></table>';
+      paint(mine, html + '</tbody></table>');
     });
   }
 
@@ -145,7 +154,7 @@
     return STOPS[i].map(function (c, j) { return Math.round(c + (STOPS[i + 1][j] - c) * f); });
   }
 
-  function keyViz(name) {
+  function keyViz(name, mine) {
     return get('/tabula/keyviz?table=' + encodeURIComponent(name)).then(function (kv) {
       window.tabulaKeyViz = kv;
       var cols = kv.columns.length;
@@ -164,7 +173,7 @@
         '<canvas id="heatmap" width="' + cols * cellW + '" height="' + bands * cellH + '" data-cell-width="' + cellW +
         '" data-cell-height="' + cellH + '" data-bands="' + bands + '" data-columns="' + cols + '"></canvas></div>' +
         '<div id="kv-times" style="width:' + cols * cellW + 'px"></div>';
-      page.innerHTML = html;
+      if (!paint(mine, html)) { return; }
       document.getElementById('kv-metric').addEventListener('change', function (e) {
         kvMetric = e.target.value;
         draw(kv, cellW, cellH);
@@ -246,10 +255,15 @@
         (a.getAttribute('data-page') === 'tables' && (parts[0] === 'table' || parts[0] === 'keyviz')));
     });
     var show = { cluster: cluster, tables: tables, operations: operations,
-      table: function () { return table(name); }, keyviz: function () { return keyViz(name); } }[parts[0]] || cluster;
+      table: function (m) { return table(name, m); }, keyviz: function (m) { return keyViz(name, m); } }[parts[0]] ||
+      cluster;
     clearTimeout(timer);
+    var mine = ++generation;
     var run = function () {
-      show().catch(fail).then(function () {
+      show(mine).catch(function (err) {
+        if (mine === generation) { fail(err); }
+      }).then(function () {
+        if (mine !== generation) { return; }
         document.body.setAttribute('data-loaded', hash);
         timer = setTimeout(run, REFRESH_MS);
       });

@@ -18,6 +18,11 @@ public final class ClusterNodes {
   private static final String NAME = "tabula-node:";
   private static final String GRPC = "tabula-grpc:";
   private static final String HTTP = "tabula-http:";
+  /**
+   * The role every Tabula node has: the master's singleton and the tablets' sharding run on
+   * members with it only, so an application's members without a node never host them.
+   */
+  public static final String ROLE = "tabula";
 
   private ClusterNodes() {}
 
@@ -38,9 +43,9 @@ public final class ClusterNodes {
     }
   }
 
-  /** The roles a node named {@code name} joins with. */
+  /** The roles a node named {@code name} joins with: its name's first. */
   public static List<String> roles(String name, String grpc, String http) {
-    return List.of(NAME + name, GRPC + grpc, HTTP + http);
+    return List.of(NAME + name, GRPC + grpc, HTTP + http, ROLE);
   }
 
   /** The node a member is, if it is a Tabula node (taken as reachable). */

@@ -87,8 +87,11 @@ public final class LoadHistory {
     ranges.keySet().retainAll(held);
   }
 
-  /** The recent load of {@code table}, whose tablets are now those of {@code d}. */
-  View view(Directory d, String table) {
+  /**
+   * The recent load of {@code table}, whose tablets are now those of {@code d}, at
+   * {@code nowMillis}: the column filling now is divided by the time it has run so far.
+   */
+  View view(Directory d, String table, long nowMillis) {
     TreeSet<byte[]> bounds = new TreeSet<>(ByteArrays::compare);
     ranges.values().stream().filter(r -> r.table.equals(table)).forEach(r -> bounds.add(r.start));
     d.tabletsOf(table).forEach(t -> bounds.add(t.startRow()));
@@ -99,10 +102,13 @@ public final class LoadHistory {
     float[][] values = new float[METRICS][cols.size() * bands];
     int[] tabletAt = new int[cols.size() * bands];
     java.util.Arrays.fill(tabletAt, -1);
+    // The largest share of reads and writes a tablet put in each cell: the hover names that tablet.
+    float[] largest = new float[cols.size() * bands];
     List<String> tablets = new ArrayList<>();
     Map<String, Integer> tabletIndex = new HashMap<>();
-    float seconds = columnMillis / 1000f;
     for (int c = 0; c < cols.size(); c++) {
+      long start = cols.get(c).start;
+      float seconds = Math.max(1, Math.min(columnMillis, nowMillis - start)) / 1000f;
       for (Map.Entry<String, long[]> e : cols.get(c).byTablet.entrySet()) {
         Range r = ranges.get(e.getKey());
         if (r == null || !r.table.equals(table)) {
@@ -120,7 +126,11 @@ public final class LoadHistory {
           for (int m = 0; m < METRICS; m++) {
             values[m][at] += e.getValue()[m] * share;
           }
-          tabletAt[at] = index;
+          float ops = (e.getValue()[0] + e.getValue()[1]) * share;
+          if (tabletAt[at] < 0 || ops > largest[at]) {
+            tabletAt[at] = index;
+            largest[at] = ops;
+          }
         }
       }
     }

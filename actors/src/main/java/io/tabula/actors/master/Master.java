@@ -237,6 +237,18 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }));
   }
 
+  /** {@code tabula.master.journal-plugin}, or the system's default journal if that is empty. */
+  @Override
+  public String journalPluginId() {
+    return ctx.getSystem().settings().config().getString("tabula.master.journal-plugin");
+  }
+
+  /** {@code tabula.master.snapshot-plugin}, or the system's default snapshot store if that is empty. */
+  @Override
+  public String snapshotPluginId() {
+    return ctx.getSystem().settings().config().getString("tabula.master.snapshot-plugin");
+  }
+
   @Override
   public Directory emptyState() {
     return Directory.EMPTY;

@@ -36,6 +36,20 @@ public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absent
       Duration.ofSeconds(2), Duration.ofMinutes(5), Duration.ofSeconds(10), 120, 1000, 0.5,
       Duration.ofSeconds(20));
 
+  /** The most key-visualizer columns: a view must fit one cluster message (1 MiB) with 128 bands. */
+  public static final int MAX_KEY_VIZ_COLUMNS = 240;
+
+  public MasterSettings {
+    if (keyVizColumns < 1 || keyVizColumns > MAX_KEY_VIZ_COLUMNS) {
+      throw new IllegalArgumentException("tabula.master.key-visualizer.columns must be 1 to " + MAX_KEY_VIZ_COLUMNS
+          + ", was " + keyVizColumns);
+    }
+    if (keyVizColumn.toMillis() < 1) {
+      throw new IllegalArgumentException("tabula.master.key-visualizer.column must be at least 1 ms, was "
+          + keyVizColumn);
+    }
+  }
+
   public static MasterSettings from(Config master) {
     return new MasterSettings(master.getInt("max-concurrent-moves"), master.getDuration("move-timeout"),
         master.getDuration("place-tablets-of-absent-node-after"), master.getDuration("tick"),

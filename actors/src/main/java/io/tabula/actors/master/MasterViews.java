@@ -42,7 +42,7 @@ public final class MasterViews {
   }
 
   LoadHistory.View keyViz(Directory d, String table) {
-    return history.view(d, table);
+    return history.view(d, table, System.currentTimeMillis());
   }
 
   List<Operation> operations() {

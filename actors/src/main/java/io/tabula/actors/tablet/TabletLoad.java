@@ -39,8 +39,12 @@ public final class TabletLoad {
   private final Object sampleLock = new Object();
   // @GuardedBy("sampleLock")
   private final byte[][] sample = new byte[SAMPLE_SIZE][];
+  /** Where the next sampled key goes. */
   // @GuardedBy("sampleLock")
-  private int sampled;
+  private int next;
+  /** How many slots hold a key (at most SAMPLE_SIZE). */
+  // @GuardedBy("sampleLock")
+  private int filled;
   /** The last report's figures per second: written by the tablet's actor, read by the metrics. */
   private volatile double[] lastRates = new double[4];
 
@@ -87,8 +91,9 @@ public final class TabletLoad {
       return;
     }
     synchronized (sampleLock) {
-      sample[sampled % SAMPLE_SIZE] = key;
-      sampled++;
+      sample[next] = key;
+      next = (next + 1) % SAMPLE_SIZE;
+      filled = Math.min(SAMPLE_SIZE, filled + 1);
     }
   }
 
@@ -115,7 +120,7 @@ public final class TabletLoad {
   Optional<byte[]> splitRow(byte[] start, byte[] end) {
     List<byte[]> keys = new ArrayList<>();
     synchronized (sampleLock) {
-      for (int i = 0; i < Math.min(sampled, SAMPLE_SIZE); i++) {
+      for (int i = 0; i < filled; i++) {
         keys.add(sample[i]);
       }
     }

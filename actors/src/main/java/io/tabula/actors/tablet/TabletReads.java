@@ -106,7 +106,7 @@ public final class TabletReads {
   Source<FilteredRow, NotUsed> scan(byte[] start, byte[] end, CompiledFilter filter, boolean reversed) {
     Source<Row, NotUsed> rows = reversed ? TabletScans.rowsReversed(tablet, start, end, ReadFilter.all())
         : TabletScans.rows(tablet, start, end, ReadFilter.all());
-    return rows.map(filter::apply).wireTap(x -> load.read(x.key(), x.approximateBytes()))
+    return rows.map(filter::apply).wireTap(x -> load.read(x.key(), x.cells().isEmpty() ? 0 : x.approximateBytes()))
         .filter(x -> !x.cells().isEmpty());
   }
 

@@ -132,9 +132,15 @@ final class TabletWrites {
    */
   private void apply(RowMutation rm, boolean finish, Consumer<Throwable> done) {
     quiet.wrote();
-    reads.load().written(rm);
-    if (!held.isEmpty() || !tryApply(rm, finish, done)) {
-      held.add(new Held(rm, finish, done));
+    TabletLoad load = reads.load();
+    Consumer<Throwable> counted = err -> {
+      if (err == null) {
+        load.written(rm);
+      }
+      done.accept(err);
+    };
+    if (!held.isEmpty() || !tryApply(rm, finish, counted)) {
+      held.add(new Held(rm, finish, counted));
       timers.startSingleTimer(TabletActor.RetryHeldWrites.INSTANCE, Duration.ofMillis(HELD_RETRY_MILLIS));
     }
   }

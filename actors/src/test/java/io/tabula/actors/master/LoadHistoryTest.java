@@ -34,7 +34,7 @@ class LoadHistoryTest {
     h.add(d, report("t-1", 10, 0), 10_000);
     h.add(d, report("t-2", 0, 40), 10_500);
     h.add(d, report("t-2", 0, 20), 11_200);
-    LoadHistory.View v = h.view(d, "t");
+    LoadHistory.View v = h.view(d, "t", 1_000_000);
     assertEquals(List.of(10_000L, 11_000L), v.columnStarts());
     assertEquals(List.of("\"\"", "\"m\""), v.bandStarts());
     assertEquals(10f, v.value(0, 0, 0), "rows read per second: 10 in a 1 s column");
@@ -54,7 +54,7 @@ class LoadHistoryTest {
     Directory after = Directory.EMPTY.withTable(new TableInfo("t", Map.of(), 0), List.of(
         TabletInfo.empty("t", "t-5", new byte[0], b("k")), TabletInfo.empty("t", "t-6", b("k"), new byte[0])), 7);
     h.add(after, report("t-6", 0, 30), 1000);
-    LoadHistory.View v = h.view(after, "t");
+    LoadHistory.View v = h.view(after, "t", 1_000_000);
     assertEquals(2, v.bandStarts().size());
     assertEquals(50f, v.value(1, 0, 0), "the parent's load, split evenly over the bands it covered");
     assertEquals(50f, v.value(1, 0, 1));
@@ -69,7 +69,7 @@ class LoadHistoryTest {
     for (int s = 0; s < 5; s++) {
       h.add(d, report("t-1", s, 0), s * 1000L);
     }
-    LoadHistory.View v = h.view(d, "t");
+    LoadHistory.View v = h.view(d, "t", 1_000_000);
     assertEquals(List.of(3000L, 4000L), v.columnStarts());
     assertEquals(3f, v.value(0, 0, 0));
   }
@@ -85,7 +85,7 @@ class LoadHistoryTest {
     for (TabletInfo t : d.tabletsOf("t")) {
       h.add(d, report(t.id(), 0, 1), 0);
     }
-    LoadHistory.View v = h.view(d, "t");
+    LoadHistory.View v = h.view(d, "t", 1_000_000);
     assertEquals(LoadHistory.MAX_BANDS, v.bandStarts().size());
     float total = 0;
     for (int band = 0; band < LoadHistory.MAX_BANDS; band++) {

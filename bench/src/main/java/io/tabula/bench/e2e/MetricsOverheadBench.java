@@ -42,6 +42,10 @@ public final class MetricsOverheadBench implements Callable<Integer> {
       + "${DEFAULT-VALUE}")
   private int rounds;
 
+  @Option(names = "--runs", defaultValue = "2", description = "Fresh pairs of nodes, one after the other (which "
+      + "starts first alternates); default: ${DEFAULT-VALUE}")
+  private int runs;
+
   @Option(names = "--seconds", defaultValue = "8", description = "Timed window per workload and node; default: "
       + "${DEFAULT-VALUE}")
   private int seconds;
@@ -75,6 +79,8 @@ public final class MetricsOverheadBench implements Callable<Integer> {
     long values;
     long nanos;
     long nodeCpu;
+    /** CPU per value of each window, in order. */
+    final List<Double> windows = new ArrayList<>();
 
     double valuesPerSecond() {
       return values * 1e9 / nanos;
@@ -93,9 +99,22 @@ public final class MetricsOverheadBench implements Callable<Integer> {
   public Integer call() throws Exception {
     Dataset data = new Dataset(rows, valueBytes, 42);
     Map<String, Tally> tallies = new LinkedHashMap<>();
+    for (int run = 0; run < runs; run++) {
+      run(data, tallies, run % 2 == 0);
+    }
+    String report = report(tallies);
+    System.out.println(report);
+    ResultsFile.write(out, report);
+    return 0;
+  }
+
+  /** One pair of fresh nodes, the one with metrics started first if {@code onFirst}, through every round. */
+  private void run(Dataset data, Map<String, Tally> tallies, boolean onFirst) throws Exception {
     List<String> opts = List.of(nodeJavaOpts.trim().split("\\s+"));
-    try (NodeProcess on = NodeProcess.start(config(true), opts, Duration.ofSeconds(90));
-        NodeProcess off = NodeProcess.start(config(false), opts, Duration.ofSeconds(90))) {
+    try (NodeProcess first = NodeProcess.start(config(onFirst), opts, Duration.ofSeconds(90));
+        NodeProcess second = NodeProcess.start(config(!onFirst), opts, Duration.ofSeconds(90))) {
+      NodeProcess on = onFirst ? first : second;
+      NodeProcess off = onFirst ? second : first;
       List<NodeProcess> nodes = List.of(off, on);
       Map<NodeProcess, List<ClientUnderTest>> clients = new LinkedHashMap<>();
       try {
@@ -131,6 +150,7 @@ public final class MetricsOverheadBench implements Callable<Integer> {
                 t.values += r[0];
                 t.nanos += r[1];
                 t.nodeCpu += r[2];
+                t.windows.add(r[2] / 1e3 / r[0]);
                 System.err.printf(Locale.ROOT, "round %d, %s, %s, metrics %s: %.0f values/s, %.1f us/value%n",
                     round + 1, w.name, clientNames.get(k), n == on ? "on" : "off", r[0] * 1e9 / r[1],
                     r[2] / 1e3 / r[0]);
@@ -146,10 +166,6 @@ public final class MetricsOverheadBench implements Callable<Integer> {
         }
       }
     }
-    String report = report(tallies);
-    System.out.println(report);
-    ResultsFile.write(out, report);
-    return 0;
   }
 
   private static String key(Work w, String client, boolean on) {
@@ -195,12 +211,15 @@ public final class MetricsOverheadBench implements Callable<Integer> {
     sb.append("Command: `").append(ResultsFile.command(MetricsOverheadBench.class, spec)).append("`\n\n");
     sb.append(String.format(Locale.ROOT, "Two node JVMs (`%s`), `tabula.node.metrics = on` and `off`, taking turns "
         + "under the same load (the other idles); %,d rows of %d-byte values per client, %d requests in flight, "
-        + "%d rounds of %d s windows per workload, client and node, the order of the nodes alternating each round. "
+        + "%d runs (fresh nodes each, which starts first alternating) of %d rounds of %d s windows per workload, "
+        + "client and node, the order of the nodes alternating each round. "
         + "Node CPU is the node process's CPU time over the window; \"off\" leaves out the gRPC calls' timing and "
         + "the Prometheus registry (the tablets' load counters stay: the master uses them).%n%n", nodeJavaOpts,
-        rows, valueBytes, concurrency, rounds, seconds));
-    sb.append("| workload | client | values/s off | values/s on | node CPU µs/value off | on | on vs off |\n"
-        + "|---|---|---:|---:|---:|---:|---:|\n");
+        rows, valueBytes, concurrency, runs, rounds, seconds));
+    sb.append("\"On vs off\" compares the pooled CPU per value; \"per window pair\" gives the median and the range "
+        + "of on over off for the windows run back to back, which shows how far this machine's noise reaches.\n\n");
+    sb.append("| workload | client | values/s off | values/s on | node CPU µs/value off | on | on vs off | per window "
+        + "pair: median (range) |\n|---|---|---:|---:|---:|---:|---:|---|\n");
     for (Work w : WORKS) {
       for (String c : clientNames) {
         Tally off = tallies.get(key(w, c, false));
@@ -208,9 +227,18 @@ public final class MetricsOverheadBench implements Callable<Integer> {
         if (off == null || on == null) {
           continue;
         }
-        sb.append(String.format(Locale.ROOT, "| %s | %s | %,.0f | %,.0f | %.2f | %.2f | %+.1f%% |%n", w.name, c,
-            off.valuesPerSecond(), on.valuesPerSecond(), off.cpuMicrosPerValue(), on.cpuMicrosPerValue(),
-            100 * (on.cpuMicrosPerValue() / off.cpuMicrosPerValue() - 1)));
+        List<Double> ratios = new ArrayList<>();
+        for (int i = 0; i < Math.min(on.windows.size(), off.windows.size()); i++) {
+          ratios.add(100 * (on.windows.get(i) / off.windows.get(i) - 1));
+        }
+        ratios.sort(Double::compare);
+        double median = ratios.isEmpty() ? Double.NaN : ratios.size() % 2 == 1 ? ratios.get(ratios.size() / 2)
+            : (ratios.get(ratios.size() / 2 - 1) + ratios.get(ratios.size() / 2)) / 2;
+        sb.append(String.format(Locale.ROOT, "| %s | %s | %,.0f | %,.0f | %.2f | %.2f | %+.1f%% | %+.1f%% (%+.1f%% to "
+            + "%+.1f%%) |%n", w.name, c, off.valuesPerSecond(), on.valuesPerSecond(), off.cpuMicrosPerValue(),
+            on.cpuMicrosPerValue(), 100 * (on.cpuMicrosPerValue() / off.cpuMicrosPerValue() - 1), median,
+            ratios.isEmpty() ? Double.NaN : ratios.get(0), ratios.isEmpty() ? Double.NaN
+                : ratios.get(ratios.size() - 1)));
       }
     }
     return sb.toString();

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Timer;
 import io.tabula.cluster.grpc.KnownMethods;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +39,10 @@ public final class GrpcMetrics {
       "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
       "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
 
+  private static final String UNKNOWN = "2";
+  private static final String UNIMPLEMENTED = "12";
+  private static final String INTERNAL = "13";
+
   private final MeterRegistry registry;
   private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
 
@@ -53,7 +58,21 @@ public final class GrpcMetrics {
       long start = System.nanoTime();
       String path = request.getUri().path();
       String method = KnownMethods.has(path) ? path.substring(path.lastIndexOf('/') + 1) : "other";
-      return handler.apply(request).thenApply(response -> observed(response, method, start));
+      CompletionStage<HttpResponse> answer = null;
+      try {
+        answer = handler.apply(request);
+      } finally {
+        if (answer == null) {
+          record(method, INTERNAL, start); // the handler threw: Pekko HTTP answers 500
+        }
+      }
+      return answer.handle((response, err) -> {
+        if (err != null) {
+          record(method, INTERNAL, start);
+          throw err instanceof CompletionException c ? c : new CompletionException(err);
+        }
+        return observed(response, method, start);
+      });
     };
   }
 
@@ -81,13 +100,16 @@ public final class GrpcMetrics {
             return (org.apache.pekko.http.scaladsl.model.HttpEntity.ChunkStreamPart) c;
           })
           .watchTermination((mat, done) -> {
-            done.whenComplete((ok, err) -> record(method, err == null ? code[0] : "1", start));
+            // A client that cancels ends the stream without a failure; a failure is the node's.
+            done.whenComplete((ok, err) -> record(method, err == null ? code[0] : INTERNAL, start));
             return mat;
           });
       return response.withEntity(chunked.copy(chunked.contentType(), (org.apache.pekko.stream.scaladsl.Source) parts
           .asScala()));
     }
-    record(method, "0", start);
+    // No gRPC status at all: not a gRPC answer (a path no service serves is HTTP 404).
+    record(method, response.status().intValue() == 404 ? UNIMPLEMENTED : response.status().isSuccess() ? "0"
+        : UNKNOWN, start);
     return response;
   }
 

@@ -41,11 +41,13 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>What the engine and the tablets count is plain counters of theirs (no metrics library
  * below this module), read here when Prometheus scrapes. Per-table meters come and go with
- * the tables, at most {@value #MAX_TABLES} of them (the rest are summed under
- * {@code table="_other"}); per-tablet gauges are the {@value #TOP_TABLETS} busiest tablets of
- * the node. Thread-safe: a scrape refreshes those under a lock of its own.
+ * the tables, at most {@value #MAX_TABLES} of them: a table seen while they are all taken is
+ * counted under {@code table="_other"} for as long as it exists (so no counter ever goes
+ * down), and a deleted one's totals stay there. Per-tablet gauges are the
+ * {@value #TOP_TABLETS} busiest tablets of the node. Thread-safe: a scrape refreshes those
+ * under a lock of its own.
  */
-public final class NodeMetrics {
+public final class NodeMetrics implements AutoCloseable {
   /** The most tables with meters of their own. */
   static final int MAX_TABLES = 100;
   /** How many of the node's busiest tablets have gauges. */
@@ -59,9 +61,13 @@ public final class NodeMetrics {
   /** Tables with meters of their own, to their meters. */
   // @GuardedBy("refreshing")
   private final Map<String, List<Meter>> tableMeters = new HashMap<>();
-  /** Totals of the tables beyond MAX_TABLES, and of tables gone, so the "_other" counters never go down. */
+  /** Tables counted under "_other": seen while every per-table meter was taken. */
+  // @GuardedBy("refreshing")
+  private final java.util.Set<String> inOther = new java.util.HashSet<>();
+  /** Totals of the deleted tables that were counted under "_other", so its counters never go down. */
   // @GuardedBy("refreshing")
   private final long[] others = new long[4];
+  private final JvmGcMetrics gc = new JvmGcMetrics();
   // @GuardedBy("refreshing")
   private final MultiGauge hotTablets;
 
@@ -75,7 +81,7 @@ public final class NodeMetrics {
     this.local = local;
     this.tables = tables;
     new JvmMemoryMetrics().bindTo(registry);
-    new JvmGcMetrics().bindTo(registry);
+    gc.bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
     new ClassLoaderMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
@@ -172,10 +178,10 @@ public final class NodeMetrics {
     refreshing.lock();
     try {
       long n = others[i];
-      for (Map.Entry<String, TabletLoad.TableTotals> e : local.tableTotals().entrySet()) {
-        if (!tableMeters.containsKey(e.getKey())) {
-          n += value(e.getValue(), i);
-        }
+      Map<String, TabletLoad.TableTotals> totals = local.tableTotals();
+      for (String t : inOther) {
+        TabletLoad.TableTotals tt = totals.get(t);
+        n += tt == null ? 0 : value(tt, i);
       }
       return n;
     } finally {
@@ -201,17 +207,26 @@ public final class NodeMetrics {
       for (String gone : new ArrayList<>(tableMeters.keySet())) {
         if (!exist.contains(gone)) {
           tableMeters.remove(gone).forEach(registry::remove);
+          local.forgetTable(gone);
+        }
+      }
+      for (String gone : new ArrayList<>(inOther)) {
+        if (!exist.contains(gone)) {
           TabletLoad.TableTotals t = totals.get(gone);
-          if (t != null) {
-            for (int i = 0; i < others.length; i++) {
-              others[i] += value(t, i);
-            }
+          for (int i = 0; t != null && i < others.length; i++) {
+            others[i] += value(t, i);
           }
+          inOther.remove(gone);
           local.forgetTable(gone);
         }
       }
       totals.forEach((table, t) -> {
-        if (!tableMeters.containsKey(table) && exist.contains(table) && tableMeters.size() < MAX_TABLES) {
+        if (tableMeters.containsKey(table) || inOther.contains(table) || !exist.contains(table)) {
+          return;
+        }
+        if (tableMeters.size() >= MAX_TABLES) {
+          inOther.add(table);
+        } else {
           tableMeters.put(table, List.of(
               FunctionCounter.builder("tabula.table.rows.read", t, TabletLoad.TableTotals::rowsRead)
                   .tag("table", table).description("Rows read, per table").register(registry),
@@ -240,4 +255,11 @@ public final class NodeMetrics {
   }
 
   private record Ranked(String tablet, String table, double[] rates) {}
+
+  /** Stops the GC listener and closes the registry (the node is stopping). */
+  @Override
+  public void close() {
+    gc.close();
+    registry.close();
+  }
 }

@@ -1,5 +1,6 @@
 package io.tabula.cluster.sharding;
 
+import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletNode;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -42,7 +43,8 @@ public final class TabletShards {
             .onFailure(SupervisorStrategy.restart()))
         .withMessageExtractor(new OneTabletPerShard())
         .withAllocationStrategy(new MasterAllocation(system, node.directory(), node.master()))
-        .withStopMessage(TabletActor.HandOff.INSTANCE));
+        .withStopMessage(TabletActor.HandOff.INSTANCE)
+        .withRole(ClusterNodes.ROLE));
     return new TabletShards(sharding);
   }
 
