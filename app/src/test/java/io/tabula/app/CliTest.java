@@ -462,4 +462,33 @@ class CliTest {
     assertOneErrorLine(tabulaAt("drain", "elsewhere", "--http", http), 1, "tabula: node elsewhere is not a member");
     assertOneErrorLine(tabulaAt("nodes", "--http", "127.0.0.1:1"), 1, "tabula: cannot reach Management HTTP");
   }
+
+  @Test
+  void topListsTheBusiestTabletsFirst() throws InterruptedException {
+    String http = "127.0.0.1:" + node.httpPort();
+    tabula("createtable", "busy", "families=f", "splits=m").assertOk();
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    List<String> rows = List.of();
+    while (System.nanoTime() < deadline) {
+      for (int i = 0; i < 200; i++) {
+        client.apply("busy", io.tabula.client.RowMutation.create("z" + i).setCell("f", "q", "v"))
+            .toCompletableFuture().join();
+      }
+      Run top = tabulaAt("top", "busy", "--http", http);
+      top.assertOk();
+      rows = top.out().lines().filter(l -> l.startsWith("busy ")).toList();
+      if (rows.size() == 2 && Long.parseLong(rows.get(0).split("\\s+")[3]) > 0) {
+        break;
+      }
+    }
+    assertEquals(2, rows.size(), rows.toString());
+    assertEquals("\"m\"", rows.get(0).split("\\s+")[5],
+        "the tablet written to, from m to the end, comes first with its writes per second: " + rows);
+    assertTrue(Long.parseLong(rows.get(0).split("\\s+")[3]) > 0, rows.toString());
+    assertEquals("0", rows.get(1).split("\\s+")[3], "the other had no writes: " + rows);
+    Run one = tabulaAt("top", "--limit", "1", "--http", http);
+    one.assertOk();
+    assertEquals(1, one.out().lines().skip(1).count(), one.out());
+    assertOneErrorLine(tabulaAt("top", "--limit", "0", "--http", http), 2, "tabula: --limit must be at least 1");
+  }
 }

@@ -25,7 +25,8 @@ import sun.misc.Signal;
  * A cluster is nodes sharing one {@code --data} root, each with its own {@code --node}
  * name and ports, the others started with {@code --join} naming the first's cluster port.
  * as process tests and benchmarks do. Once the API is bound it prints one line on stdout,
- * {@code Tabula serving the Cloud Bigtable API on host:port (data in dir)}; its logging is
+ * {@code Tabula serving the Cloud Bigtable API on host:port (data in dir, Management HTTP on
+ * port N)}; its logging is
  * the program's to configure (this module ships no logging configuration).
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
@@ -85,7 +86,7 @@ public final class ServerCommand implements Callable<Integer> {
     TabulaNode node = TabulaNode.start(effective);
     NodeSettings s = node.settings();
     System.out.println("Tabula serving the Cloud Bigtable API on " + s.host() + ":" + node.grpcPort()
-        + " (data in " + s.dataDir() + ")");
+        + " (data in " + s.dataDir() + ", Management HTTP on port " + node.httpPort() + ")");
     System.out.flush();
     stopOnSignals(node.system());
     // Blocks until the actor system has terminated: coordinated shutdown (run on SIGTERM /

@@ -293,11 +293,11 @@ public final class TabulaNode implements AutoCloseable {
     ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
         : join(BigtableServices.bind(system, settings, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),
-            metrics == null ? null : metrics.registry()), wait, "binding the gRPC port");
+            metrics == null ? null : metrics.grpc()), wait, "binding the gRPC port");
     TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, master, () -> {
       int[] so = owned.servedOfOwned(directory.get());
       return cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
-    }, settings.askTimeout(), metrics == null ? null : metrics::scrape));
+    }, settings.askTimeout(), metrics));
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     NodeShutdown.registerUnbind(system, binding, metrics);
     NodeShutdown.registerDrain(system, cluster, settings, directory, master, engine);

@@ -99,7 +99,35 @@ class MetricsTest {
       assertEquals(1, value(m, "tabula_tablets"));
       assertTrue(m.contains("jvm_memory_used_bytes{area=\"heap\""), "JVM metrics are there");
       assertTrue(m.contains("jvm_gc_"), "GC metrics are there");
+
+      // An operator may pause the timing of calls, and resume it.
+      assertEquals(200, post(node, "/metrics/recording?on=false").statusCode());
+      try (BigtableDataClient data = BigtableDataClient.create(BigtableDataSettings
+          .newBuilderForEmulator("127.0.0.1", node.grpcPort()).setProjectId("p").setInstanceId("i")
+          .setMetricsProvider(NoopMetricsProvider.INSTANCE).disableInternalMetrics().build())) {
+        data.mutateRow(RowMutation.create(TableId.of("t"), "paused").setCell("f", "q", "v"));
+        assertEquals(200, post(node, "/metrics/recording?on=true").statusCode());
+        data.mutateRow(RowMutation.create(TableId.of("t"), "resumed").setCell("f", "q", "v"));
+      }
+      String after = scrape(node);
+      assertEquals(11, value(after, "tabula_grpc_requests_seconds_count{code=\"OK\",method=\"MutateRow\"}"),
+          "the call made while paused is not timed");
+      assertEquals(12, value(after, "tabula_table_rows_written_total{table=\"t\"}"), "rows are counted either way");
+      HttpResponse<String> bad = post(node, "/metrics/recording?on=maybe");
+      assertEquals(400, bad.statusCode());
+      assertTrue(bad.body().contains("on: must be true or false"), bad.body());
     }
+  }
+
+  private static String scrape(TabulaNode node) throws Exception {
+    return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/metrics"))
+        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+  }
+
+  private static HttpResponse<String> post(TabulaNode node, String path) throws Exception {
+    return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+        .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(10)).build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   /** The value of the first sample whose line starts with {@code prefix}. */

@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.BigtableDataSettings;
 import com.google.cloud.bigtable.data.v2.stub.EnhancedBigtableStubSettings;
 import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
+import com.google.protobuf.ByteString;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -148,6 +150,15 @@ final class ClusterFixture implements AutoCloseable {
     stub.mutateRowSettings().setRetrySettings(retry);
     stub.bulkMutateRowsSettings().setRetrySettings(retry);
     return BigtableDataClient.create(b.build());
+  }
+
+  /** Creates {@code table} with the one family "f" and tablets split at {@code splits}, through {@code via}. */
+  static void createTable(NodeJvm via, String table, List<String> splits) throws IOException {
+    try (BigtableTableAdminClient admin = admin(via)) {
+      CreateTableRequest create = CreateTableRequest.of(table).addFamily("f");
+      splits.forEach(s -> create.addSplit(ByteString.copyFromUtf8(s)));
+      admin.createTable(create);
+    }
   }
 
   static BigtableTableAdminClient admin(NodeJvm n) throws IOException {

@@ -3,14 +3,11 @@ package io.tabula.multijvm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
-import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.models.Query;
 import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.TableId;
-import com.google.protobuf.ByteString;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,13 +51,13 @@ class EmbeddedNodeTest {
           .redirectErrorStream(true).redirectOutput(log.toFile()).start();
       try {
         awaitLine(app, log, "Tabula node app serving", Duration.ofSeconds(90));
-        try (BigtableTableAdminClient admin = ClusterFixture.admin(cluster.node("n1"))) {
-          CreateTableRequest create = CreateTableRequest.of("shared").addFamily("f");
-          for (String s : List.of("k1", "k2", "k3", "k4", "k5")) {
-            create.addSplit(ByteString.copyFromUtf8(s));
-          }
-          admin.createTable(create);
+        // The master places a new table's tablets on the nodes it sees Up: wait until the cluster shows the app so.
+        long upBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!cluster.node("n1").get("/tabula/nodes").body().matches("(?s).*\"name\":\"app\",[^}]*\"state\":\"up\".*")) {
+          assertTrue(System.nanoTime() < upBy, "the application's node is Up in the cluster within 30 s");
+          Thread.sleep(200);
         }
+        ClusterFixture.createTable(cluster.node("n1"), "shared", List.of("k1", "k2", "k3", "k4", "k5"));
         Map<String, String[]> tablets = ClusterFixture.tablets(cluster.node("n2"), "shared");
         List<String> byApp = new ArrayList<>();
         tablets.forEach((id, o) -> {

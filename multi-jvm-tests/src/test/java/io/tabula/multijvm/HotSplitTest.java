@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.api.core.ApiFuture;
-import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
-import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.models.Query;
 import com.google.cloud.bigtable.data.v2.models.Row;
@@ -41,9 +39,7 @@ class HotSplitTest {
           + "tabula.master.balance-every = 2s\ntabula.master.moved-tablet-stays = 5s\n");
       cluster.add("n1");
       cluster.add("n2");
-      try (BigtableTableAdminClient admin = ClusterFixture.admin(cluster.node("n1"))) {
-        admin.createTable(CreateTableRequest.of("hot").addFamily("f"));
-      }
+      ClusterFixture.createTable(cluster.node("n1"), "hot", List.of());
       for (NodeJvm n : cluster.nodes) {
         n.awaitReady(Duration.ofSeconds(60));
       }

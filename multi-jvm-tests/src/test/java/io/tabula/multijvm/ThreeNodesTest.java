@@ -4,13 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
-import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.models.Query;
 import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.TableId;
-import com.google.protobuf.ByteString;
 import io.tabula.client.TabulaClient;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,13 +43,7 @@ class ThreeNodesTest {
       for (String n : List.of("n1", "n2", "n3")) {
         cluster.add(n);
       }
-      try (BigtableTableAdminClient admin = ClusterFixture.admin(cluster.node("n2"))) {
-        CreateTableRequest create = CreateTableRequest.of("t").addFamily("f");
-        for (String s : List.of("k1", "k2", "k3", "k4", "k5")) {
-          create.addSplit(ByteString.copyFromUtf8(s));
-        }
-        admin.createTable(create);
-      }
+      ClusterFixture.createTable(cluster.node("n2"), "t", List.of("k1", "k2", "k3", "k4", "k5"));
       Map<String, String[]> tablets = ClusterFixture.tablets(cluster.node("n3"), "t");
       assertEquals(6, tablets.size(), "one tablet per split range");
       Set<String> owners = new TreeSet<>();

@@ -2,8 +2,6 @@ package io.tabula.multijvm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
-import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.models.BulkMutation;
 import com.google.cloud.bigtable.data.v2.models.Query;
@@ -11,7 +9,6 @@ import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.RowMutationEntry;
 import com.google.cloud.bigtable.data.v2.models.TableId;
-import com.google.protobuf.ByteString;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -81,11 +78,7 @@ final class Workload {
   static Workload create(ClusterFixture cluster, NodeJvm via, List<String> splits, List<String> prefixes,
       int rowsBefore) throws Exception {
     Workload w = new Workload(prefixes);
-    try (BigtableTableAdminClient admin = ClusterFixture.admin(via)) {
-      CreateTableRequest create = CreateTableRequest.of("t").addFamily("f");
-      splits.forEach(s -> create.addSplit(ByteString.copyFromUtf8(s)));
-      admin.createTable(create);
-    }
+    ClusterFixture.createTable(via, "t", splits);
     for (NodeJvm n : cluster.nodes) {
       n.awaitReady(Duration.ofSeconds(30));
     }

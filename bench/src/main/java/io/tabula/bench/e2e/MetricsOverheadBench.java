@@ -1,7 +1,13 @@
 package io.tabula.bench.e2e;
 
 import io.tabula.bench.Dataset;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tabula.bench.ResultsFile;
+import io.tabula.cluster.metrics.GrpcMetrics;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,25 +17,33 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
+import org.apache.pekko.http.javadsl.model.AttributeKeys;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.Trailer;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /**
- * What the node's metrics cost, never part of the test verdict: two node JVMs on this
- * machine, one with {@code tabula.node.metrics = on} (the default) and one with it off, driven
- * in turns by the end-to-end benchmark's clients (the Tabula client and the official Java
- * client) with the same workloads: random writes and random reads, in the end-to-end
- * benchmark's batches (200-row writes, 25-row reads) and one row per call (where per-call
- * costs such as timing a gRPC call weigh most). Each timed window runs on one node while the
- * other idles; the order alternates every round, and the report pools the rounds: node CPU
- * microseconds per value, on against off.
+ * What the node's metrics cost, never part of the test verdict: one node JVM on this machine
+ * with its metrics on (the default), driven by the end-to-end benchmark's clients (the Tabula
+ * client and the official Java client) with random writes and random reads, in the end-to-end
+ * benchmark's batches (200-row writes, 25-row reads) and one row per call (where per-call costs
+ * such as timing a gRPC call weigh most). Every window is run twice back to back, with the
+ * timing of gRPC calls paused ({@code POST /metrics/recording?on=false}) and running, in an
+ * order that alternates every round; the report pools the rounds: node CPU microseconds per
+ * value, on against off. One process for both, so the comparison is not between two JVMs'
+ * JIT compilations and heaps (two node processes differed by up to 25% either way here).
  *
- * <p>What "off" leaves out: the gRPC calls' timing and the Prometheus registry. The tablets'
- * own load counters (rows and bytes read and written, the key sample) stay: the master's
- * balancer, key visualizer and hot-tablet splits use them.
+ * <p>What "off" leaves out is the per-call work: timing each call by method and status. What
+ * stays is work per scrape (none here: nothing scrapes) and the tablets' own load counters
+ * (rows and bytes read and written, the key sample), which the master's balancer, key
+ * visualizer and hot-tablet splits use with or without metrics.
  */
 public final class MetricsOverheadBench implements Callable<Integer> {
   @Option(names = "--rows", defaultValue = "60000", description = "Rows per client; default: ${DEFAULT-VALUE}")
@@ -38,13 +52,9 @@ public final class MetricsOverheadBench implements Callable<Integer> {
   @Option(names = "--value-bytes", defaultValue = "1000", description = "Value size; default: ${DEFAULT-VALUE}")
   private int valueBytes;
 
-  @Option(names = "--rounds", defaultValue = "3", description = "Turns of every workload on both nodes; default: "
+  @Option(names = "--rounds", defaultValue = "4", description = "Turns of every workload with the timing paused and running; default: "
       + "${DEFAULT-VALUE}")
   private int rounds;
-
-  @Option(names = "--runs", defaultValue = "2", description = "Fresh pairs of nodes, one after the other (which "
-      + "starts first alternates); default: ${DEFAULT-VALUE}")
-  private int runs;
 
   @Option(names = "--seconds", defaultValue = "8", description = "Timed window per workload and node; default: "
       + "${DEFAULT-VALUE}")
@@ -97,74 +107,99 @@ public final class MetricsOverheadBench implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    double[] perCall = timingPerCall();
     Dataset data = new Dataset(rows, valueBytes, 42);
     Map<String, Tally> tallies = new LinkedHashMap<>();
-    for (int run = 0; run < runs; run++) {
-      run(data, tallies, run % 2 == 0);
-    }
-    String report = report(tallies);
-    System.out.println(report);
-    ResultsFile.write(out, report);
-    return 0;
-  }
-
-  /** One pair of fresh nodes, the one with metrics started first if {@code onFirst}, through every round. */
-  private void run(Dataset data, Map<String, Tally> tallies, boolean onFirst) throws Exception {
-    List<String> opts = List.of(nodeJavaOpts.trim().split("\\s+"));
-    try (NodeProcess first = NodeProcess.start(config(onFirst), opts, Duration.ofSeconds(90));
-        NodeProcess second = NodeProcess.start(config(!onFirst), opts, Duration.ofSeconds(90))) {
-      NodeProcess on = onFirst ? first : second;
-      NodeProcess off = onFirst ? second : first;
-      List<NodeProcess> nodes = List.of(off, on);
-      Map<NodeProcess, List<ClientUnderTest>> clients = new LinkedHashMap<>();
+    try (NodeProcess node = NodeProcess.start(CONFIG, List.of(nodeJavaOpts.trim().split("\\s+")),
+        Duration.ofSeconds(90))) {
+      int http = node.httpPort();
+      List<ClientUnderTest> clients = new ArrayList<>();
       try {
-        for (NodeProcess n : nodes) {
-          List<ClientUnderTest> l = new ArrayList<>();
-          for (String c : clientNames) {
-            ClientUnderTest cut = switch (c) {
-              case "tabula" -> new TabulaClientUnderTest(n.endpoint(), data, 200);
-              case "official" -> new OfficialClientUnderTest(n.port(), data, true, 0, 1);
-              default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client " + c);
-            };
-            cut.createTable("t_" + c);
-            l.add(cut);
-          }
-          clients.put(n, l);
+        for (String c : clientNames) {
+          ClientUnderTest cut = switch (c) {
+            case "tabula" -> new TabulaClientUnderTest(node.endpoint(), data, 200);
+            case "official" -> new OfficialClientUnderTest(node.port(), data, true, 0, 1);
+            default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client " + c);
+          };
+          cut.createTable("t_" + c);
+          clients.add(cut);
         }
-        // Untimed: every row written once and every workload run once on both nodes, for the JIT compilers.
-        for (NodeProcess n : nodes) {
-          for (int k = 0; k < clientNames.size(); k++) {
-            for (Work w : WORKS) {
-              window(clients.get(n).get(k), "t_" + clientNames.get(k), w, data, n, 4);
-            }
+        // Untimed: every row written and every workload run once, for the JIT compilers.
+        for (int k = 0; k < clients.size(); k++) {
+          for (Work w : WORKS) {
+            window(clients.get(k), "t_" + clientNames.get(k), w, data, node, 4);
           }
         }
         for (int round = 0; round < rounds; round++) {
-          List<NodeProcess> order = round % 2 == 0 ? nodes : List.of(on, off);
+          List<Boolean> order = round % 2 == 0 ? List.of(false, true) : List.of(true, false);
           for (Work w : WORKS) {
-            for (int k = 0; k < clientNames.size(); k++) {
-              for (NodeProcess n : order) {
-                ClientUnderTest c = clients.get(n).get(k);
-                long[] r = window(c, "t_" + clientNames.get(k), w, data, n, seconds);
-                Tally t = tallies.computeIfAbsent(key(w, clientNames.get(k), n == on), x -> new Tally());
+            for (int k = 0; k < clients.size(); k++) {
+              for (boolean on : order) {
+                recording(http, on);
+                long[] r = window(clients.get(k), "t_" + clientNames.get(k), w, data, node, seconds);
+                Tally t = tallies.computeIfAbsent(key(w, clientNames.get(k), on), x -> new Tally());
                 t.values += r[0];
                 t.nanos += r[1];
                 t.nodeCpu += r[2];
                 t.windows.add(r[2] / 1e3 / r[0]);
                 System.err.printf(Locale.ROOT, "round %d, %s, %s, metrics %s: %.0f values/s, %.1f us/value%n",
-                    round + 1, w.name, clientNames.get(k), n == on ? "on" : "off", r[0] * 1e9 / r[1],
+                    round + 1, w.name, clientNames.get(k), on ? "on" : "off", r[0] * 1e9 / r[1],
                     r[2] / 1e3 / r[0]);
               }
             }
           }
         }
+        recording(http, true);
       } finally {
-        for (List<ClientUnderTest> l : clients.values()) {
-          for (ClientUnderTest c : l) {
-            c.close();
-          }
+        for (ClientUnderTest c : clients) {
+          c.close();
         }
       }
+    }
+    String report = report(tallies, perCall);
+    System.out.println(report);
+    ResultsFile.write(out, report);
+    return 0;
+  }
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static final int CALLS = 2_000_000;
+
+  /**
+   * What timing one call costs, alone: nanoseconds per call through the node's gRPC timing
+   * ({@code GrpcMetrics}) around a handler that answers at once with status OK in a trailer,
+   * running and paused, in this JVM after a warm-up. {running, paused}.
+   */
+  private static double[] timingPerCall() throws Exception {
+    GrpcMetrics metrics = new GrpcMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    HttpResponse ok = HttpResponse.create().addAttribute(AttributeKeys.trailer,
+        Trailer.create().addHeader(RawHeader.create("grpc-status", "0")));
+    CompletableFuture<HttpResponse> answer = CompletableFuture.completedFuture(ok);
+    org.apache.pekko.japi.function.Function<HttpRequest, CompletionStage<HttpResponse>> timed =
+        metrics.timed(r -> answer);
+    HttpRequest request = HttpRequest.create("/google.bigtable.v2.Bigtable/MutateRow");
+    double[] out = new double[2];
+    for (int pass = 0; pass < 6; pass++) {
+      boolean on = pass % 2 == 0;
+      metrics.recording(on);
+      long t = System.nanoTime();
+      for (int i = 0; i < CALLS; i++) {
+        timed.apply(request).toCompletableFuture().join();
+      }
+      if (pass >= 2) {
+        out[on ? 0 : 1] += (System.nanoTime() - t) / (double) CALLS / 2;
+      }
+    }
+    return out;
+  }
+
+  /** Pauses or resumes the node's timing of gRPC calls. */
+  private static void recording(int http, boolean on) throws Exception {
+    java.net.http.HttpResponse<String> r = HTTP.send(java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http
+        + "/metrics/recording?on=" + on)).POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+        BodyHandlers.ofString());
+    if (r.statusCode() != 200 || !r.body().contains("\"recording\":" + on)) {
+      throw new IllegalStateException("POST /metrics/recording?on=" + on + ": " + r.statusCode() + " " + r.body());
     }
   }
 
@@ -172,9 +207,7 @@ public final class MetricsOverheadBench implements Callable<Integer> {
     return w.name + "|" + client + "|" + (on ? "on" : "off");
   }
 
-  private static String config(boolean metrics) {
-    return "tabula.node {\n  durability = fsync\n  metrics = " + (metrics ? "on" : "off") + "\n}\n";
-  }
+  private static final String CONFIG = "tabula.node {\n  durability = fsync\n  metrics = on\n}\n";
 
   /** One window of {@code w}: {values, nanoseconds, node CPU nanoseconds}. */
   private long[] window(ClientUnderTest c, String table, Work w, Dataset data, NodeProcess node, int windowSeconds)
@@ -205,17 +238,33 @@ public final class MetricsOverheadBench implements Callable<Integer> {
     return new long[] {r.values(), r.nanos(), used.nodeNanos()};
   }
 
-  private String report(Map<String, Tally> tallies) {
+  private String report(Map<String, Tally> tallies, double[] perCall) {
     StringBuilder sb = new StringBuilder("# What the node's metrics cost\n\n");
-    sb.append(ResultsFile.machineLine()).append('\n');
+    sb.append(ResultsFile.machineLine());
     sb.append("Command: `").append(ResultsFile.command(MetricsOverheadBench.class, spec)).append("`\n\n");
-    sb.append(String.format(Locale.ROOT, "Two node JVMs (`%s`), `tabula.node.metrics = on` and `off`, taking turns "
-        + "under the same load (the other idles); %,d rows of %d-byte values per client, %d requests in flight, "
-        + "%d runs (fresh nodes each, which starts first alternating) of %d rounds of %d s windows per workload, "
-        + "client and node, the order of the nodes alternating each round. "
-        + "Node CPU is the node process's CPU time over the window; \"off\" leaves out the gRPC calls' timing and "
-        + "the Prometheus registry (the tablets' load counters stay: the master uses them).%n%n", nodeJavaOpts,
-        rows, valueBytes, concurrency, runs, rounds, seconds));
+    sb.append(String.format(Locale.ROOT, "One node JVM (`%s`) with its metrics on; every window run twice back to "
+        + "back, with the timing of gRPC calls paused (`POST /metrics/recording?on=false`, \"off\") and running "
+        + "(\"on\"), the order alternating each round; %,d rows of %d-byte values per client, %d requests in "
+        + "flight, %d rounds of %d s windows per workload, client and setting. Node CPU is the node process's CPU "
+        + "time over the window. The tablets' load counters run in both (the master uses them).%n%n",
+        nodeJavaOpts, rows, valueBytes, concurrency, rounds, seconds));
+    // The node CPU of one call (per value times values per call) of the workload whose calls cost least.
+    double cheapest = Double.MAX_VALUE;
+    String cheapestName = "";
+    for (Work w : WORKS) {
+      for (String c : clientNames) {
+        Tally off = tallies.get(key(w, c, false));
+        if (off != null && off.cpuMicrosPerValue() * w.perRequest < cheapest) {
+          cheapest = off.cpuMicrosPerValue() * w.perRequest;
+          cheapestName = w.name + ", " + c;
+        }
+      }
+    }
+    double ns = perCall[0] - perCall[1];
+    sb.append(String.format(Locale.ROOT, "Timing one call, alone (2,000,000 calls in this JVM around a handler that "
+        + "answers at once): %.0f ns running, %.0f ns paused, so %.0f ns per call. The cheapest call below costs the "
+        + "node %.1f µs of CPU (%s): timing it adds %.2f%%; a call of many rows spreads the same %.0f ns over them."
+        + "%n%n", perCall[0], perCall[1], ns, cheapest, cheapestName, 100 * ns / 1000 / cheapest, ns));
     sb.append("\"On vs off\" compares the pooled CPU per value; \"per window pair\" gives the median and the range "
         + "of on over off for the windows run back to back, which shows how far this machine's noise reaches.\n\n");
     sb.append("| workload | client | values/s off | values/s on | node CPU µs/value off | on | on vs off | per window "

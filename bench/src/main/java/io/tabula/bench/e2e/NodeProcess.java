@@ -100,6 +100,16 @@ final class NodeProcess implements AutoCloseable {
     }
   }
 
+  /** The Management HTTP port on 127.0.0.1, as the node's log names it. */
+  int httpPort() throws IOException {
+    Matcher m = java.util.regex.Pattern.compile("Management HTTP on port (\\d+)")
+        .matcher(Files.readString(log, StandardCharsets.UTF_8));
+    if (!m.find()) {
+      throw new IOException("the node's log names no Management HTTP port:\n" + tail());
+    }
+    return Integer.parseInt(m.group(1));
+  }
+
   /** The gRPC port on 127.0.0.1. */
   int port() {
     return port;

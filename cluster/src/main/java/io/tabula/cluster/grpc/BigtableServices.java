@@ -2,7 +2,6 @@ package io.tabula.cluster.grpc;
 
 import com.google.bigtable.admin.v2.BigtableTableAdminHandlerFactory;
 import com.google.bigtable.v2.BigtablePowerApiHandlerFactory;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.tabula.actors.master.Master;
 import io.tabula.cluster.NodeSettings;
 import io.tabula.cluster.metrics.GrpcMetrics;
@@ -45,8 +44,8 @@ public final class BigtableServices {
   @SuppressWarnings("unchecked")
   public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings, Router router,
       ActorRef<Master.Command> master,
-      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted, MeterRegistry metrics) {
-    // metrics: where the calls are timed, or null (metrics off)
+      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted, GrpcMetrics metrics) {
+    // metrics: what times the calls, or null (metrics off)
     // With port 0 the port is known only once bound. No request arrives before that; join() waits out the
     // moment between the bind and this stage's completion.
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();
@@ -67,7 +66,7 @@ public final class BigtableServices {
     StrictCalls strict = new StrictCalls(dataService, system, services);
     Function<HttpRequest, CompletionStage<HttpResponse>> front = request -> strict.handle(uncompressed(request));
     if (metrics != null) {
-      front = new GrpcMetrics(metrics).timed(front);
+      front = metrics.timed(front);
     }
     CompletionStage<ServerBinding> binding = Http.get(system).newServerAt(settings.host(), settings.grpcPort())
         .bind(front);

@@ -35,7 +35,8 @@ import org.apache.pekko.http.javadsl.server.Route;
 /**
  * The operator's side of a node's Management HTTP port, beside {@link TabulaRoutes}:
  * <ul>
- *   <li>{@code GET /metrics}: the node's metrics in Prometheus's text format.
+ *   <li>{@code GET /metrics}: the node's metrics in Prometheus's text format; {@code POST
+ *       /metrics/recording?on=false} pauses the timing of gRPC calls ({@code on=true} resumes).
  *   <li>{@code GET /console}: the web console (static pages under {@code io/tabula/console/}
  *       on the class path, no build step, no library fetched at run time), drawn from the JSON
  *       routes below and {@code /tabula/nodes} and {@code /tabula/tablets}.
@@ -58,7 +59,21 @@ final class ConsoleRoutes {
           + "(tabula.node.metrics = off)")));
     }
     return complete(HttpResponse.create().withEntity(HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8,
-        v.metrics().get())));
+        v.metrics().scrape())));
+  }
+
+  /** {@code POST /metrics/recording?on=false|true}: pauses or resumes the timing of gRPC calls. */
+  static Route recording(TabulaRoutes.NodeView v, String on) {
+    if (v.metrics() == null) {
+      return complete(TabulaRoutes.json(StatusCodes.NOT_FOUND, Map.of("error", "this node keeps no metrics "
+          + "(tabula.node.metrics = off)")));
+    }
+    if (!on.equals("true") && !on.equals("false")) {
+      return complete(TabulaRoutes.json(StatusCodes.BAD_REQUEST, Map.of("error", "on: must be true or false, was '"
+          + on + "'")));
+    }
+    v.metrics().grpc().recording(on.equals("true"));
+    return complete(TabulaRoutes.json(StatusCodes.OK, Map.of("recording", v.metrics().grpc().recording())));
   }
 
   static Route console() {

@@ -64,7 +64,7 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
   /** What the routes read: the node's view of the cluster. */
   public record NodeView(org.apache.pekko.actor.typed.ActorSystem<?> system, org.apache.pekko.cluster.typed.Cluster cluster,
       java.util.function.Supplier<Directory> directory, org.apache.pekko.actor.typed.ActorRef<Master.Command> master,
-      java.util.function.BooleanSupplier ready, Duration askTimeout, java.util.function.Supplier<String> metrics) {}
+      java.util.function.BooleanSupplier ready, Duration askTimeout, io.tabula.cluster.metrics.NodeMetrics metrics) {}
 
   /** Loaded by Pekko Management by class name. */
   public TabulaRoutes() {}
@@ -104,6 +104,8 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
               path("tables", () -> withView(v -> ConsoleRoutes.tables(v, load(v)))),
               path("keyviz", () -> withView(ConsoleRoutes::keyViz)),
               path("operations", () -> withView(ConsoleRoutes::operations)))))),
+          path(PathMatchers.segment("metrics").slash("recording"), () -> post(() -> parameter("on", on ->
+              withView(v -> ConsoleRoutes.recording(v, on))))),
           pathPrefix("tabula", () -> concat(
           path("nodes", () -> Directives.get(() -> withView(v -> completeWithFuture(load(v).thenApply(l ->
               json(StatusCodes.OK, nodes(v, l))))))),

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -44,7 +45,44 @@ public final class GrpcMetrics {
   private static final String INTERNAL = "13";
 
   private final MeterRegistry registry;
-  private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+  /** The timers of each served method's path (and of "other"), made on first use. */
+  private final ConcurrentHashMap<String, Method> methods = new ConcurrentHashMap<>();
+  private static final String OTHER_PATH = "/other";
+
+  /** One method's timers, one per status code, each made on its first call. */
+  private final class Method {
+    final String label;
+    /** Set once per code; two threads that both register it get the same timer from the registry. */
+    final AtomicReferenceArray<Timer> byCode = new AtomicReferenceArray<>(CODES.length + 1);
+
+    Method(String path) {
+      this.label = path.substring(path.lastIndexOf('/') + 1);
+    }
+
+    Timer timer(int code) {
+      Timer t = byCode.get(code);
+      if (t == null) {
+        t = Timer.builder("tabula.grpc.requests")
+            .description("gRPC calls answered, by method and status code, from arrival to the answer's end")
+            .tag("method", label).tag("code", code < CODES.length ? CODES[code] : "UNKNOWN")
+            .serviceLevelObjectives(BUCKETS).distributionStatisticBufferLength(1).register(registry);
+        byCode.set(code, t);
+      }
+      return t;
+    }
+  }
+
+  /** Whether calls are timed now: an operator may pause it at run time ({@code POST /metrics/recording}). */
+  private volatile boolean recording = true;
+
+  /** Pauses ({@code false}) or resumes the timing of calls. */
+  public void recording(boolean on) {
+    recording = on;
+  }
+
+  public boolean recording() {
+    return recording;
+  }
 
   /** The services' methods ({@link KnownMethods}) are labelled by name; any other path as "other". */
   public GrpcMetrics(MeterRegistry registry) {
@@ -55,9 +93,12 @@ public final class GrpcMetrics {
   public Function<HttpRequest, CompletionStage<HttpResponse>> timed(
       Function<HttpRequest, CompletionStage<HttpResponse>> handler) {
     return request -> {
+      if (!recording) {
+        return handler.apply(request);
+      }
       long start = System.nanoTime();
       String path = request.getUri().path();
-      String method = KnownMethods.has(path) ? path.substring(path.lastIndexOf('/') + 1) : "other";
+      Method method = methods.computeIfAbsent(KnownMethods.has(path) ? path : OTHER_PATH, Method::new);
       CompletionStage<HttpResponse> answer = null;
       try {
         answer = handler.apply(request);
@@ -77,7 +118,7 @@ public final class GrpcMetrics {
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"}) // Pekko's Scala entity takes its parts as a Scala Source of Any
-  private HttpResponse observed(HttpResponse response, String method, long start) {
+  private HttpResponse observed(HttpResponse response, Method method, long start) {
     Optional<String> inHeaders = status(response.getHeaders());
     if (inHeaders.isPresent()) {
       record(method, inHeaders.get(), start);
@@ -116,7 +157,9 @@ public final class GrpcMetrics {
   /** The status in a trailer (only Pekko's Scala side of it shows its headers). */
   private static Optional<String> trailerStatus(Trailer t) {
     if (t instanceof org.apache.pekko.http.scaladsl.model.Trailer s) {
-      for (scala.Tuple2<String, String> h : scala.jdk.javaapi.CollectionConverters.asJava(s.headers())) {
+      scala.collection.Iterator<scala.Tuple2<String, String>> it = s.headers().iterator();
+      while (it.hasNext()) {
+        scala.Tuple2<String, String> h = it.next();
         if (h._1().equalsIgnoreCase("grpc-status")) {
           return Optional.of(h._2());
         }
@@ -134,18 +177,13 @@ public final class GrpcMetrics {
     return Optional.empty();
   }
 
-  private void record(String method, String status, long start) {
-    String code;
-    try {
-      int n = Integer.parseInt(status);
-      code = n >= 0 && n < CODES.length ? CODES[n] : "UNKNOWN";
-    } catch (NumberFormatException e) {
-      code = "UNKNOWN";
+  private static void record(Method method, String status, long start) {
+    int code = CODES.length; // UNKNOWN, unless the status is one of gRPC's codes
+    if (status.length() == 1 && status.charAt(0) >= '0' && status.charAt(0) <= '9') {
+      code = status.charAt(0) - '0';
+    } else if (status.length() == 2 && status.charAt(0) == '1' && status.charAt(1) >= '0' && status.charAt(1) <= '6') {
+      code = 10 + status.charAt(1) - '0';
     }
-    String c = code;
-    timers.computeIfAbsent(method + ' ' + c, k -> Timer.builder("tabula.grpc.requests")
-        .description("gRPC calls answered, by method and status code, from arrival to the answer's end")
-        .tag("method", method).tag("code", c).serviceLevelObjectives(BUCKETS).register(registry))
-        .record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    method.timer(code).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
   }
 }

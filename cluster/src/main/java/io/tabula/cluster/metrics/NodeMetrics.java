@@ -68,6 +68,7 @@ public final class NodeMetrics implements AutoCloseable {
   // @GuardedBy("refreshing")
   private final long[] others = new long[4];
   private final JvmGcMetrics gc = new JvmGcMetrics();
+  private final GrpcMetrics grpc = new GrpcMetrics(registry);
   // @GuardedBy("refreshing")
   private final MultiGauge hotTablets;
 
@@ -110,9 +111,9 @@ public final class NodeMetrics implements AutoCloseable {
         .description("Bytes of mutations applied, per table").register(registry);
   }
 
-  /** The registry, for meters other parts of the node add ({@link GrpcMetrics}). */
-  public PrometheusMeterRegistry registry() {
-    return registry;
+  /** The timing of the node's gRPC calls. */
+  public GrpcMetrics grpc() {
+    return grpc;
   }
 
   /** Every metric now, in Prometheus's text exposition format. */
