@@ -20,7 +20,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import org.apache.pekko.Done;
-import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.NoSerializationVerificationNeeded;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -33,8 +32,6 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.pattern.StatusReply;
 import org.apache.pekko.stream.SourceRef;
-import org.apache.pekko.stream.javadsl.Source;
-import org.apache.pekko.stream.javadsl.StreamRefs;
 
 /**
  * One tablet served from this node (paper §5.3): a mailbox around an engine {@link Tablet}.
@@ -501,31 +498,13 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     return this;
   }
 
-  /**
-   * Compiles the filter here (a bad one is refused at once), then runs {@code read} on the
-   * blocking-I/O dispatcher and replies with its result or its failure.
-   */
   private <T> void readOffThread(byte[] filterBytes, ActorRef<StatusReply<T>> replyTo,
       java.util.function.Function<CompiledFilter, T> read) {
-    CompiledFilter filter;
-    try {
-      filter = reads.compile(filterBytes);
-    } catch (RuntimeException e) {
-      replyTo.tell(refusal(e));
-      return;
-    }
-    CompletableFuture.supplyAsync(() -> read.apply(filter), blockingIo).whenComplete((res, err) ->
-        replyTo.tell(err == null ? StatusReply.success(res) : refusal(err)));
+    reads.offThread(filterBytes, replyTo, read, blockingIo);
   }
 
   private Behavior<Command> onOpenScan(OpenScan s) {
-    try {
-      Source<FilteredRow, NotUsed> out = reads.scan(s.start(), s.end(), s.filter(), s.reversed());
-      SourceRef<FilteredRow> ref = out.runWith(StreamRefs.sourceRef(), getContext().getSystem());
-      s.replyTo().tell(StatusReply.success(ref));
-    } catch (RuntimeException e) {
-      s.replyTo().tell(refusal(e));
-    }
+    reads.openScan(s, getContext().getSystem());
     return this;
   }
 

@@ -14,8 +14,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
 import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.pattern.StatusReply;
 import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.stream.javadsl.StreamRefs;
 
 /**
  * Point reads and scans of one open tablet through a Bigtable filter. The engine's reads
@@ -42,6 +49,34 @@ public final class TabletReads {
   /** The tablet's load: its reads count here, its writes too ({@link TabletWrites}). */
   TabletLoad load() {
     return load;
+  }
+
+  /**
+   * For the tablet's actor: compiles the filter on the caller's thread (a bad one is refused
+   * at once), then runs {@code read} on {@code blockingIo} and replies with its result or its
+   * failure.
+   */
+  <T> void offThread(byte[] filterBytes, ActorRef<StatusReply<T>> replyTo, Function<CompiledFilter, T> read,
+      Executor blockingIo) {
+    CompiledFilter filter;
+    try {
+      filter = compile(filterBytes);
+    } catch (RuntimeException e) {
+      replyTo.tell(Refusals.of(e).reply());
+      return;
+    }
+    CompletableFuture.supplyAsync(() -> read.apply(filter), blockingIo).whenComplete((res, err) ->
+        replyTo.tell(err == null ? StatusReply.success(res) : Refusals.of(err).reply()));
+  }
+
+  /** For the tablet's actor: answers {@code s} with a stream reference to the scan, or why not. */
+  void openScan(TabletActor.OpenScan s, ActorSystem<?> system) {
+    try {
+      Source<FilteredRow, NotUsed> out = scan(s.start(), s.end(), s.filter(), s.reversed());
+      s.replyTo().tell(StatusReply.success(out.runWith(StreamRefs.sourceRef(), system)));
+    } catch (RuntimeException e) {
+      s.replyTo().tell(Refusals.of(e).reply());
+    }
   }
 
   /** The compiled form of a serialized filter; InvalidFilterException if it is not one. */
