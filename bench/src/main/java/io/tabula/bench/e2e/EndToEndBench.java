@@ -177,7 +177,7 @@ public final class EndToEndBench implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(), "sizes, counts and times must be positive "
           + "(--warmup-seconds and --settle-seconds may be 0), and --read-batch at most --rows");
     }
-    startWatchdog(Duration.ofMinutes(timeoutMinutes));
+    startWatchdog("figure6-e2e", Duration.ofMinutes(timeoutMinutes));
     Dataset data = new Dataset(rows, valueBytes, seed);
     String config = nodeConfig();
     System.err.println("starting a Tabula node in its own JVM ...");
@@ -486,7 +486,7 @@ public final class EndToEndBench implements Callable<Integer> {
   }
 
   /** The 1-, 5- and 15-minute load averages of the machine, or "unknown" where the system does not say. */
-  private static String loadAverage() {
+  static String loadAverage() {
     try {
       String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
       return f[0] + " / " + f[1] + " / " + f[2];
@@ -496,16 +496,16 @@ public final class EndToEndBench implements Callable<Integer> {
   }
 
   /** Ends the process (the node's shutdown hook kills it) if the run takes longer than {@code limit}. */
-  private static void startWatchdog(Duration limit) {
+  static void startWatchdog(String bench, Duration limit) {
     Thread t = new Thread(() -> {
       try {
         Thread.sleep(limit.toMillis());
       } catch (InterruptedException e) {
         return;
       }
-      System.err.println("figure6-e2e: still running after " + limit + "; stopping the node and giving up");
+      System.err.println(bench + ": still running after " + limit + "; stopping the node and giving up");
       System.exit(3);
-    }, "figure6-e2e-watchdog");
+    }, bench + "-watchdog");
     t.setDaemon(true);
     t.start();
   }

@@ -192,7 +192,8 @@ final class OfficialClientUnderTest implements ClientUnderTest {
     return r;
   }
 
-  private static <T> CompletionStage<T> stage(ApiFuture<T> f) {
+  /** {@code f} as a stage, completed on the thread that completes {@code f}. */
+  static <T> CompletionStage<T> stage(ApiFuture<T> f) {
     CompletableFuture<T> out = new CompletableFuture<>();
     ApiFutures.addCallback(f, new ApiFutureCallback<T>() {
       @Override

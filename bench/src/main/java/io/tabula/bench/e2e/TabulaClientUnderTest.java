@@ -125,7 +125,17 @@ final class TabulaClientUnderTest implements ClientUnderTest {
     });
   }
 
-  private int check(Row row) {
+  /** The client, for calls beyond this interface's. */
+  TabulaClient client() {
+    return client;
+  }
+
+  Materializer materializer() {
+    return materializer;
+  }
+
+  /** Checks a row read back (one cell with the dataset's value); answers its row number. */
+  int check(Row row) {
     int r = Checks.rowOf(row.key());
     List<Cell> cells = row.cells();
     if (cells.size() != 1) {
