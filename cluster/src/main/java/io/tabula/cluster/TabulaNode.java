@@ -302,12 +302,22 @@ public final class TabulaNode implements AutoCloseable {
     NodeShutdown.registerUnbind(system, binding, metrics);
     NodeShutdown.registerDrain(system, cluster, settings, directory, master, engine);
     LogLossStop.watch(system, engine, logName);
+    if (binding != null) {
+      NodeWarmUp.run(system, loopback(binding), binding.localAddress().getPort(),
+          config.getDuration("tabula.node.warm-up"));
+    }
     LOG.info("Tabula node {} serving {} (Management HTTP on port {}, cluster port {}), data in {}, commit log logs/{}",
         settings.name(), binding == null ? "no gRPC endpoint (tabula.node.serve-grpc = off)"
             : "the Cloud Bigtable API on " + settings.host() + ":" + binding.localAddress().getPort(), http,
         cluster.selfMember().address().getPort().orElse(0), settings.dataDir(), logName);
     return new TabulaNode(system, settings, binding, http, directory, new TabulaTablets(router, master,
         settings.askTimeout()));
+  }
+
+  /** The address to reach {@code binding} from this machine: its own, or loopback for a wildcard. */
+  private static String loopback(ServerBinding binding) {
+    java.net.InetAddress a = binding.localAddress().getAddress();
+    return a == null || a.isAnyLocalAddress() ? "127.0.0.1" : a.getHostAddress();
   }
 
   /** A name for this start of the node, never the same twice: the time in base 36 and 16 random bits. */

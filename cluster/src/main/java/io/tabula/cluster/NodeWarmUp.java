@@ -1,0 +1,206 @@
+package io.tabula.cluster;
+
+import com.google.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.bigtable.admin.v2.ColumnFamily;
+import com.google.bigtable.admin.v2.CreateTableRequest;
+import com.google.bigtable.admin.v2.DeleteTableRequest;
+import com.google.bigtable.admin.v2.GcRule;
+import com.google.bigtable.admin.v2.Table;
+import com.google.bigtable.v2.BigtableClient;
+import com.google.bigtable.v2.MutateRowRequest;
+import com.google.bigtable.v2.MutateRowsRequest;
+import com.google.bigtable.v2.Mutation;
+import com.google.bigtable.v2.ReadRowsRequest;
+import com.google.bigtable.v2.ReadRowsResponse;
+import com.google.bigtable.v2.RowSet;
+import com.google.protobuf.ByteString;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntFunction;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.grpc.GrpcClientSettings;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A fresh node's first minute, spent before it reports itself serving rather than on its
+ * first users' requests: the node calls its own Cloud Bigtable endpoint over loopback (so the
+ * HTTP/2 and gRPC layers, the routing, the tablet's actor, the commit log, the memtable and
+ * the read paths all run) on a scratch table of its own, {@code _tabula_warm_up_<hex>},
+ * dropped at the end. It makes rounds of single-row writes, batched writes, point reads and a
+ * scan, until the JIT compilers used under {@value #QUIET_SHARE} of the round's time or
+ * {@code tabula.node.warm-up} has passed (0 turns it off).
+ *
+ * <p>A failure of the warm-up (say the master is slow to answer) is logged and the node
+ * serves anyway: warm-up is never a reason not to start. Runs on the starting thread, which
+ * may block.
+ */
+final class NodeWarmUp {
+  private static final Logger LOG = LoggerFactory.getLogger(NodeWarmUp.class);
+  private static final String INSTANCE = "projects/tabula/instances/tabula";
+  private static final String FAMILY = "f";
+  private static final ByteString QUALIFIER = ByteString.copyFromUtf8("v");
+  /** The compilers' share of a round below which the node counts as warm. */
+  static final double QUIET_SHARE = 0.10;
+  private static final int ROWS = 2_000;
+  private static final int IN_FLIGHT = 32;
+  private static final int BATCH = 100;
+  private static final int VALUE_BYTES = 1_000;
+  private static final Duration CALL_WAIT = Duration.ofSeconds(30);
+
+  /** How a warm-up went, for the log and for tests. */
+  record Outcome(int rounds, long calls, Duration took, boolean quiet) {}
+
+  private final ActorSystem<?> system;
+  private final String table;
+  private final BigtableClient data;
+  private final BigtableTableAdminClient admin;
+  private final byte[] value = new byte[VALUE_BYTES];
+
+  private NodeWarmUp(ActorSystem<?> system, String host, int port) {
+    this.system = system;
+    this.table = "_tabula_warm_up_" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    GrpcClientSettings settings = GrpcClientSettings.connectToServiceAt(host, port, system).withTls(false)
+        .withDeadline(CALL_WAIT);
+    this.data = BigtableClient.create(settings, system);
+    this.admin = BigtableTableAdminClient.create(settings, system);
+    ThreadLocalRandom.current().nextBytes(value);
+  }
+
+  /**
+   * Warms the node serving on {@code host:port} for at most {@code budget}; returns how it
+   * went, or null when {@code budget} is zero or the warm-up failed (logged).
+   */
+  static Outcome run(ActorSystem<?> system, String host, int port, Duration budget) {
+    if (budget.isZero() || budget.isNegative()) {
+      return null;
+    }
+    NodeWarmUp w = new NodeWarmUp(system, host, port);
+    try {
+      Outcome o = w.warm(budget);
+      LOG.info("warmed up in {} ms: {} rounds, {} calls, the JIT compilers {}", o.took().toMillis(), o.rounds(),
+          o.calls(), o.quiet() ? "nearly idle at the end" : "still busy when the time was up");
+      return o;
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      LOG.warn("the warm-up failed; serving without it", e);
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    } finally {
+      w.close();
+    }
+  }
+
+  private Outcome warm(Duration budget) throws ExecutionException, TimeoutException, InterruptedException {
+    long start = System.nanoTime();
+    long deadline = start + budget.toNanos();
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
+    await(admin.createTable(CreateTableRequest.newBuilder().setParent(INSTANCE).setTableId(table)
+        .setTable(Table.newBuilder().putColumnFamilies(FAMILY, ColumnFamily.newBuilder()
+            .setGcRule(GcRule.newBuilder().setMaxNumVersions(1)).build())).build()));
+    String name = INSTANCE + "/tables/" + table;
+    int rounds = 0;
+    long calls = 0;
+    boolean quiet = false;
+    try {
+      while (!quiet && System.nanoTime() < deadline) {
+        long roundStart = System.nanoTime();
+        long compiledBefore = timed ? jit.getTotalCompilationTime() : 0;
+        calls += round(name, rounds, deadline);
+        rounds++;
+        long roundMillis = Math.max(1, (System.nanoTime() - roundStart) / 1_000_000);
+        quiet = timed && (jit.getTotalCompilationTime() - compiledBefore) < QUIET_SHARE * roundMillis;
+      }
+    } finally {
+      await(admin.deleteTable(DeleteTableRequest.newBuilder().setName(name).build()));
+    }
+    return new Outcome(rounds, calls, Duration.ofNanos(System.nanoTime() - start), quiet);
+  }
+
+  /** One round: single-row writes, batched writes, point reads, one scan; answers the calls made. */
+  private long round(String name, int round, long deadline)
+      throws ExecutionException, TimeoutException, InterruptedException {
+    int base = (round % 8) * ROWS;
+    long calls = inFlight(ROWS, deadline, i -> data.mutateRow(MutateRowRequest.newBuilder().setTableName(name)
+        .setRowKey(key(base + i)).addMutations(cell()).build()));
+    calls += inFlight(ROWS / BATCH, deadline, b -> {
+      MutateRowsRequest.Builder req = MutateRowsRequest.newBuilder().setTableName(name);
+      for (int i = 0; i < BATCH; i++) {
+        req.addEntries(MutateRowsRequest.Entry.newBuilder().setRowKey(key(base + b * BATCH + i)).addMutations(cell()));
+      }
+      return data.mutateRows(req.build()).runWith(Sink.ignore(), system);
+    });
+    calls += inFlight(ROWS, deadline, i -> readRow(name, key(base + ThreadLocalRandom.current().nextInt(ROWS))));
+    await(data.readRows(ReadRowsRequest.newBuilder().setTableName(name).build()).runWith(Sink.ignore(), system));
+    return calls + 1;
+  }
+
+  private CompletionStage<List<ReadRowsResponse>> readRow(String name, ByteString key) {
+    return data.readRows(ReadRowsRequest.newBuilder().setTableName(name)
+        .setRows(RowSet.newBuilder().addRowKeys(key)).setRowsLimit(1).build()).runWith(Sink.seq(), system);
+  }
+
+  /** Calls {@code call(0..n-1)} with up to {@value #IN_FLIGHT} in flight, stopping early at the deadline. */
+  private long inFlight(int n, long deadline, IntFunction<CompletionStage<?>> call)
+      throws ExecutionException, TimeoutException, InterruptedException {
+    Semaphore slots = new Semaphore(IN_FLIGHT);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    int made = 0;
+    for (; made < n && failure.get() == null && System.nanoTime() < deadline; made++) {
+      if (!slots.tryAcquire(CALL_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new TimeoutException("no warm-up call was answered within " + CALL_WAIT.toSeconds() + " s");
+      }
+      call.apply(made).whenComplete((ok, err) -> {
+        if (err != null) {
+          failure.compareAndSet(null, err);
+        }
+        slots.release();
+      });
+    }
+    if (!slots.tryAcquire(IN_FLIGHT, CALL_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new TimeoutException("the last warm-up calls were not answered within " + CALL_WAIT.toSeconds() + " s");
+    }
+    if (failure.get() != null) {
+      throw new ExecutionException("a warm-up call failed", failure.get());
+    }
+    return made;
+  }
+
+  private static <T> T await(CompletionStage<T> s) throws ExecutionException, TimeoutException, InterruptedException {
+    return s.toCompletableFuture().get(CALL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private static ByteString key(int i) {
+    return ByteString.copyFromUtf8(String.format(Locale.ROOT, "row%010d", i));
+  }
+
+  private Mutation cell() {
+    return Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder().setFamilyName(FAMILY)
+        .setColumnQualifier(QUALIFIER).setTimestampMicros(1_000).setValue(ByteString.copyFrom(value))).build();
+  }
+
+  private void close() {
+    try {
+      await(data.close());
+      await(admin.close());
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.debug("closing the warm-up's clients", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

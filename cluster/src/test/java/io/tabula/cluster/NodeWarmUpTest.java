@@ -1,0 +1,60 @@
+package io.tabula.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
+import com.typesafe.config.ConfigFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A node started with a warm-up has called its own endpoint before it reports itself
+ * serving (its metrics count the calls), and leaves no trace of its scratch table.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class NodeWarmUpTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void aWarmedUpNodeHasCalledItselfAndDroppedItsScratchTable() throws Exception {
+    long start = System.nanoTime();
+    try (TabulaNode node = TabulaNode.start(ConfigFactory.parseMap(Map.of("tabula.node.data-dir", dir.toString(),
+        "tabula.node.grpc-port", 0, "tabula.node.http-port", 0, "tabula.node.warm-up", "3s")))) {
+      double seconds = (System.nanoTime() - start) / 1e9;
+      assertTrue(seconds >= 3, "start returned after the warm-up's time, not " + seconds + " s");
+      String m = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+          + node.httpPort() + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+      for (String method : List.of("MutateRow", "MutateRows", "ReadRows")) {
+        assertTrue(count(m, method) >= 10, method + " calls were made before the node served: " + count(m, method));
+      }
+      assertEquals(1, count(m, "CreateTable"));
+      assertEquals(1, count(m, "DeleteTable"));
+      try (BigtableTableAdminClient admin = BigtableTableAdminClient.create(BigtableTableAdminSettings
+          .newBuilderForEmulator("127.0.0.1", node.grpcPort()).setProjectId("p").setInstanceId("i").build())) {
+        assertEquals(List.of(), admin.listTables(), "the scratch table is gone");
+      }
+    }
+  }
+
+  private static double count(String metrics, String method) {
+    Matcher m = Pattern.compile("^tabula_grpc_requests_seconds_count\\{code=\"OK\",method=\"" + method
+        + "\"\\S* (\\S+)$", Pattern.MULTILINE).matcher(metrics);
+    return m.find() ? Double.parseDouble(m.group(1)) : 0;
+  }
+}
