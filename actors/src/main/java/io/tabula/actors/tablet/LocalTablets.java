@@ -1,6 +1,7 @@
 package io.tabula.actors.tablet;
 
 import io.tabula.persistence.tablet.Tablet;
+import org.apache.pekko.actor.typed.ActorRef;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,6 +20,14 @@ public final class LocalTablets {
   private static final long COMPILED_FILTERS_BYTES = 64L << 20;
 
   private final ConcurrentHashMap<String, TabletReads> serving = new ConcurrentHashMap<>();
+  /**
+   * The actors of the tablets in {@link #serving}, so that a request for a tablet served here
+   * goes straight to its mailbox instead of through the shard region and the shard (two
+   * hand-overs between threads). One that reaches an actor that has stopped meanwhile is a
+   * dead letter, answered as moved (the node's {@code LostRequests}): its sender retries
+   * through the sharding.
+   */
+  private final ConcurrentHashMap<String, ActorRef<TabletActor.Command>> actors = new ConcurrentHashMap<>();
   private final FilterCache filters = new FilterCache(COMPILED_FILTERS_BYTES);
   /** Each table's running totals on this node (its tablets' reads and writes), for the metrics. */
   private final ConcurrentHashMap<String, TabletLoad.TableTotals> tables = new ConcurrentHashMap<>();
@@ -37,6 +46,11 @@ public final class LocalTablets {
   /** The reads of tablet {@code tabletId}, or null when no actor of this node serves it now. */
   public TabletReads reads(String tabletId) {
     return serving.get(tabletId);
+  }
+
+  /** The actor of tablet {@code tabletId} when one of this node serves it now, else null. */
+  public ActorRef<TabletActor.Command> actor(String tabletId) {
+    return actors.get(tabletId);
   }
 
   /** Whether an actor of this node serves tablet {@code tabletId} now. */
@@ -62,15 +76,17 @@ public final class LocalTablets {
   }
 
   /** The reads of an open tablet of {@code table}, listed as served from now on. */
-  TabletReads serve(String table, String tabletId, Tablet tablet) {
+  TabletReads serve(String table, String tabletId, Tablet tablet, ActorRef<TabletActor.Command> actor) {
     TabletLoad load = new TabletLoad(table, tables.computeIfAbsent(table, t -> new TabletLoad.TableTotals()));
     TabletReads reads = new TabletReads(tabletId, tablet, filters, load);
+    actors.put(tabletId, actor);
     serving.put(tabletId, reads);
     return reads;
   }
 
-  /** Takes out {@code reads}, if they are still the ones listed for their tablet. */
-  void stop(String tabletId, TabletReads reads) {
+  /** Takes out {@code reads} and {@code actor}, if they are still the ones listed for their tablet. */
+  void stop(String tabletId, TabletReads reads, ActorRef<TabletActor.Command> actor) {
     serving.remove(tabletId, reads);
+    actors.remove(tabletId, actor);
   }
 }

@@ -214,7 +214,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.tablet = tablet;
     this.info = info;
     this.blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
-    this.reads = node.local().serve(info.table(), info.id(), tablet);
+    this.reads = node.local().serve(info.table(), info.id(), tablet, ctx.getSelf());
     this.writes = new TabletWrites(ctx, timers, tablet, reads, blockingIo, node.server().env().clock(), quiet);
     this.splits = new TabletSplits(ctx, node, tablet, info, blockingIo);
     this.reports = new TabletReports(info, tablet, node.master());
@@ -308,7 +308,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
           return this;
         })
         .onSignal(PostStop.class, stop -> {
-          node.local().stop(info.id(), reads);
+          node.local().stop(info.id(), reads, getContext().getSelf());
           return this;
         })
         .build();
@@ -340,7 +340,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onRetire(Retire r) {
-    node.local().stop(info.id(), reads);
+    node.local().stop(info.id(), reads, getContext().getSelf());
     timers.cancelAll();
     getContext().pipeToSelf(CompletableFuture.runAsync(tablet::closeWithoutFlush, blockingIo),
         (ok, err) -> new Retired(r, err));
@@ -422,7 +422,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * stops. Requests that still come are refused as moved, to be retried where the tablet goes.
    */
   private Behavior<Command> closeFor(String what, AfterClose after, java.util.function.Consumer<Throwable> done) {
-    node.local().stop(info.id(), reads);
+    node.local().stop(info.id(), reads, getContext().getSelf());
     timers.cancelAll();
     // Writes held for the flush backlog must still be tried (or refused, once the tablet is
     // closed or the engine abandoned): cancelling their timer left a hand-over waiting on them
@@ -555,7 +555,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     if (!splits.finished(d)) {
       return this;
     }
-    node.local().stop(info.id(), reads);
+    node.local().stop(info.id(), reads, getContext().getSelf());
     // Held and waiting writes and requests meet the closed tablet and are answered "moved", to be retried at the
     // children.
     writes.closed();

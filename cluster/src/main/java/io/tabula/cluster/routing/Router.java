@@ -162,6 +162,13 @@ public final class Router {
   /** Asks one tablet by id, without rerouting (for per-tablet operations over a whole table). */
   public <T> CompletionStage<T> askTablet(String tabletId,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
+    // A tablet served here is asked in its own mailbox: the shard region and the shard would
+    // cost two more hand-overs between threads. If its actor has just stopped, the request
+    // becomes a dead letter that LostRequests answers as moved, and the caller tries again.
+    ActorRef<TabletActor.Command> here = local.actor(tabletId);
+    if (here != null) {
+      return Stages.direct(AskPattern.askWithStatus(here, message::apply, askTimeout, system.scheduler()));
+    }
     return Stages.direct(tablets.tablet(tabletId).<T>askWithStatus(message::apply, askTimeout));
   }
 
@@ -229,8 +236,7 @@ public final class Router {
         return attempt(table, locate, message, startNanos, n + 1);
       });
     }
-    CompletionStage<T> reply = Stages.direct(tablets.tablet(t.id())
-        .<T>askWithStatus(replyTo -> message.apply(t, replyTo), askTimeout));
+    CompletionStage<T> reply = askTablet(t.id(), replyTo -> message.apply(t, replyTo));
     return reply.handle((v, err) -> {
       if (err == null) {
         return CompletableFuture.completedFuture(new Answer<>(t, v));
