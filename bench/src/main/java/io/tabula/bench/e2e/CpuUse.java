@@ -23,6 +23,24 @@ record CpuUse(long nodeNanos, long clientNanos) {
     return new CpuUse(node, Math.max(0, client));
   }
 
+  /**
+   * Waits until process {@code pid} has used under {@code share} of a core for two seconds
+   * running, for at most {@code atMost} after {@code startNanos}; returns the seconds since
+   * {@code startNanos}.
+   */
+  static double awaitIdle(long pid, long startNanos, double share, Duration atMost) throws InterruptedException {
+    long deadline = startNanos + atMost.toNanos();
+    CpuUse last = now(pid);
+    int idleSeconds = 0;
+    while (idleSeconds < 2 && System.nanoTime() < deadline) {
+      Thread.sleep(1000);
+      CpuUse now = now(pid);
+      idleSeconds = now.minus(last).nodeNanos() < share * 1e9 ? idleSeconds + 1 : 0;
+      last = now;
+    }
+    return (System.nanoTime() - startNanos) / 1e9;
+  }
+
   CpuUse minus(CpuUse earlier) {
     return new CpuUse(nodeNanos - earlier.nodeNanos, clientNanos - earlier.clientNanos);
   }

@@ -397,17 +397,9 @@ public final class EndToEndBench implements Callable<Integer> {
    */
   private double awaitIdle(long start) throws InterruptedException {
     TimeUnit.SECONDS.sleep(settleSeconds);
-    long deadline = start + TimeUnit.SECONDS.toNanos(SETTLE_MAX_SECONDS);
-    CpuUse last = CpuUse.now(nodePid);
-    int idleSeconds = 0;
-    while (idleSeconds < 2 && System.nanoTime() < deadline) {
-      TimeUnit.SECONDS.sleep(1);
-      CpuUse now = CpuUse.now(nodePid);
-      idleSeconds = now.minus(last).nodeNanos() < IDLE_SHARE * 1e9 ? idleSeconds + 1 : 0;
-      last = now;
-    }
-    return (System.nanoTime() - start) / 1e9;
+    return CpuUse.awaitIdle(nodePid, start, IDLE_SHARE, Duration.ofSeconds(SETTLE_MAX_SECONDS));
   }
+
 
   /** Reads {@code readBatch} distinct, uniformly random rows of {@code [0, range)} per request. */
   private Measured randomRead(E2eWorkload w, ClientUnderTest c, String table, Dataset data, int range)

@@ -10,9 +10,11 @@ import java.util.function.Predicate;
 /** The Markdown report of {@link PlainCallsBench}. */
 final class PlainReport {
   /** One workload's run: what it called, what {@link InFlight} measured, the CPU both processes used. */
-  record Measure(PlainWorkload workload, String api, InFlight.Result result, CpuUse cpu) {
+  record Measure(PlainWorkload workload, String api, InFlight.Result result, CpuUse cpu, double leftMicros) {
     Measure plus(Measure other) {
-      return new Measure(workload, api, result.plus(other.result), cpu.plus(other.cpu));
+      long n = result.values() + other.result.values();
+      double left = n == 0 ? 0 : (leftMicros * result.values() + other.leftMicros * other.result.values()) / n;
+      return new Measure(workload, api, result.plus(other.result), cpu.plus(other.cpu), left);
     }
 
     double serverMicrosPerValue() {
@@ -168,16 +170,19 @@ final class PlainReport {
 
   private void details(StringBuilder s) {
     s.append("## Every set\n\n| target | client | set | workload | values/s | p50 ms | p99 ms | server CPU µs/value "
-        + "| client CPU µs/value |\n|---|---|---:|---|---:|---:|---:|---:|---:|\n");
+        + "| server CPU µs/value after | client CPU µs/value |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
     for (Run r : runs) {
       for (Measure m : r.measures()) {
-        s.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %,.0f | %.3f | %.3f | %s | %s |%n", r.target(),
-            r.client(), r.round() + 1, m.workload().label(), m.result().valuesPerSecond(), m.result().latencyMs(0.5),
-            m.result().latencyMs(0.99), micros(m.serverMicrosPerValue()), micros(m.clientMicrosPerValue())));
+        s.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %,.0f | %.3f | %.3f | %s | %s | %s |%n",
+            r.target(), r.client(), r.round() + 1, m.workload().label(), m.result().valuesPerSecond(),
+            m.result().latencyMs(0.5), m.result().latencyMs(0.99), micros(m.serverMicrosPerValue()),
+            m.workload().isWrite() ? micros(m.leftMicros()) : "–", micros(m.clientMicrosPerValue())));
       }
     }
     s.append("\nA scan is one call, so its p50 and p99 are that call's time. A batched load's latencies are each "
-        + "row's, from the call that handed it over to its acknowledgement.\n");
+        + "row's, from the call that handed it over to its acknowledgement. *After*: the server's CPU per value "
+        + "written from the end of a write run until it idled (its flushes and compactions; the next run "
+        + "started then).\n");
   }
 
   /** The runs {@code which} selects pooled for workload {@code w}, or null if none ran it. */
