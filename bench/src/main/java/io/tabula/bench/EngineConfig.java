@@ -12,9 +12,11 @@ package io.tabula.bench;
  *     outstanding, RocksDB writes batches of this many puts
  * @param backgroundThreads threads for flushes and compactions in each engine
  * @param frozenMemtables memtables that may wait for their flush before writers stall
+ * @param scanCacheBytes the scan cache of the engine that has one ({@link EngineKind#TABULA_SCAN_CACHE}),
+ *     on top of the block cache
  */
 record EngineConfig(int blockSize, long cacheBytes, long memtableBytes, int bloomBitsPerKey, int writeWindow,
-    int backgroundThreads, int frozenMemtables) {
+    int backgroundThreads, int frozenMemtables, long scanCacheBytes) {
   EngineConfig {
     if (blockSize < 64) {
       throw new IllegalArgumentException("block size must be at least 64 bytes, was " + blockSize);

@@ -6,6 +6,11 @@ import java.util.Locale;
 
 /** The engines the benchmark compares, in the order their columns appear. */
 enum EngineKind {
+  /**
+   * The Tabula engine with a scan cache beside its block cache ({@link EngineConfig#scanCacheBytes}).
+   * First, so that a run of it and {@link #TABULA} reports it over the engine without one.
+   */
+  TABULA_SCAN_CACHE("tabula-scan-cache", "Tabula + scan cache"),
   TABULA("tabula", "Tabula"),
   ROCKSDB("rocksdb", "RocksDB"),
   /** The Tabula engine with its files on HDFS (an in-process cluster on 127.0.0.1: {@link BenchHdfs}). */
@@ -30,9 +35,11 @@ enum EngineKind {
   /** Opens a fresh engine of this kind in the empty directory {@code dir}. */
   Engine create(Path dir, EngineConfig config, WriteMode mode) throws IOException {
     return switch (this) {
-      case TABULA -> TabulaEngine.create(new io.tabula.persistence.storage.FileStorage(dir), config, mode);
+      case TABULA -> TabulaEngine.create(new io.tabula.persistence.storage.FileStorage(dir), config, mode, 0);
+      case TABULA_SCAN_CACHE -> TabulaEngine.create(new io.tabula.persistence.storage.FileStorage(dir), config, mode,
+          config.scanCacheBytes());
       case ROCKSDB -> RocksEngine.create(dir, config, mode);
-      case TABULA_HDFS -> TabulaEngine.create(BenchHdfs.newFolder(), config, mode);
+      case TABULA_HDFS -> TabulaEngine.create(BenchHdfs.newFolder(), config, mode, 0);
     };
   }
 
@@ -48,6 +55,6 @@ enum EngineKind {
         return k;
       }
     }
-    throw new IllegalArgumentException("unknown engine '" + id + "'; known: tabula, rocksdb, tabula-hdfs");
+    throw new IllegalArgumentException("unknown engine '" + id + "'; known: tabula, tabula-scan-cache, rocksdb, tabula-hdfs");
   }
 }

@@ -53,6 +53,10 @@ public final class Figure6 implements Callable<Integer> {
   @Option(names = "--cache-mb", description = "Block cache in MiB; default: ${DEFAULT-VALUE}", defaultValue = "64")
   private long cacheMb;
 
+  @Option(names = "--scan-cache-mb", description = "Scan cache in MiB of the tabula-scan-cache engine, on top of "
+      + "its block cache; default: ${DEFAULT-VALUE}", defaultValue = "32")
+  private long scanCacheMb;
+
   @Option(names = "--memtable-mb", description = "Memtable size in MiB, both engines; default: ${DEFAULT-VALUE}",
       defaultValue = "64")
   private long memtableMb;
@@ -138,7 +142,7 @@ public final class Figure6 implements Callable<Integer> {
     }
     kinds.sort(null);
     EngineConfig config = new EngineConfig(blockSize, cacheMb << 20, memtableMb << 20, bloomBits, writeWindow,
-        2, 4);
+        2, 4, scanCacheMb << 20);
     Dataset data = new Dataset(n, valueBytes, seed);
     WorkloadRunner.Limits limits = new WorkloadRunner.Limits(readOps, readSeconds * 1_000_000_000L,
         writeSeconds * 1_000_000_000L, warmupOps, scanPasses);

@@ -57,14 +57,16 @@ final class TabulaEngine implements Engine {
     this.writeWindow = writeWindow;
   }
 
-  /** Opens a fresh engine on {@code storage}, an empty root. */
-  static TabulaEngine create(Storage storage, EngineConfig config, WriteMode mode) throws IOException {
+  /** Opens a fresh engine on {@code storage}, an empty root, with a scan cache of {@code scanCacheBytes} (0: none). */
+  static TabulaEngine create(Storage storage, EngineConfig config, WriteMode mode, long scanCacheBytes)
+      throws IOException {
     TableSchema schema = schema(config);
     Durability durability = mode == WriteMode.DURABLE ? Durability.FSYNC : Durability.OS_BUFFERED;
     TabletOptions tablets = new TabletOptions(config.memtableBytes(), TabletOptions.defaults().maxFilesPerGroup(),
         config.frozenMemtables());
     TabletServer.Options options = new TabletServer.Options("bench", config.cacheBytes(),
-        config.backgroundThreads(), new CommitLogOptions(LOG_SEGMENT_BYTES, durability), tablets);
+        config.backgroundThreads(), new CommitLogOptions(LOG_SEGMENT_BYTES, durability), tablets)
+        .withScanCache(scanCacheBytes);
     TabletServer server = TabletServer.open(storage, options, MicrosClock.SYSTEM,
         table -> TABLE.equals(table) ? schema : null);
     try {
@@ -86,7 +88,7 @@ final class TabulaEngine implements Engine {
 
   @Override
   public String name() {
-    return "Tabula";
+    return server.env().scanCache() == null ? "Tabula" : "Tabula + scan cache";
   }
 
   @Override

@@ -17,7 +17,7 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
     List<String> join, long blockCacheBytes, int backgroundThreads, long memtableBytes, long memtableBudgetBytes,
     long logSegmentBytes,
     Durability durability, Duration askTimeout, Duration movedRetryFor, Duration masterStartTimeout,
-    Duration wakeOwnedEvery, Duration drainTimeout) {
+    Duration wakeOwnedEvery, Duration drainTimeout, long scanCacheBytes) {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
   public static NodeSettings from(Config node) {
@@ -43,7 +43,7 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
         node.getBytes("block-cache"), node.getInt("background-threads"), node.getBytes("memtable-bytes"),
         memtableBudget(node), node.getBytes("log-segment-bytes"), durability, node.getDuration("ask-timeout"),
         node.getDuration("moved-retry-for"), node.getDuration("master-start-timeout"),
-        node.getDuration("wake-owned-every"), node.getDuration("drain-timeout"));
+        node.getDuration("wake-owned-every"), node.getDuration("drain-timeout"), node.getBytes("scan-cache"));
   }
 
   /**
@@ -70,6 +70,6 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
   TabletServer.Options engineOptions(String logName) {
     return new TabletServer.Options(logName, blockCacheBytes, backgroundThreads,
         new CommitLogOptions(logSegmentBytes, durability), TabletOptions.defaults().withMemtableBytes(memtableBytes),
-        memtableBudgetBytes);
+        memtableBudgetBytes).withScanCache(scanCacheBytes);
   }
 }

@@ -18,6 +18,7 @@ import io.tabula.actors.master.MasterCounts;
 import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.actors.tablet.TabletLoad;
 import io.tabula.persistence.cache.BlockCache;
+import io.tabula.persistence.cache.ScanCache;
 import io.tabula.persistence.tablet.EngineStats;
 import io.tabula.persistence.tablet.TabletServer;
 import io.tabula.persistence.wal.CommitLog;
@@ -154,6 +155,15 @@ public final class NodeMetrics implements AutoCloseable {
         .description("Blocks evicted from the block cache").register(registry);
     Gauge.builder("tabula.blockcache.size", cache, c -> c.stats().weightedBytes()).baseUnit("bytes")
         .description("Bytes of blocks the block cache holds").register(registry);
+    ScanCache scans = engine.env().scanCache();
+    if (scans != null) {
+      FunctionCounter.builder("tabula.scancache.hits", scans, c -> c.stats().hits())
+          .description("Point reads of a row in an SSTable answered by the scan cache").register(registry);
+      FunctionCounter.builder("tabula.scancache.misses", scans, c -> c.stats().misses())
+          .description("Point reads of a row in an SSTable that read the file").register(registry);
+      Gauge.builder("tabula.scancache.size", scans, c -> c.stats().weightedBytes()).baseUnit("bytes")
+          .description("Bytes of rows the scan cache holds").register(registry);
+    }
     Gauge.builder("tabula.memtables.size", engine, e -> e.env().memtables().bytes()).baseUnit("bytes")
         .description("Bytes the memtables of the node's tablets hold (active and frozen)").register(registry);
     Gauge.builder("tabula.memtables.limit", engine, e -> e.env().memtables().limit()).baseUnit("bytes")

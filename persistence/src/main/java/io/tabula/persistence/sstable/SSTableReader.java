@@ -156,6 +156,15 @@ public final class SSTableReader implements Closeable {
     return info;
   }
 
+  /**
+   * What the scan cache may key this file's rows by: the id it has in the block cache, never
+   * another file's; 0 when it has none (no block cache) or when its blocks are in memory
+   * anyway (an in-memory group's file), and then its rows are not worth caching.
+   */
+  public long scanCacheId() {
+    return image != null ? 0 : fileId;
+  }
+
   public String path() {
     return file.path();
   }

@@ -379,7 +379,8 @@ public final class Tablet implements Closeable {
   /** A reader over the rows {@code [from, to)} of a pinned version; {@code pointRow} enables blooms. */
   private RowReader reader(TabletVersion v, long snapshot, byte[] from, byte[] to, ReadFilter filter, byte[] pointRow)
       throws IOException {
-    return VersionReader.rows(v, schema, snapshot, from, to, filter, pointRow, env.clock().nowMicros());
+    return VersionReader.rows(v, schema, snapshot, from, to, filter, pointRow, env.clock().nowMicros(),
+        env.scanCache());
   }
 
   TabletVersion acquire() {

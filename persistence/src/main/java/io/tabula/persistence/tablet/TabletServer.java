@@ -1,6 +1,7 @@
 package io.tabula.persistence.tablet;
 
 import io.tabula.persistence.cache.BlockCache;
+import io.tabula.persistence.cache.ScanCache;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.wal.CommitLog;
@@ -40,7 +41,18 @@ public final class TabletServer implements Closeable {
    * @param memtableBytes what all the tablets' memtables may hold together ({@link MemtableBudget})
    */
   public record Options(String nodeId, long blockCacheBytes, int backgroundThreads, CommitLogOptions log,
-      TabletOptions tablets, long memtableBytes) {
+      TabletOptions tablets, long memtableBytes, long scanCacheBytes) {
+    /** Options without a scan cache. */
+    public Options(String nodeId, long blockCacheBytes, int backgroundThreads, CommitLogOptions log,
+        TabletOptions tablets, long memtableBytes) {
+      this(nodeId, blockCacheBytes, backgroundThreads, log, tablets, memtableBytes, 0);
+    }
+
+    /** These options with a scan cache of {@code bytes} (0 for none). */
+    public Options withScanCache(long bytes) {
+      return new Options(nodeId, blockCacheBytes, backgroundThreads, log, tablets, memtableBytes, bytes);
+    }
+
     /** The share of the heap the memtables may hold when no budget is given. */
     public static final double DEFAULT_MEMTABLE_HEAP_PERCENT = 40;
 
@@ -91,7 +103,7 @@ public final class TabletServer implements Closeable {
     this.merges = daemonPool(Math.max(1, options.backgroundThreads() / 2), "tabula-merge-");
     this.env = new TabletEnv(storage, log, BlockCache.create(options.blockCacheBytes()),
         new MemtableBudget(options.memtableBytes()), background, merges, clock, options.tablets(),
-        this::deleteObsoleteLogSegments, failures, new EngineStats());
+        this::deleteObsoleteLogSegments, failures, new EngineStats(), ScanCache.create(options.scanCacheBytes()));
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import io.tabula.persistence.cache.ScanCache;
 import io.tabula.persistence.iterator.CellIterator;
 import io.tabula.persistence.iterator.MergingIterator;
 import io.tabula.persistence.iterator.RangeIterator;
@@ -24,10 +25,11 @@ final class VersionReader {
 
   /**
    * A reader over the rows {@code [from, to)} of {@code v} as of {@code snapshot};
-   * {@code pointRow}, for a read of one row, lets blooms and row ranges leave files out.
+   * {@code pointRow}, for a read of one row, lets blooms and row ranges leave files out, and
+   * takes the row's entries in each file from {@code scanCache} when there is one.
    */
   static RowReader rows(TabletVersion v, TableSchema schema, long snapshot, byte[] from, byte[] to, ReadFilter filter,
-      byte[] pointRow, long nowMicros) throws IOException {
+      byte[] pointRow, long nowMicros, ScanCache scanCache) throws IOException {
     Set<String> groups = new TreeSet<>();
     if (filter.families() == null) {
       groups.addAll(v.files.keySet());
@@ -51,7 +53,9 @@ final class VersionReader {
         boolean wanted = pointRow == null ? h.reader().info().mayHoldRows(from, to)
             : h.reader().mayContainRow(pointRow);
         if (wanted) {
-          its.add(h.reader().iterator());
+          long id = h.reader().scanCacheId();
+          its.add(pointRow != null && scanCache != null && id != 0
+              ? scanCache.row(id, pointRow, h.reader()::iterator) : h.reader().iterator());
         }
       }
     }

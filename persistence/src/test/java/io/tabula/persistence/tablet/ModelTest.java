@@ -210,7 +210,9 @@ class ModelTest {
   private void openServer() throws IOException {
     TabletServer.Options o = new TabletServer.Options("node-1", 1 << 20, 2,
         new CommitLogOptions(16 * 1024, Durability.FSYNC),
-        TabletOptions.defaults().withMemtableBytes(8 * 1024).withMaxFilesPerGroup(3));
+        TabletOptions.defaults().withMemtableBytes(8 * 1024).withMaxFilesPerGroup(3))
+        // A scan cache small enough to evict: point reads take rows from it and from the files.
+        .withScanCache(32 * 1024);
     server = TabletServer.open(storage, o, now::get, t -> SCHEMA);
   }
 
