@@ -28,8 +28,15 @@ final class InFlight {
    * @param values values written or read in the window
    * @param nanos from the first request's start to the last one's completion
    * @param latencies every request's latency in nanoseconds, sorted
+   * @param longestGapNanos the longest time in the window without a request completing (from
+   *     the start to the first completion, between two, or from the last start to the last
+   *     completion): a stall shows here, a long queue does not
    */
-  record Result(long values, long nanos, long[] latencies) {
+  record Result(long values, long nanos, long[] latencies, long longestGapNanos) {
+    Result(long values, long nanos, long[] latencies) {
+      this(values, nanos, latencies, 0);
+    }
+
     long requests() {
       return latencies.length;
     }
@@ -39,7 +46,8 @@ final class InFlight {
       long[] all = Arrays.copyOf(latencies, latencies.length + other.latencies.length);
       System.arraycopy(other.latencies, 0, all, latencies.length, other.latencies.length);
       Arrays.sort(all);
-      return new Result(values + other.values, nanos + other.nanos, all);
+      return new Result(values + other.values, nanos + other.nanos, all,
+          Math.max(longestGapNanos, other.longestGapNanos));
     }
 
     double valuesPerSecond() {
@@ -64,6 +72,7 @@ final class InFlight {
     LongAdder values = new LongAdder();
     Latencies latencies = new Latencies();
     long start = System.nanoTime();
+    latencies.started(start);
     for (long k = 0; k < maxRequests && failure.get() == null && System.nanoTime() < deadlineNanos; k++) {
       if (!slots.tryAcquire(STALL_SECONDS, TimeUnit.SECONDS)) {
         throw new TimeoutException("no request finished within " + STALL_SECONDS + " s");
@@ -97,19 +106,35 @@ final class InFlight {
       throw new ExecutionException(err instanceof CompletionException && err.getCause() != null ? err.getCause()
           : err);
     }
-    return new Result(values.sum(), nanos, latencies.sorted());
+    return new Result(values.sum(), nanos, latencies.sorted(), latencies.longestGap());
   }
 
-  /** A growing array of latencies that completion threads append to. Thread-safe. */
-  private static final class Latencies {
+  /**
+   * A growing array of latencies that completion threads append to, and the longest time
+   * between two completions. Thread-safe.
+   */
+  static final class Latencies {
     private long[] values = new long[1024];
     private int size;
+    private long lastCompletion;
+    private long longestGap;
+
+    synchronized void started(long nanos) {
+      lastCompletion = nanos;
+    }
 
     synchronized void add(long nanos) {
       if (size == values.length) {
         values = Arrays.copyOf(values, size * 2);
       }
       values[size++] = nanos;
+      long now = System.nanoTime();
+      longestGap = Math.max(longestGap, now - lastCompletion);
+      lastCompletion = now;
+    }
+
+    synchronized long longestGap() {
+      return longestGap;
     }
 
     synchronized long[] sorted() {

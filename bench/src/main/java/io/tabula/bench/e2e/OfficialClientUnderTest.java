@@ -81,12 +81,17 @@ final class OfficialClientUnderTest implements ClientUnderTest {
     }).setChannelPoolSettings(ChannelPoolSettings.staticallySized(channels)).build());
     this.client = BigtableDataClient.create(settings.build());
     this.acceptGzip = acceptGzip;
-    this.admin = BigtableTableAdminClient.create(BigtableTableAdminSettings.newBuilderForEmulator("127.0.0.1", port)
+    this.admin = admin(port);
+    this.data = data;
+    this.checks = new Checks(data);
+  }
+
+  /** The official table-admin client for a server on 127.0.0.1:{@code port}. */
+  static BigtableTableAdminClient admin(int port) throws IOException {
+    return BigtableTableAdminClient.create(BigtableTableAdminSettings.newBuilderForEmulator("127.0.0.1", port)
         .setProjectId(PROJECT)
         .setInstanceId(INSTANCE)
         .build());
-    this.data = data;
-    this.checks = new Checks(data);
   }
 
   @Override

@@ -5,7 +5,6 @@ import com.google.api.core.ApiFutures;
 import com.google.api.gax.batching.Batcher;
 import com.google.api.gax.rpc.ServerStream;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
-import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
 import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.admin.v2.models.GCRules;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
@@ -22,7 +21,6 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import io.tabula.bench.Dataset;
 import java.io.IOException;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
@@ -52,10 +50,7 @@ final class OfficialPlainClient implements PlainClient {
         .setMetricsProvider(NoopMetricsProvider.INSTANCE)
         .disableInternalMetrics()
         .build());
-    this.admin = BigtableTableAdminClient.create(BigtableTableAdminSettings.newBuilderForEmulator("127.0.0.1", port)
-        .setProjectId(PROJECT)
-        .setInstanceId(INSTANCE)
-        .build());
+    this.admin = OfficialClientUnderTest.admin(port);
     this.data = data;
     this.checks = new Checks(data);
   }
@@ -110,18 +105,18 @@ final class OfficialPlainClient implements PlainClient {
 
   @Override
   public InFlight.Result load(String table, int[] order, int batch, int inFlight) throws Exception {
-    long[] latencies = new long[order.length];
+    InFlight.Latencies latencies = new InFlight.Latencies();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     CountDownLatch answered = new CountDownLatch(order.length);
     long start = System.nanoTime();
+    latencies.started(start);
     try (Batcher<RowMutationEntry, Void> batcher = client.newBulkMutationBatcher(TableId.of(table))) {
       for (int i = 0; i < order.length && failure.get() == null; i++) {
-        int k = i;
         long t0 = System.nanoTime();
         ApiFutures.addCallback(batcher.add(entry(order[i])), new ApiFutureCallback<Void>() {
           @Override
           public void onSuccess(Void v) {
-            latencies[k] = System.nanoTime() - t0;
+            latencies.add(System.nanoTime() - t0);
             answered.countDown();
           }
 
@@ -141,8 +136,7 @@ final class OfficialPlainClient implements PlainClient {
     if (failure.get() != null) {
       throw new IllegalStateException(name() + ": a batched write failed", failure.get());
     }
-    Arrays.sort(latencies);
-    return new InFlight.Result(order.length, nanos, latencies);
+    return new InFlight.Result(order.length, nanos, latencies.sorted(), latencies.longestGap());
   }
 
   @Override

@@ -169,18 +169,23 @@ final class PlainReport {
   }
 
   private void details(StringBuilder s) {
-    s.append("## Every set\n\n| target | client | set | workload | values/s | p50 ms | p99 ms | server CPU µs/value "
-        + "| server CPU µs/value after | client CPU µs/value |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    s.append("## Every set\n\n| target | client | set | workload | values/s | p50 ms | p99 ms | longest gap ms "
+        + "| server CPU µs/value | server CPU µs/value after | client CPU µs/value |\n"
+        + "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (Run r : runs) {
       for (Measure m : r.measures()) {
-        s.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %,.0f | %.3f | %.3f | %s | %s | %s |%n",
+        s.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %,.0f | %.3f | %.3f | %s | %s | %s | %s |%n",
             r.target(), r.client(), r.round() + 1, m.workload().label(), m.result().valuesPerSecond(),
-            m.result().latencyMs(0.5), m.result().latencyMs(0.99), micros(m.serverMicrosPerValue()),
-            m.workload().isWrite() ? micros(m.leftMicros()) : "–", micros(m.clientMicrosPerValue())));
+            m.result().latencyMs(0.5), m.result().latencyMs(0.99),
+            m.workload() == PlainWorkload.SCAN ? "–" : String.format(Locale.ROOT, "%.1f",
+                m.result().longestGapNanos() / 1e6),
+            micros(m.serverMicrosPerValue()), m.workload().isWrite() ? micros(m.leftMicros()) : "–",
+            micros(m.clientMicrosPerValue())));
       }
     }
     s.append("\nA scan is one call, so its p50 and p99 are that call's time. A batched load's latencies are each "
-        + "row's, from the call that handed it over to its acknowledgement. *After*: the server's CPU per value "
+        + "row's, from the call that handed it over to its acknowledgement. *Longest gap*: the longest time in the run "
+        + "without an acknowledgement (a stall shows there; a long queue shows in p50 and p99 instead). *After*: the server's CPU per value "
         + "written from the end of a write run until it idled (its flushes and compactions; the next run "
         + "started then).\n");
   }
