@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntFunction;
+import java.util.function.Predicate;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.grpc.GrpcClientSettings;
 import org.apache.pekko.stream.javadsl.Sink;
@@ -42,6 +43,11 @@ import org.slf4j.LoggerFactory;
  * dropped at the end. It makes rounds of single-row writes, batched writes, point reads and a
  * scan, until the JIT compilers used under {@value #QUIET_SHARE} of the round's time or
  * {@code tabula.node.warm-up} has passed (0 turns it off).
+ *
+ * <p>The scratch table's tablet must be served by this node: in a cluster the master may
+ * place it elsewhere, and a starting node must not load another node with its warm-up. The
+ * node waits up to {@value #PLACED_WITHIN_SECONDS} s for its tablet to open here; if it does
+ * not, it drops the table and serves without warming up.
  *
  * <p>A failure of the warm-up (say the master is slow to answer) is logged and the node
  * serves anyway: warm-up is never a reason not to start. Runs on the starting thread, which
@@ -59,8 +65,9 @@ final class NodeWarmUp {
   private static final int BATCH = 100;
   private static final int VALUE_BYTES = 1_000;
   private static final Duration CALL_WAIT = Duration.ofSeconds(30);
+  static final int PLACED_WITHIN_SECONDS = 5;
 
-  /** How a warm-up went, for the log and for tests. */
+  /** How a warm-up went, for the log and for tests; {@code rounds} 0 when the table was not served here. */
   record Outcome(int rounds, long calls, Duration took, boolean quiet) {}
 
   private final ActorSystem<?> system;
@@ -83,15 +90,20 @@ final class NodeWarmUp {
    * Warms the node serving on {@code host:port} for at most {@code budget}; returns how it
    * went, or null when {@code budget} is zero or the warm-up failed (logged).
    */
-  static Outcome run(ActorSystem<?> system, String host, int port, Duration budget) {
+  static Outcome run(ActorSystem<?> system, String host, int port, Duration budget, Predicate<String> servedHere) {
     if (budget.isZero() || budget.isNegative()) {
       return null;
     }
     NodeWarmUp w = new NodeWarmUp(system, host, port);
     try {
-      Outcome o = w.warm(budget);
-      LOG.info("warmed up in {} ms: {} rounds, {} calls, the JIT compilers {}", o.took().toMillis(), o.rounds(),
-          o.calls(), o.quiet() ? "nearly idle at the end" : "still busy when the time was up");
+      Outcome o = w.warm(budget, servedHere);
+      if (o.rounds() == 0) {
+        LOG.info("no warm-up: the scratch table's tablet was not served on this node within {} s",
+            PLACED_WITHIN_SECONDS);
+      } else {
+        LOG.info("warmed up in {} ms: {} rounds, {} calls, the JIT compilers {}", o.took().toMillis(), o.rounds(),
+            o.calls(), o.quiet() ? "nearly idle at the end" : "still busy when the time was up");
+      }
       return o;
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
       LOG.warn("the warm-up failed; serving without it", e);
@@ -104,7 +116,8 @@ final class NodeWarmUp {
     }
   }
 
-  private Outcome warm(Duration budget) throws ExecutionException, TimeoutException, InterruptedException {
+  private Outcome warm(Duration budget, Predicate<String> servedHere)
+      throws ExecutionException, TimeoutException, InterruptedException {
     long start = System.nanoTime();
     long deadline = start + budget.toNanos();
     CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
@@ -117,6 +130,13 @@ final class NodeWarmUp {
     long calls = 0;
     boolean quiet = false;
     try {
+      long placedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(PLACED_WITHIN_SECONDS);
+      while (!servedHere.test(table)) {
+        if (System.nanoTime() > placedBy) {
+          return new Outcome(0, 0, Duration.ofNanos(System.nanoTime() - start), false);
+        }
+        Thread.sleep(50);
+      }
       while (!quiet && System.nanoTime() < deadline) {
         long roundStart = System.nanoTime();
         long compiledBefore = timed ? jit.getTotalCompilationTime() : 0;

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.MasterCounts;
@@ -304,7 +305,10 @@ public final class TabulaNode implements AutoCloseable {
     LogLossStop.watch(system, engine, logName);
     if (binding != null) {
       NodeWarmUp.run(system, loopback(binding), binding.localAddress().getPort(),
-          config.getDuration("tabula.node.warm-up"));
+          config.getDuration("tabula.node.warm-up"), table -> {
+            List<TabletInfo> ts = directory.get().tabletsOf(table);
+            return !ts.isEmpty() && ts.stream().allMatch(t -> node.local().serves(t.id()));
+          });
     }
     LOG.info("Tabula node {} serving {} (Management HTTP on port {}, cluster port {}), data in {}, commit log logs/{}",
         settings.name(), binding == null ? "no gRPC endpoint (tabula.node.serve-grpc = off)"

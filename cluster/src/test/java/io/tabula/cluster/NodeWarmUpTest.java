@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A node started with a warm-up has called its own endpoint before it reports itself
- * serving (its metrics count the calls), and leaves no trace of its scratch table.
+ * serving (its metrics count the calls), and leaves no trace of its scratch table; a scratch
+ * table whose tablet is not served on the node is dropped without a call to it.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class NodeWarmUpTest {
@@ -45,6 +46,26 @@ class NodeWarmUpTest {
       }
       assertEquals(1, count(m, "CreateTable"));
       assertEquals(1, count(m, "DeleteTable"));
+      try (BigtableTableAdminClient admin = BigtableTableAdminClient.create(BigtableTableAdminSettings
+          .newBuilderForEmulator("127.0.0.1", node.grpcPort()).setProjectId("p").setInstanceId("i").build())) {
+        assertEquals(List.of(), admin.listTables(), "the scratch table is gone");
+      }
+    }
+  }
+
+  @Test
+  void aScratchTableServedElsewhereIsDroppedWithoutWarmingUp() throws Exception {
+    try (TabulaNode node = TabulaNode.start(ConfigFactory.parseMap(Map.of("tabula.node.data-dir", dir.toString(),
+        "tabula.node.grpc-port", 0, "tabula.node.http-port", 0)))) {
+      // As if the master had placed the scratch table's tablet on another node.
+      NodeWarmUp.Outcome o = NodeWarmUp.run(node.system(), "127.0.0.1", node.grpcPort(), Duration.ofSeconds(30),
+          table -> false);
+      assertEquals(0, o.rounds());
+      assertEquals(0, o.calls());
+      String m = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+          + node.httpPort() + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+      assertEquals(0, count(m, "MutateRow"), "no data call was made");
       try (BigtableTableAdminClient admin = BigtableTableAdminClient.create(BigtableTableAdminSettings
           .newBuilderForEmulator("127.0.0.1", node.grpcPort()).setProjectId("p").setInstanceId("i").build())) {
         assertEquals(List.of(), admin.listTables(), "the scratch table is gone");
