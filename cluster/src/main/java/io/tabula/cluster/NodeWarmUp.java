@@ -14,6 +14,8 @@ import com.google.bigtable.v2.ReadRowsRequest;
 import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.bigtable.v2.RowSet;
 import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -39,8 +41,8 @@ import org.slf4j.LoggerFactory;
  * A fresh node's first minute, spent before it reports itself serving rather than on its
  * first users' requests: the node calls its own Cloud Bigtable endpoint over loopback (so the
  * HTTP/2 and gRPC layers, the routing, the tablet's actor, the commit log, the memtable and
- * the read paths all run) on a scratch table of its own, {@code _tabula_warm_up_<hex>},
- * dropped at the end. It makes rounds of single-row writes, batched writes, point reads and a
+ * the read paths all run) on a scratch table of its own, {@code _tabula_warm_up_<node>},
+ * dropped at the end (and at the next start, if a start was stopped midway). It makes rounds of single-row writes, batched writes, point reads and a
  * scan, until the JIT compilers used under {@value #QUIET_SHARE} of the round's time or
  * {@code tabula.node.warm-up} has passed (0 turns it off).
  *
@@ -64,8 +66,14 @@ final class NodeWarmUp {
   private static final int IN_FLIGHT = 32;
   private static final int BATCH = 100;
   private static final int VALUE_BYTES = 1_000;
+  /** The longest any one call may take; every wait is also held to the budget left, plus {@link #GRACE}. */
   private static final Duration CALL_WAIT = Duration.ofSeconds(30);
+  /** What calls in flight when the budget runs out, and the clean-up after it, may still take. */
+  private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(5);
   static final int PLACED_WITHIN_SECONDS = 5;
+  private static final String TABLE_PREFIX = "_tabula_warm_up_";
+  /** The longest node name a scratch table is named after (table ids have at most 50 characters). */
+  private static final int NAME_IN_TABLE = 50 - TABLE_PREFIX.length();
 
   /** How a warm-up went, for the log and for tests; {@code rounds} 0 when the table was not served here. */
   record Outcome(int rounds, long calls, Duration took, boolean quiet) {}
@@ -76,9 +84,9 @@ final class NodeWarmUp {
   private final BigtableTableAdminClient admin;
   private final byte[] value = new byte[VALUE_BYTES];
 
-  private NodeWarmUp(ActorSystem<?> system, String host, int port) {
+  private NodeWarmUp(ActorSystem<?> system, String node, String host, int port) {
     this.system = system;
-    this.table = "_tabula_warm_up_" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    this.table = table(node);
     GrpcClientSettings settings = GrpcClientSettings.connectToServiceAt(host, port, system).withTls(false)
         .withDeadline(CALL_WAIT);
     this.data = BigtableClient.create(settings, system);
@@ -90,11 +98,12 @@ final class NodeWarmUp {
    * Warms the node serving on {@code host:port} for at most {@code budget}; returns how it
    * went, or null when {@code budget} is zero or the warm-up failed (logged).
    */
-  static Outcome run(ActorSystem<?> system, String host, int port, Duration budget, Predicate<String> servedHere) {
+  static Outcome run(ActorSystem<?> system, String node, String host, int port, Duration budget,
+      Predicate<String> servedHere) {
     if (budget.isZero() || budget.isNegative()) {
       return null;
     }
-    NodeWarmUp w = new NodeWarmUp(system, host, port);
+    NodeWarmUp w = new NodeWarmUp(system, node, host, port);
     try {
       Outcome o = w.warm(budget, servedHere);
       if (o.rounds() == 0) {
@@ -116,21 +125,31 @@ final class NodeWarmUp {
     }
   }
 
+  /**
+   * The scratch table of node {@code node}: named after it, so that a start stopped midway
+   * (a kill, a SIGTERM) leaves a table the node's next start finds and drops.
+   */
+  static String table(String node) {
+    return TABLE_PREFIX + (node.length() <= NAME_IN_TABLE ? node
+        : HexFormat.of().toHexDigits(node.hashCode()) + node.substring(node.length() - NAME_IN_TABLE + 8));
+  }
+
   private Outcome warm(Duration budget, Predicate<String> servedHere)
       throws ExecutionException, TimeoutException, InterruptedException {
     long start = System.nanoTime();
     long deadline = start + budget.toNanos();
     CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
-    await(admin.createTable(CreateTableRequest.newBuilder().setParent(INSTANCE).setTableId(table)
-        .setTable(Table.newBuilder().putColumnFamilies(FAMILY, ColumnFamily.newBuilder()
-            .setGcRule(GcRule.newBuilder().setMaxNumVersions(1)).build())).build()));
     String name = INSTANCE + "/tables/" + table;
+    dropIfThere(name);
     int rounds = 0;
     long calls = 0;
     boolean quiet = false;
     try {
-      long placedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(PLACED_WITHIN_SECONDS);
+      await(admin.createTable(CreateTableRequest.newBuilder().setParent(INSTANCE).setTableId(table)
+          .setTable(Table.newBuilder().putColumnFamilies(FAMILY, ColumnFamily.newBuilder()
+              .setGcRule(GcRule.newBuilder().setMaxNumVersions(1)).build())).build()), deadline);
+      long placedBy = Math.min(deadline, System.nanoTime() + TimeUnit.SECONDS.toNanos(PLACED_WITHIN_SECONDS));
       while (!servedHere.test(table)) {
         if (System.nanoTime() > placedBy) {
           return new Outcome(0, 0, Duration.ofNanos(System.nanoTime() - start), false);
@@ -146,7 +165,7 @@ final class NodeWarmUp {
         quiet = timed && (jit.getTotalCompilationTime() - compiledBefore) < QUIET_SHARE * roundMillis;
       }
     } finally {
-      await(admin.deleteTable(DeleteTableRequest.newBuilder().setName(name).build()));
+      dropIfThere(name);
     }
     return new Outcome(rounds, calls, Duration.ofNanos(System.nanoTime() - start), quiet);
   }
@@ -165,7 +184,8 @@ final class NodeWarmUp {
       return data.mutateRows(req.build()).runWith(Sink.ignore(), system);
     });
     calls += inFlight(ROWS, deadline, i -> readRow(name, key(base + ThreadLocalRandom.current().nextInt(ROWS))));
-    await(data.readRows(ReadRowsRequest.newBuilder().setTableName(name).build()).runWith(Sink.ignore(), system));
+    await(data.readRows(ReadRowsRequest.newBuilder().setTableName(name).build()).runWith(Sink.ignore(), system),
+        deadline);
     return calls + 1;
   }
 
@@ -181,8 +201,8 @@ final class NodeWarmUp {
     AtomicReference<Throwable> failure = new AtomicReference<>();
     int made = 0;
     for (; made < n && failure.get() == null && System.nanoTime() < deadline; made++) {
-      if (!slots.tryAcquire(CALL_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-        throw new TimeoutException("no warm-up call was answered within " + CALL_WAIT.toSeconds() + " s");
+      if (!slots.tryAcquire(waitNanos(deadline), TimeUnit.NANOSECONDS)) {
+        throw new TimeoutException("no warm-up call was answered in time");
       }
       call.apply(made).whenComplete((ok, err) -> {
         if (err != null) {
@@ -191,8 +211,8 @@ final class NodeWarmUp {
         slots.release();
       });
     }
-    if (!slots.tryAcquire(IN_FLIGHT, CALL_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-      throw new TimeoutException("the last warm-up calls were not answered within " + CALL_WAIT.toSeconds() + " s");
+    if (!slots.tryAcquire(IN_FLIGHT, waitNanos(deadline), TimeUnit.NANOSECONDS)) {
+      throw new TimeoutException("the last warm-up calls were not answered in time");
     }
     if (failure.get() != null) {
       throw new ExecutionException("a warm-up call failed", failure.get());
@@ -200,8 +220,25 @@ final class NodeWarmUp {
     return made;
   }
 
-  private static <T> T await(CompletionStage<T> s) throws ExecutionException, TimeoutException, InterruptedException {
-    return s.toCompletableFuture().get(CALL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+  /** Drops the scratch table if it exists (a leftover of a start stopped midway, or this one's). */
+  private void dropIfThere(String name) throws ExecutionException, TimeoutException, InterruptedException {
+    try {
+      await(admin.deleteTable(DeleteTableRequest.newBuilder().setName(name).build()), System.nanoTime());
+    } catch (ExecutionException e) {
+      if (!(e.getCause() instanceof StatusRuntimeException s && s.getStatus().getCode() == Status.Code.NOT_FOUND)) {
+        throw e;
+      }
+    }
+  }
+
+  /** How long a wait may last: the budget left until {@code deadline}, plus the grace, at most {@link #CALL_WAIT}. */
+  private static long waitNanos(long deadline) {
+    return Math.min(CALL_WAIT.toNanos(), Math.max(0, deadline - System.nanoTime()) + GRACE_NANOS);
+  }
+
+  private static <T> T await(CompletionStage<T> s, long deadline)
+      throws ExecutionException, TimeoutException, InterruptedException {
+    return s.toCompletableFuture().get(waitNanos(deadline), TimeUnit.NANOSECONDS);
   }
 
   private static ByteString key(int i) {
@@ -215,8 +252,8 @@ final class NodeWarmUp {
 
   private void close() {
     try {
-      await(data.close());
-      await(admin.close());
+      await(data.close(), System.nanoTime());
+      await(admin.close(), System.nanoTime());
     } catch (ExecutionException | TimeoutException e) {
       LOG.debug("closing the warm-up's clients", e);
     } catch (InterruptedException e) {

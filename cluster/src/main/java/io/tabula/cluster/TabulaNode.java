@@ -295,21 +295,24 @@ public final class TabulaNode implements AutoCloseable {
         : join(BigtableServices.bind(system, settings, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),
             metrics == null ? null : metrics.grpc()), wait, "binding the gRPC port");
+    // Ready once Up, serving every tablet it owns, and past its warm-up (if it makes one).
+    java.util.concurrent.atomic.AtomicBoolean warm = new java.util.concurrent.atomic.AtomicBoolean(false);
     TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, master, () -> {
       int[] so = owned.servedOfOwned(directory.get());
-      return cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
+      return warm.get() && cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
     }, settings.askTimeout(), metrics));
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     NodeShutdown.registerUnbind(system, binding, metrics);
     NodeShutdown.registerDrain(system, cluster, settings, directory, master, engine);
     LogLossStop.watch(system, engine, logName);
     if (binding != null) {
-      NodeWarmUp.run(system, loopback(binding), binding.localAddress().getPort(),
+      NodeWarmUp.run(system, settings.name(), loopback(binding), binding.localAddress().getPort(),
           config.getDuration("tabula.node.warm-up"), table -> {
             List<TabletInfo> ts = directory.get().tabletsOf(table);
             return !ts.isEmpty() && ts.stream().allMatch(t -> node.local().serves(t.id()));
           });
     }
+    warm.set(true);
     LOG.info("Tabula node {} serving {} (Management HTTP on port {}, cluster port {}), data in {}, commit log logs/{}",
         settings.name(), binding == null ? "no gRPC endpoint (tabula.node.serve-grpc = off)"
             : "the Cloud Bigtable API on " + settings.host() + ":" + binding.localAddress().getPort(), http,

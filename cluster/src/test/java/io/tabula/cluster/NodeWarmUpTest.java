@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.typesafe.config.ConfigFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A node started with a warm-up has called its own endpoint before it reports itself
  * serving (its metrics count the calls), and leaves no trace of its scratch table; a scratch
- * table whose tablet is not served on the node is dropped without a call to it.
+ * table an earlier start left is dropped, and one whose tablet is not served on the node is
+ * dropped without a call to it.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class NodeWarmUpTest {
@@ -54,12 +56,17 @@ class NodeWarmUpTest {
   }
 
   @Test
-  void aScratchTableServedElsewhereIsDroppedWithoutWarmingUp() throws Exception {
+  void aLeftoverScratchTableIsDroppedAndOneServedElsewhereIsDroppedWithoutWarmingUp() throws Exception {
     try (TabulaNode node = TabulaNode.start(ConfigFactory.parseMap(Map.of("tabula.node.data-dir", dir.toString(),
         "tabula.node.grpc-port", 0, "tabula.node.http-port", 0)))) {
+      try (BigtableTableAdminClient admin = BigtableTableAdminClient.create(BigtableTableAdminSettings
+          .newBuilderForEmulator("127.0.0.1", node.grpcPort()).setProjectId("p").setInstanceId("i").build())) {
+        // What a start stopped midway leaves behind.
+        admin.createTable(CreateTableRequest.of(NodeWarmUp.table(node.settings().name())).addFamily("f"));
+      }
       // As if the master had placed the scratch table's tablet on another node.
-      NodeWarmUp.Outcome o = NodeWarmUp.run(node.system(), "127.0.0.1", node.grpcPort(), Duration.ofSeconds(30),
-          table -> false);
+      NodeWarmUp.Outcome o = NodeWarmUp.run(node.system(), node.settings().name(), "127.0.0.1", node.grpcPort(),
+          Duration.ofSeconds(30), table -> false);
       assertEquals(0, o.rounds());
       assertEquals(0, o.calls());
       String m = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"

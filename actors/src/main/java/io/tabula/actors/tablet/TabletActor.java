@@ -25,6 +25,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -289,29 +290,22 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
           writes.writeFinished(w);
           return this;
         })
-        .onMessage(RowDecided.class, d -> {
-          writes.decided(d);
-          return this;
-        })
-        .onMessage(DropDone.class, d -> {
-          writes.dropped(d);
-          return this;
-        })
+        .onMessage(RowDecided.class, d -> same(() -> writes.decided(d)))
+        .onMessage(DropDone.class, d -> same(() -> writes.dropped(d)))
         .onMessageEquals(Tick.INSTANCE, this::onTick)
-        .onMessageEquals(RetryHeldWrites.INSTANCE, () -> {
-          writes.retryHeld();
-          return this;
-        })
+        .onMessageEquals(RetryHeldWrites.INSTANCE, () -> same(writes::retryHeld))
         .onMessage(SplitDone.class, this::onSplitDone)
-        .onMessage(SplitHot.class, h -> {
-          splits.startHot(reads.load());
-          return this;
-        })
-        .onSignal(PostStop.class, stop -> {
-          node.local().stop(info.id(), reads, getContext().getSelf());
-          return this;
-        })
+        .onMessage(SplitHot.class, h -> same(() -> splits.startHot(reads.load())))
+        // Out of LocalTablets when stopped, and before a restart opens the tablet again.
+        .onSignal(PostStop.class, stop -> same(() -> node.local().stop(info.id(), reads, getContext().getSelf())))
+        .onSignal(PreRestart.class, r -> same(() -> node.local().stop(info.id(), reads, getContext().getSelf())))
         .build();
+  }
+
+  /** Runs {@code step} and stays as this behaviour. */
+  private Behavior<Command> same(Runnable step) {
+    step.run();
+    return this;
   }
 
   private Behavior<Command> onMutate(Mutate m) {

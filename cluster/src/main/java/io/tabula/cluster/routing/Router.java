@@ -163,12 +163,32 @@ public final class Router {
   public <T> CompletionStage<T> askTablet(String tabletId,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
     // A tablet served here is asked in its own mailbox: the shard region and the shard would
-    // cost two more hand-overs between threads. If its actor has just stopped, the request
-    // becomes a dead letter that LostRequests answers as moved, and the caller tries again.
+    // cost two more hand-overs between threads. If its actor stops while the request waits in
+    // its mailbox, the request becomes a dead letter that LostRequests answers as moved, and
+    // the caller tries again. If it had stopped before the ask, the ask fails at once without
+    // sending anything, and by then the actor has taken itself out of LocalTablets (it does so
+    // in PostStop, before its mailbox closes): that failure goes through sharding instead. A
+    // timeout while the actor is still listed is a real one, and is not sent twice.
     ActorRef<TabletActor.Command> here = local.actor(tabletId);
-    if (here != null) {
-      return Stages.direct(AskPattern.askWithStatus(here, message::apply, askTimeout, system.scheduler()));
+    if (here == null) {
+      return viaSharding(tabletId, message);
     }
+    return Stages.direct(AskPattern.<TabletActor.Command, T>askWithStatus(here, message::apply, askTimeout,
+        system.scheduler())).handle((v, err) -> {
+          if (err == null) {
+            return CompletableFuture.completedFuture(v);
+          }
+          Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+              ? err.getCause() : err;
+          if (cause instanceof java.util.concurrent.TimeoutException && local.actor(tabletId) != here) {
+            return viaSharding(tabletId, message);
+          }
+          return CompletableFuture.<T>failedFuture(cause);
+        }).thenCompose(x -> x);
+  }
+
+  private <T> CompletionStage<T> viaSharding(String tabletId,
+      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
     return Stages.direct(tablets.tablet(tabletId).<T>askWithStatus(message::apply, askTimeout));
   }
 
