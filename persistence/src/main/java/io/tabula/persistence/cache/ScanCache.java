@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
  * takes them from a map instead of finding the block, searching it and decoding them. Keyed by
  * (the reader's file id, the row); an SSTable never changes, so no write invalidates an entry,
  * and a closed file's entries are never asked for again (ids are never reused, see
- * {@link BlockCache#newFileId()}) and age out.
+ * {@link BlockCache#newFileId()}); they are dropped when the file's reader closes.
  *
  * <p>Bounded by the bytes its entries hold (their keys and values, plus a fixed overhead per
  * entry). A row whose entries in one file weigh more than {@value #MAX_ROW_BYTES} bytes is not
@@ -71,7 +71,7 @@ public final class ScanCache {
 
   private ScanCache(long capacityBytes) {
     this.cache = Caffeine.newBuilder().maximumWeight(capacityBytes)
-        .weigher((Key k, Entries e) -> e.weight() + k.row().length).executor(Runnable::run).build();
+        .weigher((Key k, Entries e) -> e.weight()).executor(Runnable::run).build();
   }
 
   /** A scan cache holding about {@code capacityBytes}; null when that is 0 (no scan cache). */
@@ -107,11 +107,12 @@ public final class ScanCache {
   private static Entries load(byte[] row, Source source) throws IOException {
     List<CellKey> keys = new ArrayList<>();
     List<byte[]> values = new ArrayList<>();
-    int weight = ROW_OVERHEAD;
+    // The row's bytes count once: a file's cells of one row share one row array.
+    int weight = ROW_OVERHEAD + row.length;
     try (CellIterator it = source.open()) {
       for (it.seek(CellKey.firstOfRow(row)); it.valid() && Arrays.equals(it.key().row(), row); it.next()) {
         byte[] v = it.value();
-        weight += it.key().weight() + v.length + ENTRY_OVERHEAD;
+        weight += it.key().weight() - it.key().row().length + v.length + ENTRY_OVERHEAD;
         if (weight > MAX_ROW_BYTES) {
           return Entries.TOO_WIDE;
         }
@@ -120,6 +121,13 @@ public final class ScanCache {
       }
     }
     return new Entries(keys.toArray(CellKey[]::new), values.toArray(byte[][]::new), weight);
+  }
+
+  /** Drops every row of file {@code fileId} (its reader was closed). Costs a pass over the cache. */
+  public void invalidateFile(long fileId) {
+    if (fileId != 0) {
+      cache.asMap().keySet().removeIf(k -> k.fileId() == fileId);
+    }
   }
 
   public Stats stats() {

@@ -47,7 +47,7 @@ final class SSTableFiles {
     ReadableFile f = env.storage().open(path);
     try {
       return new SSTableHandle(env.storage(), path, owned, SSTableReader.open(f, env.cache(), inMemory),
-          env.failures());
+          env.failures(), env.scanCache());
     } catch (IOException | RuntimeException e) {
       f.close();
       throw e;

@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import io.tabula.persistence.cache.ScanCache;
 import io.tabula.persistence.sstable.SSTableReader;
 import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
@@ -20,9 +21,13 @@ final class SSTableHandle {
   private final AtomicInteger refs = new AtomicInteger();
   private volatile boolean obsolete;
   private final BackgroundFailures failures;
+  /** The node's scan cache, which drops this file's rows when the reader closes; null if none. */
+  private final ScanCache scanCache;
 
-  SSTableHandle(Storage storage, String path, boolean owned, SSTableReader reader, BackgroundFailures failures) {
+  SSTableHandle(Storage storage, String path, boolean owned, SSTableReader reader, BackgroundFailures failures,
+      ScanCache scanCache) {
     this.failures = failures;
+    this.scanCache = scanCache;
     this.storage = storage;
     this.path = path;
     this.owned = owned;
@@ -71,6 +76,9 @@ final class SSTableHandle {
     if (refs.decrementAndGet() == 0) {
       try {
         reader.close();
+        if (scanCache != null) {
+          scanCache.invalidateFile(reader.scanCacheId());
+        }
         if (obsolete && owned) {
           storage.delete(path);
         }

@@ -76,6 +76,7 @@ class ScanCacheTest {
     assertEquals(missesBefore + 1, stats().misses(), "the compacted file is a new file: read from it once");
     assertEquals("v2", value("a"));
     assertEquals(Optional.empty(), tablet.read(b("b"), ReadFilter.all()));
+    assertEquals(1, stats().rows(), "the replaced files' rows were dropped with their readers");
   }
 
   @Test
