@@ -42,6 +42,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -296,7 +297,7 @@ public final class TabulaNode implements AutoCloseable {
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),
             metrics == null ? null : metrics.grpc()), wait, "binding the gRPC port");
     // Ready once Up, serving every tablet it owns, and past its warm-up (if it makes one).
-    java.util.concurrent.atomic.AtomicBoolean warm = new java.util.concurrent.atomic.AtomicBoolean(false);
+    AtomicBoolean warm = new AtomicBoolean(false);
     TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, master, () -> {
       int[] so = owned.servedOfOwned(directory.get());
       return warm.get() && cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];

@@ -19,15 +19,15 @@ public final class LocalTablets {
   /** What the compiled filters kept for reuse may weigh together, in bytes (see {@link FilterCache}). */
   private static final long COMPILED_FILTERS_BYTES = 64L << 20;
 
-  private final ConcurrentHashMap<String, TabletReads> serving = new ConcurrentHashMap<>();
   /**
-   * The actors of the tablets in {@link #serving}, so that a request for a tablet served here
-   * goes straight to its mailbox instead of through the shard region and the shard (two
-   * hand-overs between threads). One that reaches an actor that has stopped meanwhile is a
-   * dead letter, answered as moved (the node's {@code LostRequests}): its sender retries
-   * through the sharding.
+   * A served tablet's reads and its actor. The actor is there so that a request for a tablet
+   * served here goes straight to its mailbox instead of through the shard region and the shard
+   * (two hand-overs between threads); one that reaches an actor that has stopped meanwhile is
+   * a dead letter, answered as moved (the node's {@code LostRequests}), and its sender retries.
    */
-  private final ConcurrentHashMap<String, ActorRef<TabletActor.Command>> actors = new ConcurrentHashMap<>();
+  private record Served(TabletReads reads, ActorRef<TabletActor.Command> actor) {}
+
+  private final ConcurrentHashMap<String, Served> serving = new ConcurrentHashMap<>();
   private final FilterCache filters = new FilterCache(COMPILED_FILTERS_BYTES);
   /** Each table's running totals on this node (its tablets' reads and writes), for the metrics. */
   private final ConcurrentHashMap<String, TabletLoad.TableTotals> tables = new ConcurrentHashMap<>();
@@ -45,12 +45,14 @@ public final class LocalTablets {
 
   /** The reads of tablet {@code tabletId}, or null when no actor of this node serves it now. */
   public TabletReads reads(String tabletId) {
-    return serving.get(tabletId);
+    Served s = serving.get(tabletId);
+    return s == null ? null : s.reads();
   }
 
   /** The actor of tablet {@code tabletId} when one of this node serves it now, else null. */
   public ActorRef<TabletActor.Command> actor(String tabletId) {
-    return actors.get(tabletId);
+    Served s = serving.get(tabletId);
+    return s == null ? null : s.actor();
   }
 
   /** Whether an actor of this node serves tablet {@code tabletId} now. */
@@ -71,7 +73,7 @@ public final class LocalTablets {
   /** The tablets served here now, by id, with their load. */
   public Map<String, TabletLoad> loads() {
     Map<String, TabletLoad> out = new HashMap<>();
-    serving.forEach((id, r) -> out.put(id, r.load()));
+    serving.forEach((id, s) -> out.put(id, s.reads().load()));
     return out;
   }
 
@@ -79,14 +81,12 @@ public final class LocalTablets {
   TabletReads serve(String table, String tabletId, Tablet tablet, ActorRef<TabletActor.Command> actor) {
     TabletLoad load = new TabletLoad(table, tables.computeIfAbsent(table, t -> new TabletLoad.TableTotals()));
     TabletReads reads = new TabletReads(tabletId, tablet, filters, load);
-    actors.put(tabletId, actor);
-    serving.put(tabletId, reads);
+    serving.put(tabletId, new Served(reads, actor));
     return reads;
   }
 
-  /** Takes out {@code reads} and {@code actor}, if they are still the ones listed for their tablet. */
-  void stop(String tabletId, TabletReads reads, ActorRef<TabletActor.Command> actor) {
-    serving.remove(tabletId, reads);
-    actors.remove(tabletId, actor);
+  /** Takes out {@code reads} (and its actor), if they are still the ones listed for their tablet. */
+  void stop(String tabletId, TabletReads reads) {
+    serving.computeIfPresent(tabletId, (id, s) -> s.reads() == reads ? null : s);
   }
 }

@@ -297,8 +297,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(SplitDone.class, this::onSplitDone)
         .onMessage(SplitHot.class, h -> same(() -> splits.startHot(reads.load())))
         // Out of LocalTablets when stopped, and before a restart opens the tablet again.
-        .onSignal(PostStop.class, stop -> same(() -> node.local().stop(info.id(), reads, getContext().getSelf())))
-        .onSignal(PreRestart.class, r -> same(() -> node.local().stop(info.id(), reads, getContext().getSelf())))
+        .onSignal(PostStop.class, stop -> same(() -> node.local().stop(info.id(), reads)))
+        .onSignal(PreRestart.class, r -> same(() -> node.local().stop(info.id(), reads)))
         .build();
   }
 
@@ -334,7 +334,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onRetire(Retire r) {
-    node.local().stop(info.id(), reads, getContext().getSelf());
+    node.local().stop(info.id(), reads);
     timers.cancelAll();
     getContext().pipeToSelf(CompletableFuture.runAsync(tablet::closeWithoutFlush, blockingIo),
         (ok, err) -> new Retired(r, err));
@@ -416,7 +416,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * stops. Requests that still come are refused as moved, to be retried where the tablet goes.
    */
   private Behavior<Command> closeFor(String what, AfterClose after, java.util.function.Consumer<Throwable> done) {
-    node.local().stop(info.id(), reads, getContext().getSelf());
+    node.local().stop(info.id(), reads);
     timers.cancelAll();
     // Writes held for the flush backlog must still be tried (or refused, once the tablet is
     // closed or the engine abandoned): cancelling their timer left a hand-over waiting on them
@@ -549,7 +549,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     if (!splits.finished(d)) {
       return this;
     }
-    node.local().stop(info.id(), reads, getContext().getSelf());
+    node.local().stop(info.id(), reads);
     // Held and waiting writes and requests meet the closed tablet and are answered "moved", to be retried at the
     // children.
     writes.closed();

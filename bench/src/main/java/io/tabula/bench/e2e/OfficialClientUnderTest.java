@@ -61,11 +61,7 @@ final class OfficialClientUnderTest implements ClientUnderTest {
    * @param channels connections in the client's channel pool
    */
   OfficialClientUnderTest(int port, Dataset data, boolean acceptGzip, int flowControlWindow, int channels) throws IOException {
-    BigtableDataSettings.Builder settings = BigtableDataSettings.newBuilderForEmulator("127.0.0.1", port)
-        .setProjectId(PROJECT)
-        .setInstanceId(INSTANCE)
-        .setMetricsProvider(NoopMetricsProvider.INSTANCE)
-        .disableInternalMetrics();
+    BigtableDataSettings.Builder settings = dataSettings(port);
     InstantiatingGrpcChannelProvider.Builder channel =
         ((InstantiatingGrpcChannelProvider) settings.stubSettings().getTransportChannelProvider()).toBuilder();
     ApiFunction<ManagedChannelBuilder, ManagedChannelBuilder> emulator = channel.getChannelConfigurator();
@@ -84,6 +80,19 @@ final class OfficialClientUnderTest implements ClientUnderTest {
     this.admin = admin(port);
     this.data = data;
     this.checks = new Checks(data);
+  }
+
+  /**
+   * The official data client's settings for a server on 127.0.0.1:{@code port}, as a new user
+   * starts from them ({@code newBuilderForEmulator}), its metrics exporters off: they would
+   * try to reach Google.
+   */
+  static BigtableDataSettings.Builder dataSettings(int port) {
+    return BigtableDataSettings.newBuilderForEmulator("127.0.0.1", port)
+        .setProjectId(PROJECT)
+        .setInstanceId(INSTANCE)
+        .setMetricsProvider(NoopMetricsProvider.INSTANCE)
+        .disableInternalMetrics();
   }
 
   /** The official table-admin client for a server on 127.0.0.1:{@code port}. */

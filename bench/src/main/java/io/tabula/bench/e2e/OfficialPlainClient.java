@@ -8,14 +8,12 @@ import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
 import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.admin.v2.models.GCRules;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
-import com.google.cloud.bigtable.data.v2.BigtableDataSettings;
 import com.google.cloud.bigtable.data.v2.models.Query;
 import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowCell;
 import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.RowMutationEntry;
 import com.google.cloud.bigtable.data.v2.models.TableId;
-import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
@@ -34,8 +32,6 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code newBulkMutationBatcher} with its defaults and {@code readRows} of the whole table.
  */
 final class OfficialPlainClient implements PlainClient {
-  private static final String PROJECT = "tabula";
-  private static final String INSTANCE = "tabula";
   private static final ByteString QUALIFIER_BYTES = ByteString.copyFromUtf8(QUALIFIER);
 
   private final BigtableDataClient client;
@@ -44,12 +40,7 @@ final class OfficialPlainClient implements PlainClient {
   private final Checks checks;
 
   OfficialPlainClient(int port, Dataset data) throws IOException {
-    this.client = BigtableDataClient.create(BigtableDataSettings.newBuilderForEmulator("127.0.0.1", port)
-        .setProjectId(PROJECT)
-        .setInstanceId(INSTANCE)
-        .setMetricsProvider(NoopMetricsProvider.INSTANCE)
-        .disableInternalMetrics()
-        .build());
+    this.client = BigtableDataClient.create(OfficialClientUnderTest.dataSettings(port).build());
     this.admin = OfficialClientUnderTest.admin(port);
     this.data = data;
     this.checks = new Checks(data);

@@ -178,8 +178,7 @@ public final class Router {
           if (err == null) {
             return CompletableFuture.completedFuture(v);
           }
-          Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
-              ? err.getCause() : err;
+          Throwable cause = Refusal.unwrap(err);
           if (cause instanceof java.util.concurrent.TimeoutException && local.actor(tabletId) != here) {
             return viaSharding(tabletId, message);
           }
