@@ -2,6 +2,7 @@ package io.tabula.client;
 
 import com.google.bigtable.admin.v2.BigtableTableAdminClient;
 import com.google.bigtable.v2.BigtableClient;
+import io.tabula.protocol.groups.LocalityGroupsClient;
 import io.tabula.protocol.locations.LocationsClient;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -23,7 +24,7 @@ import org.apache.pekko.grpc.GrpcClientSettings;
  * The connections to one node, {@code host:port}, in plaintext: two grpc-java channels that
  * the data calls answered whole take turns over ({@link DirectCalls}; their listeners run on
  * the channels' I/O threads, which hand each finished call to the actor system's dispatcher), a Pekko gRPC
- * channel whose calls carry the per-attempt deadline (locations, admin) and two without,
+ * channel whose calls carry the per-attempt deadline (locations, admin, locality groups) and two without,
  * which scans take turns over (a scan lasts as long as its reader wants). A channel
  * reconnects by itself when the node comes back. Owns the channels; {@link #close} closes
  * them.
@@ -33,6 +34,7 @@ final class Endpoint {
   private final Turns<BigtableClient> streaming;
   final LocationsClient locations;
   final BigtableTableAdminClient admin;
+  final LocalityGroupsClient groups;
   /** Calls answered whole, on grpc-java channels of their own ({@link #DIRECT_CONNECTIONS}). */
   final DirectCalls direct;
   private final List<ManagedChannel> directChannels;
@@ -50,6 +52,7 @@ final class Endpoint {
     this.streaming = new Turns<>(streamChannels.stream().map(c -> BigtableClient.create(c, system)).toList());
     this.locations = LocationsClient.create(unaryChannel, system);
     this.admin = BigtableTableAdminClient.create(unaryChannel, system);
+    this.groups = LocalityGroupsClient.create(unaryChannel, system);
   }
 
   /** The client for the next scan: scans take turns over {@link #CONNECTIONS} connections. */

@@ -10,6 +10,11 @@ import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest.Modification;
 import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest;
 import com.google.bigtable.admin.v2.Table;
 import com.google.protobuf.ByteString;
+import io.tabula.protocol.groups.Compression;
+import io.tabula.protocol.groups.GetLocalityGroupsRequest;
+import io.tabula.protocol.groups.LocalityGroup;
+import io.tabula.protocol.groups.SetLocalityGroupRequest;
+import io.tabula.protocol.groups.TableLocalityGroups;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,7 +24,8 @@ import java.util.concurrent.CompletionStage;
 /**
  * Table administration (the Cloud Bigtable table-admin API) through a {@link TabulaClient}'s
  * connection to its seed node: create, describe, list and delete tables, and add, change
- * and drop column families with their {@link GcPolicy}. Reads are retried like reads;
+ * and drop column families with their {@link GcPolicy}; and, through Tabula's own service, set
+ * tables' locality groups. Reads are retried like reads;
  * changes are not. Thread-safe.
  */
 public final class TabulaAdmin {
@@ -116,6 +122,58 @@ public final class TabulaAdmin {
     DropRowRangeRequest req = DropRowRangeRequest.newBuilder().setName(client.tableName(table))
         .setRowKeyPrefix(prefix).build();
     return retrier.run(true, n -> client.seed().admin.dropRowRange(req), err -> { }).thenApply(x -> null);
+  }
+
+  /** The table's locality groups, the default group first, then by name. */
+  public CompletionStage<List<LocalityGroupDescription>> localityGroups(String table) {
+    GetLocalityGroupsRequest req = GetLocalityGroupsRequest.newBuilder().setTableName(client.tableName(table)).build();
+    return retrier.run(true, n -> client.seed().groups.getLocalityGroups(req), err -> { })
+        .thenApply(TabulaAdmin::groups);
+  }
+
+  /** Holds locality group {@code group} of the table in memory, or not; creates the group if it is new. */
+  public CompletionStage<List<LocalityGroupDescription>> setInMemory(String table, String group, boolean inMemory) {
+    return setLocalityGroup(table, group, inMemory, null, List.of());
+  }
+
+  /**
+   * Creates or changes locality group {@code group} of the table (paper §6) and creates
+   * {@code families} in it, keeping every version (see {@link #setGcPolicy}). A null setting
+   * keeps the group's (a new group: on disk, uncompressed). A family already in another group
+   * is refused: a family's group is set when the family is created. Answers the table's groups
+   * as changed.
+   */
+  public CompletionStage<List<LocalityGroupDescription>> setLocalityGroup(String table, String group,
+      Boolean inMemory, LocalityGroupDescription.Compression compression, List<String> families) {
+    SetLocalityGroupRequest.Builder b = SetLocalityGroupRequest.newBuilder().setTableName(client.tableName(table))
+        .setGroup(group);
+    if (inMemory != null) {
+      b.setInMemory(inMemory);
+    }
+    if (compression != null) {
+      b.setCompression(switch (compression) {
+        case NONE -> Compression.COMPRESSION_NONE;
+        case LZ4 -> Compression.COMPRESSION_LZ4;
+        case ZSTD -> Compression.COMPRESSION_ZSTD;
+      });
+    }
+    families.forEach(f -> b.addFamilies(Bytes.family(f)));
+    SetLocalityGroupRequest req = b.build();
+    return retrier.run(false, n -> client.seed().groups.setLocalityGroup(req), err -> { })
+        .thenApply(TabulaAdmin::groups);
+  }
+
+  private static List<LocalityGroupDescription> groups(TableLocalityGroups t) {
+    List<LocalityGroupDescription> out = new ArrayList<>();
+    for (LocalityGroup g : t.getGroupsList()) {
+      LocalityGroupDescription.Compression c = switch (g.getCompression()) {
+        case COMPRESSION_LZ4 -> LocalityGroupDescription.Compression.LZ4;
+        case COMPRESSION_ZSTD -> LocalityGroupDescription.Compression.ZSTD;
+        default -> LocalityGroupDescription.Compression.NONE;
+      };
+      out.add(new LocalityGroupDescription(g.getName(), g.getInMemory(), c, g.getFamiliesList()));
+    }
+    return out;
   }
 
   private CompletionStage<Void> modify(String table, Modification m) {

@@ -22,7 +22,7 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
   public static final Directory EMPTY = new Directory(0, 1, Map.of(), Map.of(), Map.of());
 
   public Directory {
-    tables = new TreeMap<>(tables);
+    tables = TableInfo.upgrade(tables); // a snapshot from before locality groups holds LegacyTableInfo values
     TreeMap<String, List<TabletInfo>> t = new TreeMap<>();
     tablets.forEach((k, v) -> t.put(k, List.copyOf(v)));
     tablets = t;

@@ -30,6 +30,11 @@ final class DirectoryEvents {
   static Directory apply(Directory d, Event e) {
     if (e instanceof TableCreated x) {
       return d.withTable(x.table(), x.tablets(), x.nextTabletNumber());
+    } else if (e instanceof Master.LegacyTableCreated x) {
+      return apply(d, x.upgrade());
+    } else if (e instanceof Master.LocalityGroupsChanged x) {
+      return d.withTable(d.table(x.table()).withGroups(x.families(), x.groups(), x.familyGroups()),
+          d.tabletsOf(x.table()), d.nextTabletNumber());
     } else if (e instanceof TableDeleted x) {
       return d.withoutTable(x.name());
     } else if (e instanceof FamiliesChanged x) {

@@ -9,9 +9,9 @@ import java.util.Map;
  * docs/formats/master-journal.md). Read only, and turned into a {@link Directory} whose
  * tablets are all unassigned: the master places them once it runs.
  */
-public record LegacyDirectory(long version, long nextTabletNumber, Map<String, TableInfo> tables,
+public record LegacyDirectory(long version, long nextTabletNumber, Map<String, LegacyTableInfo> tables,
     Map<String, List<TabletInfo>> tablets) implements KryoSerializable {
   public Directory toDirectory() {
-    return new Directory(version, nextTabletNumber, tables, tablets, Map.of());
+    return new Directory(version, nextTabletNumber, TableInfo.upgrade(tables), tablets, Map.of());
   }
 }

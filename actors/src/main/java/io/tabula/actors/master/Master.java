@@ -3,6 +3,9 @@ package io.tabula.actors.master;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.schema.GcPolicy;
+import io.tabula.persistence.schema.LocalityGroup;
+import io.tabula.persistence.sstable.Compression;
+import io.tabula.protocol.errors.Refused;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
@@ -59,6 +62,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** Applies every change or none. */
   public record ModifyFamilies(String table, List<FamilyChange> changes, ActorRef<StatusReply<TableInfo>> replyTo)
       implements Command {}
+
+  /**
+   * Creates or changes locality group {@code group} of a table (null settings keep the
+   * group's) and creates {@code families} in it (see {@link TableChanges#setLocalityGroup}).
+   */
+  public record SetLocalityGroup(String table, String group, Boolean inMemory, Compression compression,
+      List<String> families, ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
 
   public record GetDirectory(ActorRef<Directory> replyTo) implements Command {}
 
@@ -146,6 +156,18 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public sealed interface Event extends KryoSerializable {}
 
   public record TableCreated(TableInfo table, List<TabletInfo> tablets, long nextTabletNumber) implements Event {}
+
+  /** A table created before tables had locality groups, as its journal holds it: read only. */
+  public record LegacyTableCreated(LegacyTableInfo table, List<TabletInfo> tablets, long nextTabletNumber)
+      implements Event {
+    TableCreated upgrade() {
+      return new TableCreated(table.toTableInfo(), tablets, nextTabletNumber);
+    }
+  }
+
+  /** A table's families, locality groups and families' groups, each the complete new set. */
+  public record LocalityGroupsChanged(String table, Map<String, GcPolicy> families, Map<String, LocalityGroup> groups,
+      Map<String, String> familyGroups) implements Event {}
 
   public record TableDeleted(String name) implements Event {}
 
@@ -292,6 +314,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(CreateTable.class, this::onCreateTable)
         .onCommand(DeleteTable.class, this::onDeleteTable)
         .onCommand(ModifyFamilies.class, this::onModifyFamilies)
+        .onCommand(SetLocalityGroup.class, this::onSetLocalityGroup)
         .onCommand(GetDirectory.class, (d, c) -> Effect().reply(c.replyTo(), d))
         .onCommand(RecordSplit.class, this::onRecordSplit)
         .onCommand(RecordFiles.class, this::onRecordFiles)
@@ -492,41 +515,27 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, Directory> onModifyFamilies(Directory d, ModifyFamilies c) {
-    TableInfo t = d.table(c.table());
+    return changeTable(d, c.table(), c.replyTo(), t -> TableChanges.modifyFamilies(t, c.changes()));
+  }
+
+  private Effect<Event, Directory> onSetLocalityGroup(Directory d, SetLocalityGroup c) {
+    return changeTable(d, c.table(), c.replyTo(), t -> TableChanges.setLocalityGroup(t, c));
+  }
+
+  /** Persists {@code change} of table {@code name} and answers the table as changed, or the refusal. */
+  private Effect<Event, Directory> changeTable(Directory d, String name, ActorRef<StatusReply<TableInfo>> replyTo,
+      java.util.function.Function<TableInfo, Event> change) {
+    TableInfo t = d.table(name);
     if (t == null) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "table " + c.table() + " not found").reply());
+      return Effect().reply(replyTo, Refusal.of(ErrorCode.NOT_FOUND, "table " + name + " not found").reply());
     }
-    Map<String, GcPolicy> families = new TreeMap<>(t.families());
-    for (int i = 0; i < c.changes().size(); i++) {
-      FamilyChange ch = c.changes().get(i);
-      boolean exists = families.containsKey(ch.family());
-      String where = "modifications[" + i + "]";
-      switch (ch.kind()) {
-        case CREATE -> {
-          if (exists) {
-            return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.ALREADY_EXISTS, where + ".create: family "
-                + ch.family() + " already exists").reply());
-          }
-          families.put(ch.family(), ch.gcPolicy());
-        }
-        case UPDATE -> {
-          if (!exists) {
-            return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, where + ".update: family "
-                + ch.family() + " not found").reply());
-          }
-          families.put(ch.family(), ch.gcPolicy());
-        }
-        case DROP -> {
-          if (!exists) {
-            return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, where + ".drop: family "
-                + ch.family() + " not found").reply());
-          }
-          families.remove(ch.family());
-        }
-      }
+    Event e;
+    try {
+      e = change.apply(t);
+    } catch (Refused r) {
+      return Effect().reply(replyTo, r.refusal().reply());
     }
-    return Effect().persist(new FamiliesChanged(c.table(), families)).thenRun(this::publish)
-        .thenReply(c.replyTo(), s -> StatusReply.success(s.table(c.table())));
+    return Effect().persist(e).thenRun(this::publish).thenReply(replyTo, s -> StatusReply.success(s.table(name)));
   }
 
   private Effect<Event, Directory> onRecordSplit(Directory d, RecordSplit c) {

@@ -10,22 +10,72 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * A table as the master records it: its name and its column families with their GC
- * policies (all in the default locality group: the Cloud Bigtable API has no locality
- * groups). Immutable.
+ * A table as the master records it: its name, its column families with their GC policies,
+ * and its locality groups (paper §6). Immutable.
+ *
+ * <p>A family not in {@code familyGroups} is in the {@link LocalityGroup#DEFAULT_NAME default}
+ * group; a group not in {@code groups}, the default group included, has
+ * {@link LocalityGroup#defaults default settings}. The Cloud Bigtable API knows no groups, so a
+ * table made through it has none; Tabula's {@code LocalityGroups} service sets them.
+ *
+ * @param groups the groups with settings of their own, by name
+ * @param familyGroups the group of each family that is not in the default group
  */
-public record TableInfo(String name, Map<String, GcPolicy> families, long createdMicros) implements KryoSerializable {
+public record TableInfo(String name, Map<String, GcPolicy> families, long createdMicros,
+    Map<String, LocalityGroup> groups, Map<String, String> familyGroups) implements KryoSerializable {
   public TableInfo {
     families = new TreeMap<>(families);
+    groups = new TreeMap<>(groups);
+    familyGroups = new TreeMap<>(familyGroups);
+  }
+
+  /** A table whose families are all in the default group, with default settings. */
+  public TableInfo(String name, Map<String, GcPolicy> families, long createdMicros) {
+    this(name, families, createdMicros, Map.of(), Map.of());
   }
 
   /** The engine schema of this table. */
   public TableSchema schema() {
-    List<ColumnFamily> fs = families.entrySet().stream().map(e -> ColumnFamily.of(e.getKey(), e.getValue())).toList();
-    return TableSchema.of(fs, List.of(LocalityGroup.defaults(LocalityGroup.DEFAULT_NAME)));
+    List<ColumnFamily> fs = families.entrySet().stream().map(e -> new ColumnFamily(e.getKey(), e.getValue(),
+        groupOf(e.getKey()))).toList();
+    List<LocalityGroup> gs = new java.util.ArrayList<>(groups.values());
+    familyGroups.values().stream().distinct().filter(g -> !groups.containsKey(g))
+        .forEach(g -> gs.add(LocalityGroup.defaults(g)));
+    return TableSchema.of(fs, gs);
   }
 
+  /** The group {@code family} is stored in. */
+  public String groupOf(String family) {
+    return familyGroups.getOrDefault(family, LocalityGroup.DEFAULT_NAME);
+  }
+
+  /** The settings of group {@code name}: its own, or the defaults. */
+  public LocalityGroup group(String name) {
+    LocalityGroup g = groups.get(name);
+    return g != null ? g : LocalityGroup.defaults(name);
+  }
+
+  /** This table with {@code newFamilies}; a dropped family leaves its group. */
   public TableInfo withFamilies(Map<String, GcPolicy> newFamilies) {
-    return new TableInfo(name, newFamilies, createdMicros);
+    Map<String, String> fg = new TreeMap<>(familyGroups);
+    fg.keySet().retainAll(newFamilies.keySet());
+    return new TableInfo(name, newFamilies, createdMicros, groups, fg);
+  }
+
+  public TableInfo withGroups(Map<String, GcPolicy> newFamilies, Map<String, LocalityGroup> newGroups,
+      Map<String, String> newFamilyGroups) {
+    return new TableInfo(name, newFamilies, createdMicros, newGroups, newFamilyGroups);
+  }
+
+  /**
+   * {@code tables} with every {@link LegacyTableInfo} turned into a table: a snapshot written
+   * before tables had locality groups holds those as the values of its map.
+   */
+  @SuppressWarnings("unchecked")
+  static TreeMap<String, TableInfo> upgrade(Map<String, ? extends Object> tables) {
+    TreeMap<String, TableInfo> out = new TreeMap<>();
+    ((Map<String, Object>) tables).forEach((k, v) -> out.put(k, v instanceof LegacyTableInfo l ? l.toTableInfo()
+        : (TableInfo) v));
+    return out;
   }
 }

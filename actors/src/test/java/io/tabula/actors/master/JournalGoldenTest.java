@@ -3,6 +3,8 @@ package io.tabula.actors.master;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.tabula.persistence.schema.GcPolicy;
+import io.tabula.persistence.schema.LocalityGroup;
+import io.tabula.persistence.sstable.Compression;
 import io.tabula.protocol.kryo.KryoSerializer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -50,11 +52,15 @@ class JournalGoldenTest {
     families.put("logs", GcPolicy.union(GcPolicy.maxAgeMicros(86_400_000_000L), GcPolicy.maxVersions(1)));
     families.put("raw", GcPolicy.KEEP_ALL);
     TableInfo table = new TableInfo("users", families, 1_700_000_000_000_000L);
+    LegacyTableInfo legacyTable = new LegacyTableInfo("users", families, 1_700_000_000_000_000L);
     TabletInfo t1 = TabletInfo.empty("users", "users-1", new byte[0], b("m"));
     TabletInfo t2 = new TabletInfo("users", "users-2", b("m"), new byte[0],
         Map.of("default", List.of("tables/users/users-2/000001.sst")), 42);
     Map<String, Object> out = new LinkedHashMap<>();
-    out.put("TableCreated", new Master.TableCreated(table, List.of(t1, t2), 3));
+    out.put("LegacyTableCreated", new Master.LegacyTableCreated(legacyTable, List.of(t1, t2), 3));
+    out.put("TableCreated", new Master.TableCreated(grouped(table), List.of(t1, t2), 3));
+    out.put("LocalityGroupsChanged", new Master.LocalityGroupsChanged("users", families,
+        Map.of("mem", new LocalityGroup("mem", 4096, Compression.LZ4, 10, true)), Map.of("raw", "mem")));
     out.put("TableDeleted", new Master.TableDeleted("users"));
     out.put("FamiliesChanged", new Master.FamiliesChanged("users", Map.of("cf",
         GcPolicy.intersection(GcPolicy.maxVersions(2), GcPolicy.maxAgeMicros(1_000_000)))));
@@ -62,8 +68,8 @@ class JournalGoldenTest {
     out.put("TabletFilesRecorded", new Master.TabletFilesRecorded("users", "users-1",
         Map.of("default", List.of("tables/users/users-1/000002.sst", "tables/users/users-1/000001.sst")), 7));
     Directory legacy = Directory.EMPTY.withTable(table, List.of(t1, t2), 3);
-    out.put("LegacyDirectory", new LegacyDirectory(legacy.version(), legacy.nextTabletNumber(), legacy.tables(),
-        legacy.tablets()));
+    out.put("LegacyDirectory", new LegacyDirectory(legacy.version(), legacy.nextTabletNumber(),
+        new java.util.TreeMap<>(Map.of("users", legacyTable)), legacy.tablets()));
     out.put("TabletsAssigned", new Master.TabletsAssigned(Map.of("users-1", "n1", "users-2", "n2")));
     out.put("MoveStarted", new Master.MoveStarted("users-1", "n1", "n3"));
     out.put("MoveHandedOver", new Master.MoveHandedOver("users-1", "n3"));
@@ -77,6 +83,53 @@ class JournalGoldenTest {
         TabletPlacement.State.MOVING, "n1", List.of("n1.19a2b3c4000-0a0b")), "users-2", TabletPlacement.UNASSIGNED
         .servedBy("n2"))));
     return out;
+  }
+
+  /** The sample table with a locality group of its own, holding one family. */
+  private static TableInfo grouped(TableInfo t) {
+    return t.withGroups(t.families(), Map.of("mem", new LocalityGroup("mem", 4096, Compression.LZ4, 10, true)),
+        Map.of("raw", "mem"));
+  }
+
+  private static Map<String, String> golden(String resource) throws IOException {
+    Map<String, String> out = new LinkedHashMap<>();
+    try (var in = JournalGoldenTest.class.getResourceAsStream(resource)) {
+      for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+        String[] kv = line.split(" ");
+        out.put(kv[0], kv[1]);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Journals written before tables had locality groups (the events and snapshots of
+   * {@code golden/master-journal-before-groups.txt}) read back as the same tables, with every
+   * family in the default group.
+   */
+  @Test
+  void journalsFromBeforeLocalityGroupsReadBack() throws IOException {
+    Serialization s = SerializationExtension.get(Adapter.toClassic(kit.system()));
+    Map<String, String> old = golden("/golden/master-journal-before-groups.txt");
+    Map<String, Object> now = samples();
+    HexFormat hex = HexFormat.of();
+    Object created = s.deserialize(hex.parseHex(old.get("TableCreated")), KryoSerializer.IDENTIFIER, "").get();
+    Master.TableCreated upgraded = ((Master.LegacyTableCreated) created).upgrade();
+    assertEquals(Map.of(), upgraded.table().familyGroups());
+    assertEquals(LocalityGroup.DEFAULT_NAME, upgraded.table().schema().groupOf("raw"));
+    Master.TableCreated expected = (Master.TableCreated) now.get("TableCreated");
+    assertEquals(hex.formatHex(s.serialize(new Master.TableCreated(new TableInfo("users", expected.table().families(),
+        expected.table().createdMicros()), expected.tablets(), 3)).get()), hex.formatHex(s.serialize(upgraded).get()));
+    for (String snapshot : List.of("Directory", "LegacyDirectory")) {
+      Object back = s.deserialize(hex.parseHex(old.get(snapshot)), KryoSerializer.IDENTIFIER, "").get();
+      Directory d = back instanceof LegacyDirectory l ? l.toDirectory() : (Directory) back;
+      TableInfo t = d.table("users");
+      assertEquals(new TableInfo("users", t.families(), 1_700_000_000_000_000L), t, snapshot);
+      assertEquals(3, t.families().size(), snapshot);
+    }
+    Object dir = s.deserialize(hex.parseHex(old.get("Directory")), KryoSerializer.IDENTIFIER, "").get();
+    assertEquals(hex.formatHex(s.serialize(now.get("Directory")).get()), hex.formatHex(s.serialize(dir).get()),
+        "the old snapshot reads back as the sample directory");
   }
 
   @Test

@@ -11,7 +11,7 @@ enum E2eWorkload {
   SEQUENTIAL_WRITE("seq-write", "sequential write", 8_547, Cloud.WRITES),
   RANDOM_WRITE("random-write", "random write", 8_850, Cloud.WRITES),
   RANDOM_READ("random-read", "random read (data > block cache)", 1_212, Cloud.READS),
-  RANDOM_READ_HOT("random-read-mem", "random read, hot set < block cache (stands in for \"mem\")", 10_811,
+  RANDOM_READ_HOT("random-read-mem", "random read (mem): an in-memory locality group", 10_811,
       Cloud.READS),
   SEQUENTIAL_READ("seq-read", "sequential read", 4_425, Cloud.READS),
   SCAN("scan", "scan", 15_385, Cloud.SCANS);

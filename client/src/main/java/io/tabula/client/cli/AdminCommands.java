@@ -1,6 +1,7 @@
 package io.tabula.client.cli;
 
 import io.tabula.client.GcPolicy;
+import io.tabula.client.LocalityGroupDescription;
 import io.tabula.client.TableDescription;
 import io.tabula.client.TabulaClient;
 import java.util.LinkedHashMap;
@@ -10,7 +11,10 @@ import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-/** The table administration commands: createtable, deletetable, ls, createfamily, setgcpolicy. */
+/**
+ * The table administration commands: createtable, deletetable, ls, createfamily, setgcpolicy,
+ * setlocalitygroup, localitygroups.
+ */
 final class AdminCommands {
   private AdminCommands() {}
 
@@ -102,14 +106,8 @@ final class AdminCommands {
         return 0;
       }
       TableDescription d = Blocking.join(client.admin().describe(table));
-      int width = "Family Name".length();
-      for (String f : d.families().keySet()) {
-        width = Math.max(width, f.length());
-      }
-      String row = "%-" + width + "s  %s";
-      out().println(String.format(row, "Family Name", "GC Policy").strip());
-      out().println(String.format(row, "-----------", "---------").strip());
-      d.families().forEach((f, p) -> out().println(String.format(row, f, p)));
+      TextTable.print(out(), List.of("Family Name", "GC Policy"), d.families().entrySet().stream()
+          .map(e -> List.of(e.getKey(), e.getValue().toString())).toList());
       return 0;
     }
   }
@@ -162,6 +160,86 @@ final class AdminCommands {
     int run(TabulaClient client) {
       Blocking.join(client.admin().setGcPolicy(table, family, policy));
       return 0;
+    }
+  }
+
+  @Command(name = "setlocalitygroup", mixinStandardHelpOptions = true,
+      description = {"Creates or changes a locality group of a table, and creates column families in it.",
+          "Families in one locality group are stored in SSTables of their own (a read of them reads no other "
+              + "group's files); a group held in memory is read whole into the serving node's memory, so reads of "
+              + "its families never touch the disk. Every family is in the group 'default' unless it was created "
+              + "in another; a family's group is set when the family is created. Settings not given are kept. "
+              + "Example:",
+          "  tabula setlocalitygroup webtable lang inmemory=true compression=lz4 families=language,langid"})
+  static final class SetLocalityGroup extends ClientCommand {
+    @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
+    String table;
+
+    @Parameters(index = "1", paramLabel = "GROUP", description = "The locality group ('default' for the default).")
+    String group;
+
+    @Parameters(index = "2..*", paramLabel = "inmemory=true|false compression=none|lz4|zstd families=F,...",
+        description = "Whether the group is held in memory; how its new blocks are compressed; families to create "
+            + "in it.")
+    List<String> args = List.of();
+
+    private Boolean inMemory;
+    private LocalityGroupDescription.Compression compression;
+    private final List<String> families = new java.util.ArrayList<>();
+
+    @Override
+    void check() {
+      CbtArgs given = CbtArgs.parse(cmd(), args, Set.of("inmemory", "compression", "families"), Set.of());
+      String mem = given.get("inmemory");
+      if (mem != null) {
+        if (!mem.equals("true") && !mem.equals("false")) {
+          throw usage("inmemory=" + mem + ": must be true or false");
+        }
+        inMemory = Boolean.valueOf(mem);
+      }
+      String c = given.get("compression");
+      if (c != null) {
+        try {
+          compression = LocalityGroupDescription.Compression.valueOf(c.toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+          throw usage("compression=" + c + ": must be none, lz4 or zstd");
+        }
+      }
+      String fs = given.get("families");
+      if (fs != null) {
+        for (String f : fs.split(",", -1)) {
+          if (f.isEmpty()) {
+            throw usage("families=" + fs + ": a family name is empty");
+          }
+          families.add(f);
+        }
+      }
+    }
+
+    @Override
+    int run(TabulaClient client) {
+      LocalityGroups.print(out(), Blocking.join(client.admin().setLocalityGroup(table, group, inMemory, compression,
+          families)));
+      return 0;
+    }
+  }
+
+  @Command(name = "localitygroups", mixinStandardHelpOptions = true,
+      description = "Lists a table's locality groups: whether each is held in memory, its compression, its families.")
+  static final class LocalityGroups extends ClientCommand {
+    @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
+    String table;
+
+    @Override
+    int run(TabulaClient client) {
+      print(out(), Blocking.join(client.admin().localityGroups(table)));
+      return 0;
+    }
+
+    static void print(java.io.PrintWriter out, List<LocalityGroupDescription> groups) {
+      TextTable.print(out, List.of("Group", "In memory", "Compression", "Families"), groups.stream()
+          .map(g -> List.of(g.name(), g.inMemory() ? "yes" : "no", g.compression().name().toLowerCase(
+              java.util.Locale.ROOT), String.join(",", g.families()))).toList());
     }
   }
 }

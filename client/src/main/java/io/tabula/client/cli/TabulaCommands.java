@@ -27,6 +27,7 @@ public final class TabulaCommands {
 
   private static final List<Class<?>> COMMANDS = List.of(AdminCommands.Ls.class, AdminCommands.CreateTable.class,
       AdminCommands.DeleteTable.class, AdminCommands.CreateFamily.class, AdminCommands.SetGcPolicy.class,
+      AdminCommands.SetLocalityGroup.class, AdminCommands.LocalityGroups.class,
       RowCommands.SetCells.class, RowCommands.Lookup.class, ScanCommands.Read.class, ScanCommands.Count.class,
       RowCommands.DeleteRow.class, ImportCommand.class, ExportCommand.class, ClusterCommands.Nodes.class,
       ClusterCommands.Tablets.class, ClusterCommands.Top.class, ClusterCommands.Move.class, ClusterCommands.Drain.class);

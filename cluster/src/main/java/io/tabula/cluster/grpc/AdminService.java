@@ -95,7 +95,7 @@ public final class AdminService implements BigtableTableAdmin {
     this.onTableDeleted = onTableDeleted;
   }
 
-  private <T> CompletionStage<T> askMaster(Function<ActorRef<StatusReply<T>>, Master.Command> message) {
+  <T> CompletionStage<T> askMaster(Function<ActorRef<StatusReply<T>>, Master.Command> message) {
     return Stages.direct(AskPattern.askWithStatus(master, message::apply, timeout, system.scheduler()));
   }
 
@@ -131,7 +131,7 @@ public final class AdminService implements BigtableTableAdmin {
     });
   }
 
-  private static void checkFamily(String field, String name) {
+  static void checkFamily(String field, String name) {
     try {
       io.tabula.persistence.schema.ColumnFamily.of(name);
     } catch (IllegalArgumentException e) {
@@ -204,7 +204,7 @@ public final class AdminService implements BigtableTableAdmin {
    * once this node's copy of the directory holds it: the master publishes every change to
    * the nodes, but a request that follows the answer on this node must not overtake it.
    */
-  private <T> CompletionStage<T> seen(CompletionStage<T> change) {
+  <T> CompletionStage<T> seen(CompletionStage<T> change) {
     return change.thenCompose(v -> router.refreshedDirectory().thenApply(d -> v));
   }
 

@@ -6,6 +6,8 @@ import io.tabula.actors.master.Master;
 import io.tabula.cluster.NodeSettings;
 import io.tabula.cluster.metrics.GrpcMetrics;
 import io.tabula.cluster.routing.Router;
+import io.tabula.protocol.groups.LocalityGroups;
+import io.tabula.protocol.groups.LocalityGroupsHandlerFactory;
 import io.tabula.protocol.locations.Locations;
 import io.tabula.protocol.locations.LocationsHandlerFactory;
 import java.util.concurrent.CompletableFuture;
@@ -23,8 +25,8 @@ import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.SystemMaterializer;
 
 /**
- * Binds the Cloud Bigtable data and table-admin services and Tabula's own Locations service
- * on the node's gRPC port.
+ * Binds the Cloud Bigtable data and table-admin services and Tabula's own Locations and
+ * LocalityGroups services on the node's gRPC port.
  */
 public final class BigtableServices {
   private BigtableServices() {}
@@ -56,13 +58,15 @@ public final class BigtableServices {
     Materializer mat = SystemMaterializer.get(system).materializer();
     Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtablePowerApiHandlerFactory.partial(
         dataService, com.google.bigtable.v2.Bigtable.name, mat, GrpcErrors.handler(), system);
-    Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(
-        new AdminService(system, master, router, settings.askTimeout(), onTableDeleted),
+    AdminService adminService = new AdminService(system, master, router, settings.askTimeout(), onTableDeleted);
+    Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(adminService,
         com.google.bigtable.admin.v2.BigtableTableAdmin.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> locations = LocationsHandlerFactory.partial(
         new LocationsService(router, owners), Locations.name, mat, GrpcErrors.handler(), system);
+    Function<HttpRequest, CompletionStage<HttpResponse>> groups = LocalityGroupsHandlerFactory.partial(
+        new LocalityGroupsService(adminService, router), LocalityGroups.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
-        locations);
+        locations, groups);
     StrictCalls strict = new StrictCalls(dataService, system, services);
     Function<HttpRequest, CompletionStage<HttpResponse>> front = request -> strict.handle(uncompressed(request));
     if (metrics != null) {

@@ -3,6 +3,7 @@ package io.tabula.cluster.grpc;
 import com.google.bigtable.admin.v2.BigtableTableAdminProto;
 import com.google.bigtable.v2.BigtableProto;
 import com.google.protobuf.Descriptors;
+import io.tabula.protocol.groups.LocalityGroupsProto;
 import io.tabula.protocol.locations.LocationsProto;
 import java.util.HashSet;
 import java.util.List;
@@ -18,7 +19,8 @@ public final class KnownMethods {
   private static final List<Descriptors.ServiceDescriptor> SERVICES = List.of(
       BigtableProto.getDescriptor().findServiceByName("Bigtable"),
       BigtableTableAdminProto.getDescriptor().findServiceByName("BigtableTableAdmin"),
-      LocationsProto.getDescriptor().getServices().get(0));
+      LocationsProto.getDescriptor().getServices().get(0),
+      LocalityGroupsProto.getDescriptor().getServices().get(0));
   private static final Set<String> PATHS = new HashSet<>();
   private static final Set<String> SERVICE_PREFIXES = new HashSet<>();
 

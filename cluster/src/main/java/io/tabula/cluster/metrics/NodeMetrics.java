@@ -164,6 +164,9 @@ public final class NodeMetrics implements AutoCloseable {
       Gauge.builder("tabula.scancache.size", scans, c -> c.stats().weightedBytes()).baseUnit("bytes")
           .description("Bytes of rows the scan cache holds").register(registry);
     }
+    Gauge.builder("tabula.sstables.in.memory", engine, TabletServer::inMemoryBytes).baseUnit("bytes")
+        .description("Bytes of SSTables held whole in memory: the files of in-memory locality groups")
+        .register(registry);
     Gauge.builder("tabula.memtables.size", engine, e -> e.env().memtables().bytes()).baseUnit("bytes")
         .description("Bytes the memtables of the node's tablets hold (active and frozen)").register(registry);
     Gauge.builder("tabula.memtables.limit", engine, e -> e.env().memtables().limit()).baseUnit("bytes")

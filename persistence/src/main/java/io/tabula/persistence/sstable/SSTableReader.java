@@ -185,6 +185,11 @@ public final class SSTableReader implements Closeable {
     void visit(byte[] lastRow, int blockBytes);
   }
 
+  /** Whether the whole file is held in memory (opened for an in-memory locality group). */
+  public boolean inMemory() {
+    return image != null;
+  }
+
   /** Whether the file was written with a bloom filter. */
   public boolean hasBloomFilter() {
     return bloom.present();

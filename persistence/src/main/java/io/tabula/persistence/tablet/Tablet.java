@@ -188,9 +188,11 @@ public final class Tablet implements Closeable {
     return schema;
   }
 
-  /** Takes a new schema (families added, GC policies changed); applies to later reads and compactions. */
-  public void updateSchema(TableSchema newSchema) {
+  /** Takes a new schema for later reads and compactions; a group now in memory or not is reopened in the background. */
+  public synchronized void updateSchema(TableSchema newSchema) {
+    TableSchema before = schema;
     this.schema = newSchema;
+    files.schemaChanged(before, newSchema);
   }
 
   /** The sequence up to which every write is in SSTables; the log is replayed past it. */

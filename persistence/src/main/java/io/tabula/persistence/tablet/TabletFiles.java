@@ -1,6 +1,7 @@
 package io.tabula.persistence.tablet;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -122,6 +123,7 @@ final class TabletFiles {
         return new TabletVersion(cur.active, frozen, files);
       });
       redoPoint = Math.max(redoPoint, f.redoPoint());
+      reopenIfStale(written.keySet());
     } finally {
       lock.unlock();
     }
@@ -158,6 +160,81 @@ final class TabletFiles {
         Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
         files.put(g, replaced(now, at, at + inputs.size(), out));
         inputs.forEach(SSTableHandle::markObsolete);
+        return new TabletVersion(cur.active, cur.frozen, files);
+      });
+      reopenIfStale(java.util.List.of(g));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * After a schema change: reopens, on the background executor, the files of each group whose
+   * in-memory setting changed, so that they are read whole into memory or go back to the block
+   * cache.
+   */
+  void schemaChanged(TableSchema before, TableSchema after) {
+    for (String g : after.groupNames()) {
+      boolean was = before.group(g) != null && before.group(g).inMemory();
+      if (was != after.group(g).inMemory() && !tablet.currentVersion().files(g).isEmpty()) {
+        scheduleReopen(g);
+      }
+    }
+  }
+
+  private void scheduleReopen(String g) {
+    env.background().execute(() -> {
+      try {
+        reopen(g);
+      } catch (IOException | RuntimeException e) {
+        env.failures().report("reopening locality group " + g + " of tablet " + tablet.id(), e);
+      }
+    });
+  }
+
+  /**
+   * After a flush or merge installed files in {@code groups}: a file written while the
+   * group's in-memory setting changed was opened the old way, so the group is reopened.
+   */
+  @GuardedBy("lock")
+  private void reopenIfStale(java.util.Collection<String> groups) {
+    for (String g : groups) {
+      boolean inMemory = tablet.schema().group(g) != null && tablet.schema().group(g).inMemory();
+      if (tablet.currentVersion().files(g).stream().anyMatch(h -> h.reader().inMemory() != inMemory)) {
+        scheduleReopen(g);
+      }
+    }
+  }
+
+  /**
+   * Reopens group {@code g}'s files as the schema now says (in memory or not); files already
+   * so are kept. The manifest does not change; the lock keeps flushes and merges from changing
+   * the group meanwhile.
+   */
+  void reopen(String g) throws IOException {
+    lock.lock();
+    try {
+      boolean inMemory = tablet.schema().group(g) != null && tablet.schema().group(g).inMemory();
+      List<SSTableHandle> now = tablet.currentVersion().files(g);
+      if (closed || now.stream().allMatch(h -> h.reader().inMemory() == inMemory)) {
+        return;
+      }
+      List<SSTableHandle> opened = new ArrayList<>();
+      try {
+        for (SSTableHandle h : now) {
+          opened.add(h.reader().inMemory() == inMemory ? h : SSTableFiles.open(env, h.path(), h.owned(), inMemory));
+        }
+      } catch (IOException | RuntimeException e) {
+        for (int i = 0; i < opened.size(); i++) {
+          if (opened.get(i) != now.get(i)) {
+            opened.get(i).discard(false);
+          }
+        }
+        throw e;
+      }
+      tablet.changeVersion(cur -> {
+        Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
+        files.put(g, opened);
         return new TabletVersion(cur.active, cur.frozen, files);
       });
     } finally {

@@ -409,6 +409,19 @@ public final class TabletServer implements Closeable {
     return env;
   }
 
+  /** Bytes of SSTables read whole into memory (the files of in-memory locality groups) by the open tablets. */
+  public long inMemoryBytes() {
+    long n = 0;
+    for (Tablet t : tablets.values()) {
+      for (List<SSTableHandle> group : t.currentVersion().files.values()) {
+        for (SSTableHandle h : group) {
+          n += h.reader().inMemory() ? h.reader().info().fileBytes() : 0;
+        }
+      }
+    }
+    return n;
+  }
+
   private void deleteObsoleteLogSegments() {
     try {
       // A tablet not open here was closed cleanly (flushed), split (flushed first), dropped

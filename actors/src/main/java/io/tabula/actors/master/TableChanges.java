@@ -1,0 +1,103 @@
+package io.tabula.actors.master;
+
+import io.tabula.actors.master.Master.FamiliesChanged;
+import io.tabula.actors.master.Master.FamilyChange;
+import io.tabula.actors.master.Master.LocalityGroupsChanged;
+import io.tabula.actors.master.Master.SetLocalityGroup;
+import io.tabula.persistence.schema.GcPolicy;
+import io.tabula.persistence.schema.LocalityGroup;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
+import io.tabula.protocol.errors.Refused;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The checks and outcomes of the master's commands that change a table's schema: each gives
+ * the event to persist or throws {@link Refused}, and changes nothing itself.
+ */
+final class TableChanges {
+  /**
+   * The most locality groups a table may have, the default one included: each group is a set
+   * of SSTables in every tablet, flushed and merged on its own.
+   */
+  static final int MAX_GROUPS = 16;
+
+  private TableChanges() {}
+
+  /** Every change of {@code changes} to {@code t}'s families, or none. */
+  static FamiliesChanged modifyFamilies(TableInfo t, List<FamilyChange> changes) {
+    Map<String, GcPolicy> families = new TreeMap<>(t.families());
+    for (int i = 0; i < changes.size(); i++) {
+      FamilyChange ch = changes.get(i);
+      boolean exists = families.containsKey(ch.family());
+      String where = "modifications[" + i + "]";
+      switch (ch.kind()) {
+        case CREATE -> {
+          if (exists) {
+            throw refused(ErrorCode.ALREADY_EXISTS, where + ".create: family " + ch.family() + " already exists");
+          }
+          families.put(ch.family(), ch.gcPolicy());
+        }
+        case UPDATE -> {
+          if (!exists) {
+            throw refused(ErrorCode.NOT_FOUND, where + ".update: family " + ch.family() + " not found");
+          }
+          families.put(ch.family(), ch.gcPolicy());
+        }
+        case DROP -> {
+          if (!exists) {
+            throw refused(ErrorCode.NOT_FOUND, where + ".drop: family " + ch.family() + " not found");
+          }
+          families.remove(ch.family());
+        }
+      }
+    }
+    return new FamiliesChanged(t.name(), families);
+  }
+
+  /**
+   * Group {@code c.group()} of {@code t} with the settings {@code c} gives (the others kept),
+   * holding {@code c.families()}: each is created there, keeping every version, unless it
+   * already is there. A family in another group is refused: its cells are in that group's
+   * files, which a read of the family would no longer look at.
+   */
+  static LocalityGroupsChanged setLocalityGroup(TableInfo t, SetLocalityGroup c) {
+    LocalityGroup old = t.group(c.group());
+    LocalityGroup g;
+    try {
+      g = new LocalityGroup(c.group(), old.blockSize(), c.compression() != null ? c.compression() : old.compression(),
+          old.bloomBitsPerKey(), c.inMemory() != null ? c.inMemory() : old.inMemory());
+    } catch (IllegalArgumentException e) {
+      throw refused(ErrorCode.INVALID_ARGUMENT, "group: " + e.getMessage());
+    }
+    Map<String, GcPolicy> families = new TreeMap<>(t.families());
+    Map<String, String> familyGroups = new TreeMap<>(t.familyGroups());
+    for (int i = 0; i < c.families().size(); i++) {
+      String f = c.families().get(i);
+      if (families.containsKey(f) && !t.groupOf(f).equals(c.group())) {
+        throw refused(ErrorCode.FAILED_PRECONDITION, "families[" + i + "]: family " + f + " is in locality group "
+            + t.groupOf(f) + "; a family's group is set when the family is created");
+      }
+      families.putIfAbsent(f, GcPolicy.KEEP_ALL);
+      if (!c.group().equals(LocalityGroup.DEFAULT_NAME)) {
+        familyGroups.put(f, c.group());
+      }
+    }
+    Map<String, LocalityGroup> groups = new TreeMap<>(t.groups());
+    groups.put(g.name(), g);
+    java.util.Set<String> all = new java.util.TreeSet<>(groups.keySet());
+    all.add(LocalityGroup.DEFAULT_NAME);
+    all.addAll(familyGroups.values());
+    if (all.size() > MAX_GROUPS) {
+      throw refused(ErrorCode.RESOURCE_EXHAUSTED, "group: table " + t.name() + " would have " + all.size()
+          + " locality groups; a table may have at most " + MAX_GROUPS);
+    }
+    return new LocalityGroupsChanged(t.name(), families, groups, familyGroups);
+  }
+
+  private static Refused refused(ErrorCode code, String message) {
+    return Refusal.of(code, message).exception();
+  }
+}
