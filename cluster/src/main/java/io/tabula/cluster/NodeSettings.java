@@ -17,7 +17,7 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
     List<String> join, long blockCacheBytes, int backgroundThreads, long memtableBytes, long memtableBudgetBytes,
     long logSegmentBytes,
     Durability durability, Duration askTimeout, Duration movedRetryFor, Duration masterStartTimeout,
-    Duration wakeOwnedEvery, Duration drainTimeout, long scanCacheBytes) {
+    Duration wakeOwnedEvery, Duration drainTimeout, long scanCacheBytes, boolean memtableSlabs) {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
   public static NodeSettings from(Config node) {
@@ -43,7 +43,8 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
         node.getBytes("block-cache"), node.getInt("background-threads"), node.getBytes("memtable-bytes"),
         memtableBudget(node), node.getBytes("log-segment-bytes"), durability, node.getDuration("ask-timeout"),
         node.getDuration("moved-retry-for"), node.getDuration("master-start-timeout"),
-        node.getDuration("wake-owned-every"), node.getDuration("drain-timeout"), node.getBytes("scan-cache"));
+        node.getDuration("wake-owned-every"), node.getDuration("drain-timeout"), node.getBytes("scan-cache"),
+        node.getBoolean("memtable-slabs"));
   }
 
   /**
@@ -69,7 +70,8 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
   /** The storage engine's options, its commit log in the folder {@code logName} under {@code logs/}. */
   TabletServer.Options engineOptions(String logName) {
     return new TabletServer.Options(logName, blockCacheBytes, backgroundThreads,
-        new CommitLogOptions(logSegmentBytes, durability), TabletOptions.defaults().withMemtableBytes(memtableBytes),
+        new CommitLogOptions(logSegmentBytes, durability), TabletOptions.defaults().withMemtableBytes(memtableBytes)
+            .withValueSlabs(memtableSlabs),
         memtableBudgetBytes).withScanCache(scanCacheBytes);
   }
 }

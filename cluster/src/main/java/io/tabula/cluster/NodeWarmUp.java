@@ -170,13 +170,18 @@ final class NodeWarmUp {
     return new Outcome(rounds, calls, Duration.ofNanos(System.nanoTime() - start), quiet);
   }
 
-  /** One round: single-row writes, batched writes, point reads, one scan; answers the calls made. */
+  /**
+   * One round: single-row writes, batched writes, point reads, one scan; answers the calls made.
+   * Neither kind of write may take more than a third of the time left, so that a short budget
+   * on a slow machine still reaches every kind of call.
+   */
   private long round(String name, int round, long deadline)
       throws ExecutionException, TimeoutException, InterruptedException {
     int base = (round % 8) * ROWS;
-    long calls = inFlight(ROWS, deadline, i -> data.mutateRow(MutateRowRequest.newBuilder().setTableName(name)
-        .setRowKey(key(base + i)).addMutations(cell()).build()));
-    calls += inFlight(ROWS / BATCH, deadline, b -> {
+    long third = Math.max(0, deadline - System.nanoTime()) / 3;
+    long calls = inFlight(ROWS, System.nanoTime() + third, i -> data.mutateRow(MutateRowRequest.newBuilder()
+        .setTableName(name).setRowKey(key(base + i)).addMutations(cell()).build()));
+    calls += inFlight(ROWS / BATCH, Math.min(deadline, System.nanoTime() + third), b -> {
       MutateRowsRequest.Builder req = MutateRowsRequest.newBuilder().setTableName(name);
       for (int i = 0; i < BATCH; i++) {
         req.addEntries(MutateRowsRequest.Entry.newBuilder().setRowKey(key(base + b * BATCH + i)).addMutations(cell()));

@@ -2,6 +2,7 @@ package io.tabula.persistence.memtable;
 
 import io.tabula.persistence.iterator.CellIterator;
 import io.tabula.persistence.model.CellKey;
+import io.tabula.persistence.memtable.ValueSlab.Slice;
 import java.util.Arrays;
 
 /**
@@ -68,9 +69,9 @@ final class CellTree {
   }
 
   private static final class Leaf extends Node {
-    final byte[][] values;
+    final Slice[] values;
 
-    Leaf(long[] w0, long[] w1, CellKey[] keys, byte[][] values) {
+    Leaf(long[] w0, long[] w1, CellKey[] keys, Slice[] values) {
       super(w0, w1, keys);
       this.values = values;
     }
@@ -106,7 +107,7 @@ final class CellTree {
     }
   }
 
-  private static final Leaf EMPTY = new Leaf(new long[0], new long[0], new CellKey[0], new byte[0][]);
+  private static final Leaf EMPTY = new Leaf(new long[0], new long[0], new CellKey[0], new Slice[0]);
 
   private volatile Node root = EMPTY;
   private volatile int size;
@@ -117,7 +118,7 @@ final class CellTree {
   }
 
   /** Adds the entry unless an equal key is there; returns whether it was added. */
-  synchronized boolean put(CellKey k, byte[] value) {
+  synchronized boolean put(CellKey k, Slice value) {
     long a = k.rowWord0();
     long b = k.rowWord1();
     Node[] split = new Node[1];
@@ -139,7 +140,7 @@ final class CellTree {
    * If the new version would hold more than {@link #FANOUT} keys it is returned in two
    * halves: the left one, and the right one in {@code split[0]}.
    */
-  private static Node insert(Node n, CellKey k, long a, long b, byte[] value, Node[] split) {
+  private static Node insert(Node n, CellKey k, long a, long b, Slice value, Node[] split) {
     if (n instanceof Leaf leaf) {
       int i = leaf.lowerBound(k, a, b);
       if (i < leaf.size() && leaf.compareAt(i, k, a, b) == 0) {
@@ -198,8 +199,8 @@ final class CellTree {
    * are not merged: removals are rare (writes the commit log failed), and a leaf left empty
    * is skipped by iterators.
    */
-  synchronized byte[] remove(CellKey k) {
-    byte[][] removed = new byte[1][];
+  synchronized Slice remove(CellKey k) {
+    Slice[] removed = new Slice[1];
     Node r = delete(root, k, k.rowWord0(), k.rowWord1(), removed);
     if (r == null) {
       return null;
@@ -209,7 +210,7 @@ final class CellTree {
     return removed[0];
   }
 
-  private static Node delete(Node n, CellKey k, long a, long b, byte[][] removed) {
+  private static Node delete(Node n, CellKey k, long a, long b, Slice[] removed) {
     if (n instanceof Leaf leaf) {
       int i = leaf.lowerBound(k, a, b);
       if (i == leaf.size() || leaf.compareAt(i, k, a, b) != 0) {
@@ -313,7 +314,7 @@ final class CellTree {
 
     @Override
     public byte[] value() {
-      return leaf.values[at];
+      return leaf.values[at].bytes();
     }
   }
 

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The in-memory buffer of recent writes (paper §5.3): a sorted map from {@link CellKey} to
- * value, a {@link CellTree}.
+ * value, a {@link CellTree}, whose values are kept in large chunks ({@link ValueSlab}).
  *
  * <p>Invariants:
  *
@@ -25,6 +25,17 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 public final class Memtable {
   private final CellTree tree = new CellTree();
+  /** Where values are copied; null keeps each value in its own array. */
+  private final ValueSlab slab;
+
+  /** A memtable whose values are copied into chunks ({@link ValueSlab}). */
+  public Memtable() {
+    this(true);
+  }
+
+  public Memtable(boolean valueSlabs) {
+    this.slab = valueSlabs ? new ValueSlab() : null;
+  }
   private final AtomicLong bytes = new AtomicLong();
   private final AtomicLong maxSequence = new AtomicLong(-1);
   /**
@@ -39,7 +50,7 @@ public final class Memtable {
 
   public void add(CellKey key, byte[] value) {
     markRow(key.row());
-    if (tree.put(key, value)) {
+    if (tree.put(key, slab != null ? slab.copy(value) : new ValueSlab.Slice(value, 0, value.length))) {
       bytes.addAndGet(key.weight() + value.length);
       maxSequence.accumulateAndGet(key.sequence(), Math::max);
     }
@@ -50,9 +61,9 @@ public final class Memtable {
    * above every reader's snapshot, so no reader has seen it (see Tablet).
    */
   public void remove(CellKey key) {
-    byte[] v = tree.remove(key);
+    ValueSlab.Slice v = tree.remove(key);
     if (v != null) {
-      bytes.addAndGet(-(key.weight() + v.length));
+      bytes.addAndGet(-(key.weight() + v.length()));
     }
   }
 

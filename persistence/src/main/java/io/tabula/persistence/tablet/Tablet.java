@@ -28,13 +28,12 @@ import java.util.function.UnaryOperator;
  * One tablet (paper §5.3): a row range of a table, with its memtable and its SSTables per
  * locality group, served from this node.
  *
- * <p>Writes ({@link #apply}) get sequence numbers and go into the memtable and to the
- * node's commit log; only once the log has them durable are they made visible, a whole row
- * mutation at once (a write the log fails is taken out of the memtable again). Reads ({@link #read}, {@link #scan}) see a snapshot: the highest
- * sequence below which every write is visible, over a pinned {@link TabletVersion}. Full
- * memtables are frozen and flushed ({@link TabletFlushes}), and SSTables merged
- * ({@link TabletMerges}), on the node's background executors, each change of files
- * committed to the manifest ({@link TabletFiles}); reads and writes go on meanwhile.
+ * <p>Writes ({@link #apply}) get sequence numbers and go into the memtable and to the node's commit log;
+ * only once the log has them durable are they made visible, a whole row mutation at once (a write the log
+ * fails is taken out of the memtable again). Reads ({@link #read}, {@link #scan}) see a snapshot: the
+ * highest sequence below which every write is visible, over a pinned {@link TabletVersion}. Full memtables
+ * are frozen and flushed ({@link TabletFlushes}), and SSTables merged ({@link TabletMerges}), on the node's
+ * background executors, each change of files committed to the manifest ({@link TabletFiles}).
  *
  * <p>Invariants:
  *
@@ -51,7 +50,8 @@ import java.util.function.UnaryOperator;
  * those after it): a flush's {@code flushLock} or a merge's {@code mergeLock} (never both;
  * {@link TabletFlushes}, {@link TabletMerges}), then the files' {@code lock}
  * ({@link TabletFiles}), then {@code memLock} (write side, in {@link #changeVersion}), then
- * the sequence's lock ({@link TabletSequence}). The flush-capacity monitor is taken alone.
+ * the sequence's lock ({@link TabletSequence}). The flush-capacity monitor and this tablet's own
+ * monitor ({@link #updateSchema}) are taken alone.
  * No part takes another's lock: each goes through the owner's methods.
  *
  * Thread-safe. Closing flushes the memtable; the node's shared parts stay open.
@@ -161,7 +161,7 @@ public final class Tablet implements Closeable {
       opened.forEach(h -> h.discard(false));
       throw e;
     }
-    Tablet t = new Tablet(env, schema, m, v.version(), new TabletVersion(new Memtable(), List.of(), files));
+    Tablet t = new Tablet(env, schema, m, v.version(), new TabletVersion(env.newMemtable(), List.of(), files));
     env.memtables().register(t);
     return t;
   }
@@ -191,7 +191,7 @@ public final class Tablet implements Closeable {
   /** Takes a new schema for later reads and compactions; a group now in memory or not is reopened in the background. */
   public synchronized void updateSchema(TableSchema newSchema) {
     TableSchema before = schema;
-    this.schema = newSchema;
+    this.schema = newSchema; // before the reopens are scheduled: they follow the schema they find
     files.schemaChanged(before, newSchema);
   }
 

@@ -26,4 +26,9 @@ public record TabletEnv(Storage storage, CommitLog log, BlockCache cache, Memtab
     this(storage, log, cache, memtables, background, merges, clock, options, flushed, failures, new EngineStats(),
         null);
   }
+
+  /** An empty memtable, its values kept as {@link TabletOptions#valueSlabs} says. */
+  public io.tabula.persistence.memtable.Memtable newMemtable() {
+    return new io.tabula.persistence.memtable.Memtable(options.valueSlabs());
+  }
 }

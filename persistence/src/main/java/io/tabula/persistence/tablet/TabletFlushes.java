@@ -2,7 +2,6 @@ package io.tabula.persistence.tablet;
 
 import io.tabula.persistence.iterator.CellIterator;
 import io.tabula.persistence.iterator.FilteringIterator;
-import io.tabula.persistence.memtable.Memtable;
 import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.CellKind;
 import io.tabula.persistence.schema.LocalityGroup;
@@ -156,7 +155,7 @@ final class TabletFlushes {
       List<TabletVersion.Frozen> frozen = new ArrayList<>();
       frozen.add(new TabletVersion.Frozen(v.active, tablet.visibleSequence(), tablet.nextSequenceSnapshot() - 1));
       frozen.addAll(v.frozen);
-      return new TabletVersion(new Memtable(), frozen, v.files);
+      return new TabletVersion(env.newMemtable(), frozen, v.files);
     });
   }
 

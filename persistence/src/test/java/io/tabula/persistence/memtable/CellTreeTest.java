@@ -56,6 +56,10 @@ class CellTreeTest {
     assertEquals(expected.size(), tree.size());
   }
 
+  private static ValueSlab.Slice slice(byte[] v) {
+    return new ValueSlab.Slice(v, 0, v.length);
+  }
+
   @Test
   void randomPutsRemovesAndSeeksMatchASortedMap() {
     for (int seed = 0; seed < 20; seed++) {
@@ -66,14 +70,15 @@ class CellTreeTest {
       for (int op = 0; op < 6000; op++) {
         CellKey k = randomKey(r, rows);
         if (r.nextInt(8) == 0) {
-          assertSame(expected.remove(k), tree.remove(k), "remove " + k);
+          ValueSlab.Slice removed = tree.remove(k);
+          assertSame(expected.remove(k), removed == null ? null : removed.bytes(), "remove " + k);
         } else {
           byte[] v = new byte[] {(byte) op};
           boolean absent = !expected.containsKey(k);
           if (absent) {
             expected.put(k, v);
           }
-          assertEquals(absent, tree.put(k, v), "put " + k);
+          assertEquals(absent, tree.put(k, slice(v)), "put " + k);
         }
       }
       assertSameEntries(expected, tree);
@@ -106,7 +111,7 @@ class CellTreeTest {
         CellKey k = CellKey.put(bytes(String.format("row%010d", n)), bytes("cf"), bytes("q"), 1, i);
         byte[] v = {(byte) i};
         expected.put(k, v);
-        assertTrue(tree.put(k, v));
+        assertTrue(tree.put(k, slice(v)));
       }
       assertSameEntries(expected, tree);
     }
@@ -121,10 +126,10 @@ class CellTreeTest {
     List<CellKey> keys = new ArrayList<>();
     for (int i = 0; i < 1000; i++) {
       keys.add(CellKey.put(bytes("r" + i), bytes("f"), bytes("q"), 1, i));
-      tree.put(keys.get(i), new byte[] {1});
+      tree.put(keys.get(i), slice(new byte[] {1}));
     }
     for (CellKey k : keys) {
-      assertArrayEquals(new byte[] {1}, tree.remove(k));
+      assertArrayEquals(new byte[] {1}, tree.remove(k).bytes());
     }
     assertNull(tree.remove(keys.get(0)));
     assertEquals(0, tree.size());
@@ -171,7 +176,7 @@ class CellTreeTest {
     }
     Random r = new Random(3);
     for (int i = 0; i < 30_000; i++) {
-      tree.put(CellKey.put(bytes("row" + r.nextInt(1_000_000)), bytes("f"), bytes("q"), 1, i), new byte[0]);
+      tree.put(CellKey.put(bytes("row" + r.nextInt(1_000_000)), bytes("f"), bytes("q"), 1, i), slice(new byte[0]));
     }
     done.set(true);
     for (Thread reader : readers) {

@@ -1,0 +1,78 @@
+package io.tabula.persistence.memtable;
+
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import com.sun.management.HotSpotDiagnosticMXBean;
+import java.lang.management.ManagementFactory;
+
+/**
+ * Where one memtable keeps its values: copied into large chunks, as HBase's MSLAB does, rather
+ * than each in the array the request arrived in.
+ *
+ * <p>Why: a memtable's values live until it is flushed, seconds to minutes, while the young
+ * generation is collected every few seconds under load. Each young collection copied every
+ * live value it found there, some 64 MB of 1,000-byte values per busy tablet, and G1's young
+ * pauses grew to 40 to 96 ms (bench/run-plain's Batcher loads, with {@code -Xlog:gc}). A chunk
+ * of half a G1 region or more is a humongous object: G1 allocates it outside the young
+ * generation and never copies it, and frees it at the first collection after the memtable
+ * that held it is dropped. The first chunks of a memtable are small and grow to that size,
+ * so a tablet that takes few writes holds little.
+ *
+ * <p>Values of {@value #OWN_ARRAY_BYTES} bytes or more keep their own arrays: copying them buys
+ * nothing a chunk would not, and they would waste its end. Thread-safe: {@link #copy} is
+ * called by concurrent writers of the memtable.
+ */
+final class ValueSlab {
+  /** The largest chunk: half a G1 region, so that G1 allocates it as a humongous object. */
+  static final int MAX_CHUNK_BYTES = maxChunkBytes();
+  private static final int FIRST_CHUNK_BYTES = 64 * 1024;
+  static final int OWN_ARRAY_BYTES = 16 * 1024;
+
+  @GuardedBy("this")
+  private byte[] chunk = new byte[0];
+  @GuardedBy("this")
+  private int used;
+
+  /** {@code value} as the memtable keeps it. */
+  Slice copy(byte[] value) {
+    if (value.length >= OWN_ARRAY_BYTES || value.length == 0) {
+      return new Slice(value, 0, value.length);
+    }
+    byte[] into;
+    int at;
+    synchronized (this) {
+      if (chunk.length - used < value.length) {
+        chunk = new byte[chunk.length == 0 ? FIRST_CHUNK_BYTES : Math.min(MAX_CHUNK_BYTES, chunk.length * 2)];
+        used = 0;
+      }
+      into = chunk;
+      at = used;
+      used += value.length;
+    }
+    // Outside the lock: no other writer touches these bytes, and the tree publishes the entry
+    // (a volatile write of its root) only after this copy.
+    System.arraycopy(value, 0, into, at, value.length);
+    return new Slice(into, at, value.length);
+  }
+
+  private static int maxChunkBytes() {
+    long region = 0;
+    try {
+      String v = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class).getVMOption("G1HeapRegionSize")
+          .getValue();
+      region = Long.parseLong(v);
+    } catch (IllegalArgumentException | UnsupportedOperationException e) {
+      // Not HotSpot, or no such option: the default below.
+    }
+    long half = region > 0 ? region / 2 : 1 << 20;
+    return (int) Math.max(FIRST_CHUNK_BYTES, Math.min(16 << 20, half));
+  }
+
+  /** A value in a chunk (or in an array of its own): {@code length} bytes from {@code offset}. Immutable. */
+  record Slice(byte[] array, int offset, int length) {
+    /** The value's bytes: the array itself when the value has one of its own, else a copy. */
+    byte[] bytes() {
+      return offset == 0 && length == array.length ? array : java.util.Arrays.copyOfRange(array, offset,
+          offset + length);
+    }
+  }
+}

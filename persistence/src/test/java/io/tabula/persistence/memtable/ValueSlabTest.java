@@ -1,0 +1,94 @@
+package io.tabula.persistence.memtable;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A memtable's values in chunks: each value reads back as written, also with writers
+ * copying at once; small values share chunks that grow to the largest size; large and
+ * empty values keep their own arrays.
+ */
+class ValueSlabTest {
+  private static byte[] value(Random r, int n) {
+    byte[] v = new byte[n];
+    r.nextBytes(v);
+    return v;
+  }
+
+  @Test
+  void valuesReadBackAsWrittenFromChunksThatGrow() {
+    ValueSlab slab = new ValueSlab();
+    Random r = new Random(7);
+    List<byte[]> written = new ArrayList<>();
+    List<ValueSlab.Slice> kept = new ArrayList<>();
+    long total = 0;
+    while (total < 3L * ValueSlab.MAX_CHUNK_BYTES) {
+      byte[] v = value(r, 1 + r.nextInt(2000));
+      written.add(v);
+      kept.add(slab.copy(v));
+      total += v.length;
+    }
+    IdentityHashMap<byte[], Boolean> chunks = new IdentityHashMap<>();
+    int largest = 0;
+    for (int i = 0; i < written.size(); i++) {
+      assertArrayEquals(written.get(i), kept.get(i).bytes(), "value " + i);
+      assertNotSame(written.get(i), kept.get(i).array(), "a small value is copied into a chunk");
+      chunks.put(kept.get(i).array(), true);
+      largest = Math.max(largest, kept.get(i).array().length);
+    }
+    assertEquals(ValueSlab.MAX_CHUNK_BYTES, largest, "chunks grow to the largest size");
+    assertTrue(chunks.size() < written.size() / 100, "values share chunks: " + chunks.size());
+  }
+
+  @Test
+  void largeAndEmptyValuesKeepTheirOwnArrays() {
+    ValueSlab slab = new ValueSlab();
+    byte[] big = value(new Random(1), ValueSlab.OWN_ARRAY_BYTES);
+    assertSame(big, slab.copy(big).bytes());
+    byte[] empty = new byte[0];
+    assertSame(empty, slab.copy(empty).bytes());
+  }
+
+  @Test
+  void concurrentWritersEachGetTheirOwnBytes() throws Exception {
+    ValueSlab slab = new ValueSlab();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<Integer>> done = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int seed = t;
+        done.add(pool.submit(() -> {
+          Random r = new Random(seed);
+          List<byte[]> written = new ArrayList<>();
+          List<ValueSlab.Slice> kept = new ArrayList<>();
+          for (int i = 0; i < 20_000; i++) {
+            byte[] v = value(r, 1 + r.nextInt(300));
+            written.add(v);
+            kept.add(slab.copy(v));
+          }
+          for (int i = 0; i < written.size(); i++) {
+            assertArrayEquals(written.get(i), kept.get(i).bytes());
+          }
+          return written.size();
+        }));
+      }
+      for (Future<Integer> f : done) {
+        assertEquals(20_000, f.get());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
