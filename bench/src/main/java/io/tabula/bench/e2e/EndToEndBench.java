@@ -137,6 +137,10 @@ public final class EndToEndBench implements Callable<Integer> {
       defaultValue = "-Xms4g -Xmx4g -XX:+UseG1GC")
   private String nodeJavaOpts;
 
+  @Option(names = "--node-config", description = "HOCON added to the node's settings, e.g. "
+      + "'tabula.node.memtable-slabs = off'; default: none", defaultValue = "")
+  private String nodeConfigExtra;
+
   @Option(names = "--seed", description = "Seed of values and key orders; default: ${DEFAULT-VALUE}",
       defaultValue = "42")
   private long seed;
@@ -329,7 +333,7 @@ public final class EndToEndBench implements Callable<Integer> {
           memtable-bytes = %dMiB
           durability = fsync
         }
-        """, blockCacheMb, memtableMb);
+        """, blockCacheMb, memtableMb) + (nodeConfigExtra.isBlank() ? "" : nodeConfigExtra + "\n");
   }
 
   private E2eReport.Settings settings(Dataset data) {

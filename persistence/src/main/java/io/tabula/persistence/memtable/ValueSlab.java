@@ -14,17 +14,23 @@ import java.lang.management.ManagementFactory;
  * pauses grew to 40 to 96 ms (bench/run-plain's Batcher loads, with {@code -Xlog:gc}). A chunk
  * of half a G1 region or more is a humongous object: G1 allocates it outside the young
  * generation and never copies it, and frees it at the first collection after the memtable
- * that held it is dropped. The first chunks of a memtable are small and grow to that size,
- * so a tablet that takes few writes holds little.
+ * that held it is dropped. The first chunks of a memtable are small and double up to just
+ * under a region, so a tablet that takes few writes holds little.
  *
  * <p>Values of {@value #OWN_ARRAY_BYTES} bytes or more keep their own arrays: copying them buys
  * nothing a chunk would not, and they would waste its end. Thread-safe: {@link #copy} is
  * called by concurrent writers of the memtable.
  */
 final class ValueSlab {
-  /** The largest chunk: half a G1 region, so that G1 allocates it as a humongous object. */
+  /**
+   * The largest chunk: a G1 region less the array's header. G1 allocates an array of half a
+   * region or more as a humongous object, in regions of its own; one just under a region
+   * fills one, where one of half a region would leave the other half empty.
+   */
   static final int MAX_CHUNK_BYTES = maxChunkBytes();
   private static final int FIRST_CHUNK_BYTES = 64 * 1024;
+  /** Room for an array's header (16 bytes with compressed class pointers), and to spare. */
+  private static final int ARRAY_HEADER_BYTES = 64;
   static final int OWN_ARRAY_BYTES = 16 * 1024;
 
   @GuardedBy("this")
@@ -41,7 +47,7 @@ final class ValueSlab {
     int at;
     synchronized (this) {
       if (chunk.length - used < value.length) {
-        chunk = new byte[chunk.length == 0 ? FIRST_CHUNK_BYTES : Math.min(MAX_CHUNK_BYTES, chunk.length * 2)];
+        chunk = new byte[nextChunkBytes(chunk.length)];
         used = 0;
       }
       into = chunk;
@@ -54,6 +60,18 @@ final class ValueSlab {
     return new Slice(into, at, value.length);
   }
 
+  /**
+   * Twice the last chunk, from {@value #FIRST_CHUNK_BYTES}; but a chunk that would be half a
+   * region or more is made a whole one, since it would take a region of its own anyway.
+   */
+  static int nextChunkBytes(int last) {
+    if (last == 0) {
+      return FIRST_CHUNK_BYTES;
+    }
+    long next = 2L * last;
+    return next >= MAX_CHUNK_BYTES / 2 ? MAX_CHUNK_BYTES : (int) next;
+  }
+
   private static int maxChunkBytes() {
     long region = 0;
     try {
@@ -63,8 +81,8 @@ final class ValueSlab {
     } catch (IllegalArgumentException | UnsupportedOperationException e) {
       // Not HotSpot, or no such option: the default below.
     }
-    long half = region > 0 ? region / 2 : 1 << 20;
-    return (int) Math.max(FIRST_CHUNK_BYTES, Math.min(16 << 20, half));
+    long chunk = region > 0 ? region - ARRAY_HEADER_BYTES : (2 << 20) - ARRAY_HEADER_BYTES;
+    return (int) Math.max(FIRST_CHUNK_BYTES, Math.min(32 << 20, chunk));
   }
 
   /** A value in a chunk (or in an array of its own): {@code length} bytes from {@code offset}. Immutable. */
