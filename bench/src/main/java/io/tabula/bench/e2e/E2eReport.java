@@ -11,7 +11,7 @@ final class E2eReport {
   /** The run's sizes and settings, as the report states them. */
   record Settings(int rows, int valueBytes, long rowBytes, int concurrency, int scanConcurrency, int writeBatch, int readBatch,
       int scanChunk, int readSeconds, int warmupSeconds, int settleSeconds, int rounds, int blockCacheMb,
-      int memtableMb, int hotRows, String nodeJavaOpts, long seed, int officialWindowKib, int officialChannels,
+      int memtableMb, int memRows, String nodeJavaOpts, long seed, int officialWindowKib, int officialChannels,
       String warmUps, String settled) {}
 
   private final String command;
@@ -161,7 +161,7 @@ final class E2eReport {
         + "* Node JVM: `%s`; client JVM: the bench's own (`JAVA_OPTS`). Seed %d. Values are checked: every "
         + "value's length, the bytes of every 16th row, and that each request returned exactly the rows asked "
         + "for.%n",
-        s.blockCacheMb(), s.rows() * (double) s.valueBytes() / 1e6, s.memtableMb(), s.memtableMb(), s.hotRows(),
+        s.blockCacheMb(), s.rows() * (double) s.valueBytes() / 1e6, s.memtableMb(), s.memtableMb(), s.memRows(),
         s.warmUps(), s.settleSeconds(), s.settled(), s.readSeconds(), s.warmupSeconds(), s.officialChannels(),
         s.officialWindowKib() == 0 ? "1 MiB (the library's default)" : s.officialWindowKib() + " KiB",
         s.nodeJavaOpts(), s.seed()));

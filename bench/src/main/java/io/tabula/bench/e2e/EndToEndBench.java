@@ -338,19 +338,19 @@ public final class EndToEndBench implements Callable<Integer> {
 
   private E2eReport.Settings settings(Dataset data) {
     return new E2eReport.Settings(rows, valueBytes, data.rowBytes(), concurrency, scanConcurrency, writeBatch, readBatch, scanChunk,
-        readSeconds, warmupSeconds, settleSeconds, rounds, blockCacheMb, memtableMb, hotRows(data), nodeJavaOpts, seed,
+        readSeconds, warmupSeconds, settleSeconds, rounds, blockCacheMb, memtableMb, memRows(data), nodeJavaOpts, seed,
         officialWindowKib, officialChannels, warmUps, String.join("; ", settled));
   }
 
   /** The rows of the in-memory table: {@link #MEM_BYTES} of rows, or all of them if fewer. */
-  private int hotRows(Dataset data) {
+  private int memRows(Dataset data) {
     return (int) Math.max(readBatch, Math.min(rows, MEM_BYTES / data.rowBytes()));
   }
 
   /**
    * Makes {@link #MEM_TABLE} with client {@code c}, holds its default locality group (its one
    * family's) in memory through the Tabula client's admin call (the Cloud Bigtable API has
-   * none), and writes its first {@link #hotRows} rows, untimed; then waits for the node to
+   * none), and writes its first {@link #memRows} rows, untimed; then waits for the node to
    * idle, so the rows are in SSTables read whole into memory. Once: every client reads it.
    */
   private void loadInMemoryTable(ClientUnderTest c, Dataset data) throws Exception {
@@ -361,7 +361,7 @@ public final class EndToEndBench implements Callable<Integer> {
     try (io.tabula.client.TabulaClient admin = io.tabula.client.TabulaClient.connect(endpoint)) {
       admin.admin().setInMemory(MEM_TABLE, "default", true).toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
-    int[] order = java.util.stream.IntStream.range(0, hotRows(data)).toArray();
+    int[] order = java.util.stream.IntStream.range(0, memRows(data)).toArray();
     long requests = (order.length + writeBatch - 1) / writeBatch;
     long start = System.nanoTime();
     InFlight.run(concurrency, requests, Long.MAX_VALUE, k -> {
@@ -381,7 +381,7 @@ public final class EndToEndBench implements Callable<Integer> {
       case RANDOM_READ -> randomRead(w, c, table, data, rows);
       case RANDOM_READ_HOT -> {
         loadInMemoryTable(c, data);
-        yield randomRead(w, c, MEM_TABLE, data, hotRows(data));
+        yield randomRead(w, c, MEM_TABLE, data, memRows(data));
       }
       case SEQUENTIAL_READ -> sequentialRead(w, c, table, data);
       case SCAN -> scan(w, c, table, data);

@@ -56,6 +56,12 @@ public final class TableSchema {
     return groups.get(name);
   }
 
+  /** Whether group {@code name} is held in memory; false for a group not in the schema. */
+  public boolean inMemory(String name) {
+    LocalityGroup g = groups.get(name);
+    return g != null && g.inMemory();
+  }
+
   /** Group names in sorted order, the order a tablet keeps its SSTable sets in. */
   public SortedSet<String> groupNames() {
     return new TreeSet<>(groups.keySet());

@@ -148,7 +148,7 @@ public final class Tablet implements Closeable {
     List<SSTableHandle> opened = new ArrayList<>();
     try {
       for (Map.Entry<String, List<TabletManifest.FileRef>> g : m.groups().entrySet()) {
-        boolean inMemory = schema.group(g.getKey()) != null && schema.group(g.getKey()).inMemory();
+        boolean inMemory = schema.inMemory(g.getKey());
         List<SSTableHandle> handles = new ArrayList<>();
         for (TabletManifest.FileRef f : g.getValue()) {
           SSTableHandle h = SSTableFiles.open(env, f.path(), f.owned(), inMemory);

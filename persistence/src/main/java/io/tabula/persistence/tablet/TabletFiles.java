@@ -175,8 +175,7 @@ final class TabletFiles {
    */
   void schemaChanged(TableSchema before, TableSchema after) {
     for (String g : after.groupNames()) {
-      boolean was = before.group(g) != null && before.group(g).inMemory();
-      if (was != after.group(g).inMemory() && !tablet.currentVersion().files(g).isEmpty()) {
+      if (before.inMemory(g) != after.inMemory(g) && !tablet.currentVersion().files(g).isEmpty()) {
         scheduleReopen(g);
       }
     }
@@ -199,7 +198,7 @@ final class TabletFiles {
   @GuardedBy("lock")
   private void reopenIfStale(java.util.Collection<String> groups) {
     for (String g : groups) {
-      boolean inMemory = tablet.schema().group(g) != null && tablet.schema().group(g).inMemory();
+      boolean inMemory = tablet.schema().inMemory(g);
       if (tablet.currentVersion().files(g).stream().anyMatch(h -> h.reader().inMemory() != inMemory)) {
         scheduleReopen(g);
       }
@@ -214,7 +213,7 @@ final class TabletFiles {
   void reopen(String g) throws IOException {
     lock.lock();
     try {
-      boolean inMemory = tablet.schema().group(g) != null && tablet.schema().group(g).inMemory();
+      boolean inMemory = tablet.schema().inMemory(g);
       List<SSTableHandle> now = tablet.currentVersion().files(g);
       if (closed || now.stream().allMatch(h -> h.reader().inMemory() == inMemory)) {
         return;
