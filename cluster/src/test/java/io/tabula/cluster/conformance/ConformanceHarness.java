@@ -53,6 +53,9 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
   private Target target;
   private ConformancePeer reference;
   private ConformancePeer subject;
+  /** The unexpected errors of the target's last run, and the table it ran on. */
+  private List<com.google.api.gax.rpc.ApiException> subjectSurprises = List.of();
+  private String subjectTable;
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
@@ -147,7 +150,36 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
   }
 
   private String run(ConformancePeer peer, String table, Scenario body) {
-    return Render.outcome(() -> body.run(peer, table));
+    Render.takeSurprises();
+    String outcome = Render.outcome(() -> body.run(peer, table));
+    if (peer == subject) {
+      subjectSurprises = Render.takeSurprises();
+      subjectTable = table;
+    }
+    return outcome;
+  }
+
+  /**
+   * What a person debugging a failed comparison needs beyond the rendered answers: the
+   * target's unexpected errors (which call, its status message, where), and for a cluster
+   * where the scenario's table is served, as the called node sees it.
+   */
+  private String whatTheTargetSaw() {
+    StringBuilder out = new StringBuilder();
+    for (com.google.api.gax.rpc.ApiException e : subjectSurprises) {
+      out.append("\n").append(subject.name()).append(" failed a call at ").append(java.time.Instant.now())
+          .append(": ").append(Render.describe(e));
+    }
+    if (target == Target.CLUSTER && subjectTable != null) {
+      try {
+        out.append("\nits tablets now: ").append(subject.tabletsOf(subjectTable));
+      } catch (java.io.IOException | RuntimeException e) {
+        out.append("\nits tablets could not be listed: ").append(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    return out.toString();
   }
 
   private void compare(String scenario, String expected, String actual, String expectedLabel) {
@@ -157,7 +189,7 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
     if (!expected.equals(actual)) {
       String left = expectedLabel == null ? reference.name() : expectedLabel;
       Assertions.fail(scenario + ": " + subject.name() + " differs from " + left
-          + " (- " + left + ", + " + subject.name() + ")\n" + diff(expected, actual));
+          + " (- " + left + ", + " + subject.name() + ")\n" + diff(expected, actual) + whatTheTargetSaw());
     }
   }
 

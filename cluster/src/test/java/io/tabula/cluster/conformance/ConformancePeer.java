@@ -36,7 +36,12 @@ public final class ConformancePeer implements AutoCloseable {
   static final String PROJECT = "p";
   static final String INSTANCE = "i";
   static final String LOOPBACK = "127.0.0.1";
-  static final Duration CALL_DEADLINE = Duration.ofSeconds(5);
+  /**
+   * Longer than a Tabula node's own limits (tabula.node.ask-timeout and moved-retry-for, 10 s
+   * each), so a node that loses a request, or waits out a tablet move, answers with its own
+   * status saying what did not answer before the client gives up.
+   */
+  static final Duration CALL_DEADLINE = Duration.ofSeconds(15);
   static final int MAX_ATTEMPTS = 2;
 
   private final String name;
@@ -138,16 +143,30 @@ public final class ConformancePeer implements AutoCloseable {
     if (clusterHttpPort == 0) {
       return owners;
     }
-    {
-      String body = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + LOOPBACK + ":"
-          + clusterHttpPort + "/tabula/tablets")).timeout(CALL_DEADLINE).build(),
-          java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"owner\":\"([^\"]*)\"").matcher(body);
-      while (m.find()) {
-        owners.merge(m.group(1), 1, Integer::sum);
-      }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"owner\":\"([^\"]*)\"")
+        .matcher(httpGet("/tabula/tablets"));
+    while (m.find()) {
+      owners.merge(m.group(1), 1, Integer::sum);
     }
     return owners;
+  }
+
+  /**
+   * For a Tabula cluster: the tablets of {@code table} as the node the clients call lists them
+   * (owner, state, a move's other node), one JSON object each; empty for a single server.
+   */
+  String tabletsOf(String table) throws IOException, InterruptedException {
+    if (clusterHttpPort == 0) {
+      return "";
+    }
+    return httpGet("/tabula/tablets?table=" + table);
+  }
+
+  /** The body of a GET of {@code path} on the called node's Management HTTP port. */
+  private String httpGet(String path) throws IOException, InterruptedException {
+    return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+        java.net.URI.create("http://" + LOOPBACK + ":" + clusterHttpPort + path)).timeout(CALL_DEADLINE).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
   }
 
   /** Stops the nodes, youngest first, so the master's node goes last. */

@@ -1,13 +1,16 @@
 package io.tabula.cluster.conformance;
 
 import com.google.api.gax.rpc.ApiException;
+import com.google.api.gax.rpc.StatusCode;
 import com.google.cloud.bigtable.data.v2.models.KeyOffset;
 import com.google.cloud.bigtable.data.v2.models.MutateRowsException;
 import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowCell;
 import com.google.protobuf.ByteString;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -39,7 +42,41 @@ final class Render {
   }
 
   static String error(ApiException e) {
-    return "error " + e.getStatusCode().getCode();
+    StatusCode.Code code = e.getStatusCode().getCode();
+    if (UNEXPECTED.contains(code)) {
+      SURPRISES.get().add(e);
+    }
+    return "error " + code;
+  }
+
+  /**
+   * Codes no scenario expects of a healthy server: it did not answer in time, or failed
+   * inside. Such errors are kept (see {@link #takeSurprises}) so that a failed comparison can
+   * say which call failed and how, beyond the code.
+   */
+  private static final Set<StatusCode.Code> UNEXPECTED = EnumSet.of(StatusCode.Code.DEADLINE_EXCEEDED,
+      StatusCode.Code.UNAVAILABLE, StatusCode.Code.INTERNAL, StatusCode.Code.UNKNOWN, StatusCode.Code.CANCELLED);
+  /** The unexpected errors rendered on this thread since the last {@link #takeSurprises}. */
+  private static final ThreadLocal<List<ApiException>> SURPRISES = ThreadLocal.withInitial(ArrayList::new);
+
+  /** The unexpected errors rendered on this thread since the last call, and forgets them. */
+  static List<ApiException> takeSurprises() {
+    List<ApiException> taken = List.copyOf(SURPRISES.get());
+    SURPRISES.get().clear();
+    return taken;
+  }
+
+  /** An error's status, message and the first frames of its stack and causes, for a failure message. */
+  static String describe(Throwable e) {
+    StringBuilder out = new StringBuilder();
+    for (Throwable t = e; t != null && out.length() < 4000; t = t.getCause()) {
+      out.append(t == e ? "" : "caused by: ").append(t).append('\n');
+      StackTraceElement[] frames = t.getStackTrace();
+      for (int i = 0; i < Math.min(12, frames.length); i++) {
+        out.append("    at ").append(frames[i]).append('\n');
+      }
+    }
+    return out.toString();
   }
 
   /** The failed entries of a bulk mutation, by index, with their codes. */
