@@ -17,7 +17,8 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
     List<String> join, long blockCacheBytes, int backgroundThreads, long memtableBytes, long memtableBudgetBytes,
     long logSegmentBytes,
     Durability durability, Duration askTimeout, Duration movedRetryFor, Duration masterStartTimeout,
-    Duration wakeOwnedEvery, Duration drainTimeout, long scanCacheBytes, boolean memtableSlabs) {
+    Duration wakeOwnedEvery, Duration drainTimeout, long scanCacheBytes, boolean memtableSlabs,
+    long sstableSyncEveryBytes) {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
   public static NodeSettings from(Config node) {
@@ -44,7 +45,7 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
         memtableBudget(node), node.getBytes("log-segment-bytes"), durability, node.getDuration("ask-timeout"),
         node.getDuration("moved-retry-for"), node.getDuration("master-start-timeout"),
         node.getDuration("wake-owned-every"), node.getDuration("drain-timeout"), node.getBytes("scan-cache"),
-        node.getBoolean("memtable-slabs"));
+        node.getBoolean("memtable-slabs"), node.getBytes("sstable-sync-every"));
   }
 
   /**
@@ -71,7 +72,7 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
   TabletServer.Options engineOptions(String logName) {
     return new TabletServer.Options(logName, blockCacheBytes, backgroundThreads,
         new CommitLogOptions(logSegmentBytes, durability), TabletOptions.defaults().withMemtableBytes(memtableBytes)
-            .withValueSlabs(memtableSlabs),
+            .withValueSlabs(memtableSlabs).withSstableSyncEveryBytes(sstableSyncEveryBytes),
         memtableBudgetBytes).withScanCache(scanCacheBytes);
   }
 }

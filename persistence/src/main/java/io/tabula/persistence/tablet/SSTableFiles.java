@@ -8,6 +8,7 @@ import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.sstable.SSTableReader;
 import io.tabula.persistence.sstable.SSTableWriter;
 import io.tabula.persistence.storage.ReadableFile;
+import io.tabula.persistence.storage.SyncEvery;
 import java.io.IOException;
 
 /** Writing a compaction's output to a new SSTable, and opening SSTables, for a tablet. */
@@ -25,7 +26,8 @@ final class SSTableFiles {
     try {
       CompactionMerger.merge(in, (CellKey k, byte[] v) -> {
         if (writer[0] == null) {
-          writer[0] = new SSTableWriter(env.storage().createNew(path), group.sstableOptions());
+          writer[0] = new SSTableWriter(SyncEvery.wrap(env.storage().createNew(path),
+              env.options().sstableSyncEveryBytes()), group.sstableOptions());
         }
         writer[0].add(k, v);
       }, schema::gcPolicy, env.clock().nowMicros(), major);
