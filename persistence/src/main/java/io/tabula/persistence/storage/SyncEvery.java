@@ -15,9 +15,10 @@ import java.io.IOException;
  *
  * <p>What it bought and cost on this project's test machine:
  * <ul>
- *   <li>Alone (1 KiB appends, each synced, while another thread wrote three 64 MiB files): the
- *       longest append's sync took 110 to 130 ms when the big files were synced at their ends,
- *       5 to 8 ms when they were synced every MiB; writing them took a quarter longer.
+ *   <li>Alone ({@code bench/run-sync-entanglement}: 1 KiB appends, each synced, while another
+ *       thread wrote three 64 MiB files): the longest append's sync took 103 to 113 ms when the
+ *       big files were synced at their ends, 4 ms when they were synced every MiB, but the
+ *       median sync rose from 0.25 to 2.6 ms; writing the big files took a fifth longer.
  *   <li>In a node under the official client's Batcher loads: the longest commit-log sync fell
  *       from 193 to 106 ms, but as many syncs took over 50 ms (11), for the same time in all.
  *   <li>In the engine (bench/run-figure6), durable writes were 4 to 20% slower every MiB.
