@@ -66,8 +66,9 @@ public final class SyncEntanglementBench implements Callable<Integer> {
         wipe();
         Files.createDirectories(dir);
         String row = run(new FileStorage(dir), kib * 1024);
-        System.out.println("round " + r + ", sync every " + (kib == 0 ? "file's end" : kib + " KiB") + ": " + row);
-        rows.add("| " + r + " | " + (kib == 0 ? "at the end" : kib + " KiB") + " | " + row + " |");
+        String synced = kib == 0 ? "at the end" : kib + " KiB";
+        System.out.println("round " + r + ", big files synced: " + synced + ": " + row);
+        rows.add("| " + r + " | " + synced + " | " + row + " |");
       }
     }
     wipe();
