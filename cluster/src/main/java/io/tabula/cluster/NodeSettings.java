@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 /** The {@code tabula.node} settings, read once. */
 public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort, String name, int clusterPort,
     List<String> join, long blockCacheBytes, int backgroundThreads, long memtableBytes, long memtableBudgetBytes,
-    long logSegmentBytes,
+    long logSegmentBytes, boolean logPrepareSegments,
     Durability durability, Duration askTimeout, Duration movedRetryFor, Duration masterStartTimeout,
     Duration wakeOwnedEvery, Duration drainTimeout, long scanCacheBytes, boolean memtableSlabs,
     long sstableSyncEveryBytes) {
@@ -42,7 +42,8 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
     return new NodeSettings(Path.of(node.getString("data-dir")).toAbsolutePath(), node.getString("host"),
         node.getInt("grpc-port"), node.getInt("http-port"), name, node.getInt("cluster-port"), List.copyOf(join),
         node.getBytes("block-cache"), node.getInt("background-threads"), node.getBytes("memtable-bytes"),
-        memtableBudget(node), node.getBytes("log-segment-bytes"), durability, node.getDuration("ask-timeout"),
+        memtableBudget(node), node.getBytes("log-segment-bytes"),
+        node.getBoolean("log-prepare-segments"), durability, node.getDuration("ask-timeout"),
         node.getDuration("moved-retry-for"), node.getDuration("master-start-timeout"),
         node.getDuration("wake-owned-every"), node.getDuration("drain-timeout"), node.getBytes("scan-cache"),
         node.getBoolean("memtable-slabs"), node.getBytes("sstable-sync-every"));
@@ -71,7 +72,7 @@ public record NodeSettings(Path dataDir, String host, int grpcPort, int httpPort
   /** The storage engine's options, its commit log in the folder {@code logName} under {@code logs/}. */
   TabletServer.Options engineOptions(String logName) {
     return new TabletServer.Options(logName, blockCacheBytes, backgroundThreads,
-        new CommitLogOptions(logSegmentBytes, durability), TabletOptions.defaults().withMemtableBytes(memtableBytes)
+        new CommitLogOptions(logSegmentBytes, durability, logPrepareSegments), TabletOptions.defaults().withMemtableBytes(memtableBytes)
             .withValueSlabs(memtableSlabs).withSstableSyncEveryBytes(sstableSyncEveryBytes),
         memtableBudgetBytes).withScanCache(scanCacheBytes);
   }

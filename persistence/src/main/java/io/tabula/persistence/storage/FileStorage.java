@@ -50,6 +50,21 @@ public final class FileStorage implements Storage {
     return new ChannelWritableFile(path, FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
   }
 
+  @Override
+  public boolean canOverwrite() {
+    return true;
+  }
+
+  @Override
+  public WritableFile overwrite(String path, long from) throws IOException {
+    if (from < 0) {
+      throw new IllegalArgumentException("from must be 0 or more, was " + from);
+    }
+    ChannelWritableFile f = new ChannelWritableFile(path, FileChannel.open(resolve(path), StandardOpenOption.WRITE));
+    f.position = from;
+    return f;
+  }
+
   /**
    * Opens a file for reading. Files up to 2 GiB are memory-mapped: the engine's files are
    * immutable once written, and a mapped read is a copy with no system call, which is what

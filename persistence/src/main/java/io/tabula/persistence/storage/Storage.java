@@ -28,6 +28,23 @@ public interface Storage {
     return create(path);
   }
 
+  /**
+   * Whether {@link #overwrite} works here: whether a file's bytes can be written again in
+   * place. A local disk can; HDFS appends only.
+   */
+  default boolean canOverwrite() {
+    return false;
+  }
+
+  /**
+   * Opens an existing file for writing over its bytes from {@code from} on, front to back,
+   * keeping its length (writing past the end makes it longer). The commit log writes its
+   * preallocated segments this way. Only where {@link #canOverwrite}.
+   */
+  default WritableFile overwrite(String path, long from) throws IOException {
+    throw new UnsupportedOperationException("this storage cannot write a file in place: " + path);
+  }
+
   /** Opens an existing file for positional reads. */
   ReadableFile open(String path) throws IOException;
 

@@ -8,10 +8,10 @@ import java.io.IOException;
  * flushes and compactions write ({@code tabula.node.sstable-sync-every}, off by default).
  *
  * <p>What it is for: on a local file system a file written in one go and synced only at its
- * end has all its bytes dirty in the page cache until that sync. On ext4 (data=ordered), the
- * commit log's next fsync commits the file system's journal, and that commit first writes out
- * the dirty data of files whose blocks the journal entry allocates: the commit log's sync then
- * waits for much of the SSTable, and every write waiting for that group commit waits too.
+ * end has all its bytes dirty in the page cache until that sync, which then puts them all in
+ * the disk's queue at once; the commit log's next sync waits behind them, and every write
+ * waiting for that group commit waits too. (The commit log's prepared segments, which spare
+ * its syncs the file system's journal, do not change that: bench/run-sync-entanglement.)
  *
  * <p>What it bought and cost on this project's test machine:
  * <ul>

@@ -124,7 +124,7 @@ public final class TabletServer implements Closeable {
    */
   public static TabletServer open(Storage storage, Options options, MicrosClock clock,
       Function<String, TableSchema> schemas, BackgroundFailures failures) throws IOException {
-    CommitLog log = CommitLog.open(storage, Storage.path("logs", options.nodeId()), options.log());
+    CommitLog log = CommitLog.open(storage, Storage.path("logs", options.nodeId()), options.log(), failures::report);
     TabletServer server = new TabletServer(storage, options, clock, schemas, log, failures, false);
     try {
       server.recover();
@@ -150,8 +150,8 @@ public final class TabletServer implements Closeable {
       throw new IllegalStateException("commit-log folder " + dir + " already exists: a node's log folder is never "
           + "reused");
     }
-    return new TabletServer(storage, options, clock, schemas, CommitLog.open(storage, dir, options.log()), failures,
-        true);
+    return new TabletServer(storage, options, clock, schemas, CommitLog.open(storage, dir, options.log(), failures::report),
+        failures, true);
   }
 
   /** A tablet this server opened, and what it replayed from the logs it was given to open it. */

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.ToLongFunction;
 
@@ -26,6 +27,10 @@ import java.util.function.ToLongFunction;
  * completes every record's future. Nothing is reported durable before its fsync returned.
  * Since only one batch is ever unsynced, a power cut can only damage the last batch of the
  * last segment: that is how replay tells a torn tail from corruption ({@link LogReader}).
+ *
+ * <p>Segments: on a local disk the writer writes over segments made ahead of need, zero-filled
+ * and synced ({@link SegmentPreparer}), so that its syncs change no file metadata; it never
+ * waits for one, and appends to a plain segment when none is ready.
  *
  * <p>Failure: if a write fails, every record of that group fails with the {@link
  * IOException}; the segment is cut back to its last synced length and sealed, and the next
@@ -73,9 +78,13 @@ public final class CommitLog implements Closeable {
   /** Completes, with why, once the log acknowledges nothing more: fenced, or an fsync failed. */
   private final CompletableFuture<LogLostException> lost = new CompletableFuture<>();
 
+  /** Makes the next segment ahead of the writer, and hands out segment numbers. */
+  private final SegmentPreparer preparer;
+
   // Owned by the writer thread.
-  private long nextSegment;
   private WritableFile current;
+  /** Whether {@link #current} was prepared (zero-filled to the segment size) rather than appended to. */
+  private boolean currentPrepared;
   private long synced;
   private final Map<String, Long> currentMax = new HashMap<>();
   private final ByteSink batch = new ByteSink(1 << 16);
@@ -105,23 +114,37 @@ public final class CommitLog implements Closeable {
     return new Stats(groupsWritten, recordsWritten, bytesWritten, syncs, syncNanos);
   }
 
-  private CommitLog(Storage storage, String dir, CommitLogOptions options, List<String> oldSegments, long next) {
+  private CommitLog(Storage storage, String dir, CommitLogOptions options, List<String> oldSegments, long highest,
+      BiConsumer<String, Throwable> failures) {
     this.storage = storage;
     this.dir = dir;
     this.fenceChecks = new FenceChecks(() -> storage.isFenced(dir));
     this.options = options;
     this.oldSegments = oldSegments;
-    this.nextSegment = next;
     oldSegments.forEach(s -> sealed.put(s, null));
+    this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest, options.preallocate(),
+        this::isLost, failures);
     this.writer = new Thread(this::run, "tabula-commit-log");
     this.writer.setDaemon(true);
   }
 
   /**
-   * Opens the log in {@code dir}. Segments already there become the old segments, read by
-   * {@link #replay}; new records go to a new segment numbered after them.
+   * Opens the log in {@code dir}, reporting the failures of its background work (making
+   * segments ahead of need) to the platform logger. See {@link #open(Storage, String,
+   * CommitLogOptions, BiConsumer)}.
    */
   public static CommitLog open(Storage storage, String dir, CommitLogOptions options) throws IOException {
+    System.Logger log = System.getLogger(CommitLog.class.getName());
+    return open(storage, dir, options, (what, e) -> log.log(System.Logger.Level.WARNING, what + " failed", e));
+  }
+
+  /**
+   * Opens the log in {@code dir}. Segments already there become the old segments, read by
+   * {@link #replay}; new records go to a new segment numbered after them. The failures of its
+   * background work, which cost speed but lose nothing, go to {@code failures}.
+   */
+  public static CommitLog open(Storage storage, String dir, CommitLogOptions options,
+      BiConsumer<String, Throwable> failures) throws IOException {
     List<String> old = new ArrayList<>();
     long max = 0;
     for (String name : storage.list(dir)) {
@@ -131,7 +154,7 @@ public final class CommitLog implements Closeable {
         max = Math.max(max, n);
       }
     }
-    CommitLog log = new CommitLog(storage, dir, options, old, max + 1);
+    CommitLog log = new CommitLog(storage, dir, options, old, max, failures);
     log.writer.start();
     return log;
   }
@@ -250,17 +273,8 @@ public final class CommitLog implements Closeable {
       return;
     }
     try {
-      if (current == null) {
-        long number = nextSegment;
-        current = storage.create(Storage.path(dir, CommitLogFormat.segmentName(number)));
-        nextSegment++;
-        synced = 0;
-        batch.reset();
-        batch.put(LogRecords.header(number));
-      } else {
-        batch.reset();
-      }
-      int batchStart = batch.size();
+      batch.reset();
+      int batchStart = 0;
       batch.put(new byte[CommitLogFormat.BATCH_HEADER_SIZE]);
       for (java.util.Iterator<Pending> it = group.iterator(); it.hasNext(); ) {
         Pending p = it.next();
@@ -279,12 +293,11 @@ public final class CommitLog implements Closeable {
         }
       }
       if (group.isEmpty()) {
-        batch.truncate(batchStart);
-        current.append(batch.array(), 0, batch.size()); // a new segment's header, if any
         return;
       }
       LogRecords.batchHeader(batch.array(), batchStart, batch.size() - batchStart - CommitLogFormat.BATCH_HEADER_SIZE,
           group.size());
+      segmentFor(batch.size());
       current.append(batch.array(), 0, batch.size());
       if (options.durability() == Durability.FSYNC) {
         long t = System.nanoTime();
@@ -309,6 +322,9 @@ public final class CommitLog implements Closeable {
       if (options.durability() == Durability.FSYNC && fencedOrUnknown(group)) {
         return;
       }
+    } catch (LogSyncFailedException e) {
+      failLost(group, e); // sealing the segment left for a prepared one failed its sync
+      return;
     } catch (IOException e) {
       if (fencedOrUnknown(group)) {
         return; // on HDFS, fencing breaks the writer's stream: its write fails as fenced
@@ -331,6 +347,46 @@ public final class CommitLog implements Closeable {
         recoverFrom(e);
       }
     }
+  }
+
+  /**
+   * Makes {@link #current} a segment for a batch of {@code length} bytes: a prepared one if one
+   * is ready and the current segment is a plain one (a prepared segment's syncs are cheaper)
+   * or has no room left for the batch; otherwise the current one (a batch that does not fit
+   * then makes it longer), or a new plain one if there is none. The segment left is sealed:
+   * in FSYNC mode it was synced already, so this waits for nothing.
+   */
+  private void segmentFor(int length) throws IOException {
+    if (current != null && (!currentPrepared || current.position() + length > options.segmentBytes())) {
+      SegmentPreparer.Prepared p = preparer.take();
+      if (p != null) {
+        try {
+          syncAndSeal();
+        } catch (IOException e) {
+          p.file().close(); // blank, and named after the sealed one: replay skips it
+          throw e;
+        }
+        use(p);
+      }
+    }
+    if (current == null) {
+      SegmentPreparer.Prepared p = preparer.take();
+      if (p != null) {
+        use(p);
+      } else {
+        long number = preparer.allocate();
+        current = storage.create(Storage.path(dir, CommitLogFormat.segmentName(number)));
+        currentPrepared = false;
+        synced = 0;
+        current.append(LogRecords.header(number)); // synced with the first batch
+      }
+    }
+  }
+
+  private void use(SegmentPreparer.Prepared p) {
+    current = p.file();
+    currentPrepared = true;
+    synced = current.position(); // the header, synced when it was made
   }
 
   /**
@@ -473,15 +529,16 @@ public final class CommitLog implements Closeable {
     String torn = null;
     long tornOffset = 0;
     long tornBytes = 0;
+    int last = LogReader.lastWithData(storage, oldSegments);
     for (int i = 0; i < oldSegments.size(); i++) {
       String path = oldSegments.get(i);
       byte[] bytes = LogReader.readAll(storage, path);
-      LogReader.SegmentSummary s = LogReader.read(path, bytes, i == oldSegments.size() - 1, visitor);
+      LogReader.SegmentSummary s = LogReader.read(path, bytes, i >= last, visitor);
       records += s.records();
-      if (s.validEnd() < s.fileSize()) {
+      if (s.validEnd() < s.tornEnd()) {
         torn = path;
         tornOffset = s.validEnd();
-        tornBytes = s.fileSize() - s.validEnd();
+        tornBytes = s.tornEnd() - s.validEnd();
         cutTornTail(path, bytes, (int) s.validEnd());
       }
       synchronized (sealed) {
@@ -507,10 +564,12 @@ public final class CommitLog implements Closeable {
       }
     }
     names.sort(java.util.Comparator.comparingLong(CommitLogFormat::segmentNumber));
+    List<String> paths = names.stream().map(n -> Storage.path(dir, n)).toList();
+    int last = LogReader.lastWithData(storage, paths);
     long records = 0;
-    for (int i = 0; i < names.size(); i++) {
-      String path = Storage.path(dir, names.get(i));
-      records += LogReader.read(path, LogReader.readAll(storage, path), i == names.size() - 1, visitor).records();
+    for (int i = 0; i < paths.size(); i++) {
+      String path = paths.get(i);
+      records += LogReader.read(path, LogReader.readAll(storage, path), i >= last, visitor).records();
     }
     return records;
   }
@@ -554,6 +613,15 @@ public final class CommitLog implements Closeable {
     }
   }
 
+  /**
+   * Waits until a prepared segment is ready for the writer, at most {@code millis}; whether one
+   * is (never, if segments are not prepared). The writer moves to it at its next group if it is
+   * writing a plain one. For tests and benchmarks that want a known layout.
+   */
+  public boolean awaitPreparedSegment(long millis) throws InterruptedException {
+    return preparer.awaitReady(millis);
+  }
+
   /** Segments on disk that are sealed (for tests and operations). */
   public List<String> sealedSegments() {
     synchronized (sealed) {
@@ -574,6 +642,7 @@ public final class CommitLog implements Closeable {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while closing commit log " + dir, e);
     }
+    preparer.close();
     synchronized (queue) {
       if (failure != null) {
         throw new IOException("commit log " + dir + " failed: " + failure.getMessage(), failure);

@@ -4,7 +4,7 @@ package io.tabula.persistence.wal;
  * Constants of a commit-log segment; see docs/formats/commitlog.md.
  *
  * <pre>
- * segment := header | batch*
+ * segment := header | batch* | zero*   (zeros: the unwritten rest of a preallocated segment; version 2)
  * header (24 bytes):
  *   u64 magic "TBLACLOG" | u32 version | u64 segment number | u32 CRC32C(previous 20 bytes)
  * batch (one group commit: one write, one fsync):
@@ -20,7 +20,8 @@ final class CommitLogFormat {
 
   /** ASCII "TBLACLOG": TaBuLA Commit LOG. */
   static final long MAGIC = 0x54424C41434C4F47L;
-  static final int VERSION = 1;
+  /** Written by this code; version 1 (the same layout, never preallocated) is still read. */
+  static final int VERSION = 2;
 
   static final int HEADER_MAGIC = 0;
   static final int HEADER_VERSION = HEADER_MAGIC + 8;

@@ -5,8 +5,11 @@ package io.tabula.persistence.wal;
  *
  * @param segmentBytes a segment is sealed and a new one started once it passes this size
  * @param durability when an append is reported durable
+ * @param preallocate whether segments are made ahead of need, zero-filled to
+ *     {@code segmentBytes} and synced, so that the writer's syncs change no file metadata
+ *     ({@link SegmentPreparer}); only on storage that can write a file in place
  */
-public record CommitLogOptions(long segmentBytes, Durability durability) {
+public record CommitLogOptions(long segmentBytes, Durability durability, boolean preallocate) {
   public CommitLogOptions {
     if (segmentBytes < 4096) {
       throw new IllegalArgumentException("segmentBytes must be at least 4096, was " + segmentBytes);
@@ -16,7 +19,12 @@ public record CommitLogOptions(long segmentBytes, Durability durability) {
     }
   }
 
-  /** 64 MiB segments, fsync before acknowledging. */
+  /** Preallocated segments of {@code segmentBytes}. */
+  public CommitLogOptions(long segmentBytes, Durability durability) {
+    this(segmentBytes, durability, true);
+  }
+
+  /** 64 MiB segments, preallocated, fsync before acknowledging. */
   public static CommitLogOptions defaults() {
     return new CommitLogOptions(64L << 20, Durability.FSYNC);
   }

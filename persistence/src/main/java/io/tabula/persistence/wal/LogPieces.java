@@ -66,9 +66,10 @@ public final class LogPieces {
       BiConsumer<String, Throwable> degraded) throws IOException {
     boolean fenced = storage.isFenced(dir); // before the listing: a fenced folder gets no new segment
     List<String> segments = segments(storage, dir);
+    int lastWithData = LogReader.lastWithData(storage, segments.stream().map(n -> Storage.path(dir, n)).toList());
     long delivered = 0;
     for (int i = 0; i < segments.size(); i++) {
-      boolean last = i == segments.size() - 1;
+      boolean last = i >= lastWithData;
       String path = Storage.path(dir, segments.get(i));
       if (!last || fenced) {
         try {
@@ -110,7 +111,8 @@ public final class LogPieces {
     if (!segments.contains(segment)) {
       throw new IllegalArgumentException("no segment " + segment + " in " + dir);
     }
-    ensureSorted(storage, dir, segment, segments.get(segments.size() - 1).equals(segment));
+    int lastWithData = LogReader.lastWithData(storage, segments.stream().map(n -> Storage.path(dir, n)).toList());
+    ensureSorted(storage, dir, segment, segments.indexOf(segment) >= lastWithData);
   }
 
   /** The segment file names of {@code dir}, by number. */

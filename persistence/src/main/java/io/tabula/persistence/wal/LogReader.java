@@ -21,12 +21,23 @@ import java.util.Map;
  * and is dropped whole. Any other bad batch, in a sealed segment or followed by a valid
  * batch, is corruption, reported with the file and the offset of the first bad record.
  * A batch's records are delivered only once the whole batch checked out.
+ *
+ * <p>Zeros: a segment of version 2 may end in zeros after its last batch, where a prepared
+ * segment was not written yet ({@link SegmentPreparer}); reading stops there, in any segment.
+ * A <em>blank</em> segment (a header, then only zeros) was made and never written; the "last"
+ * segment, whose torn tail is tolerated, is the last one that is not blank
+ * ({@link #lastWithData}), because the writer may have a blank segment ready beyond the one it
+ * was writing.
  */
 final class LogReader {
   private LogReader() {}
 
-  /** Where a segment's clean part ends, and its per-tablet highest sequence. */
-  record SegmentSummary(long records, long validEnd, long fileSize, Map<String, Long> maxSequence) {}
+  /**
+   * Where a segment's clean part ends ({@code validEnd}), where its torn tail ends (its last
+   * byte that is not zero; {@code validEnd} when there is none), and its per-tablet highest
+   * sequence.
+   */
+  record SegmentSummary(long records, long validEnd, long tornEnd, Map<String, Long> maxSequence) {}
 
   static byte[] readAll(Storage storage, String path) throws IOException {
     try (ReadableFile f = storage.open(path)) {
@@ -48,31 +59,34 @@ final class LogReader {
       return new SegmentSummary(0, 0, 0, maxSeq);
     }
     String headerProblem = headerProblem(b);
+    int dataEnd = lastNonZero(b) + 1;
     if (headerProblem != null) {
       if (last && findValidBatch(b, 0) < 0) {
-        return new SegmentSummary(0, 0, b.length, maxSeq);
+        return new SegmentSummary(0, 0, dataEnd, maxSeq);
       }
       throw new CorruptionException(path, 0, headerProblem);
     }
+    // Version 1 segments were never preallocated: zeros at the end of one are damage.
+    int end = ByteSink.getIntAt(b, CommitLogFormat.HEADER_VERSION) == 1 ? b.length : dataEnd;
     int pos = CommitLogFormat.HEADER_SIZE;
     long records = 0;
-    while (pos < b.length) {
+    while (pos < end) {
       long bad = firstProblem(b, pos);
       if (bad >= 0) {
         if (last && findValidBatch(b, pos + 1) < 0) {
-          return new SegmentSummary(records, pos, b.length, maxSeq);
+          return new SegmentSummary(records, pos, Math.max(pos, dataEnd), maxSeq);
         }
         throw new CorruptionException(path, bad, describe(b, pos, (int) bad)
             + (last ? "; valid batches follow it" : " in a sealed segment"));
       }
       int length = ByteSink.getIntAt(b, pos + CommitLogFormat.BATCH_LENGTH);
-      int end = pos + CommitLogFormat.BATCH_HEADER_SIZE + length;
+      int batchEnd = pos + CommitLogFormat.BATCH_HEADER_SIZE + length;
       if (visitor == null) { // checking only
         records += ByteSink.getIntAt(b, pos + CommitLogFormat.BATCH_COUNT);
-        pos = end;
+        pos = batchEnd;
         continue;
       }
-      for (int r = pos + CommitLogFormat.BATCH_HEADER_SIZE; r < end; ) {
+      for (int r = pos + CommitLogFormat.BATCH_HEADER_SIZE; r < batchEnd; ) {
         int body = ByteSink.getIntAt(b, r + CommitLogFormat.RECORD_LENGTH);
         ByteBuffer in = ByteBuffer.wrap(b, r + CommitLogFormat.RECORD_BODY + 1, body - 1);
         int idLen = VarInts.getVarInt(in);
@@ -86,9 +100,50 @@ final class LogReader {
         records++;
         r += CommitLogFormat.RECORD_BODY + body;
       }
-      pos = end;
+      pos = batchEnd;
     }
-    return new SegmentSummary(records, pos, b.length, maxSeq);
+    return new SegmentSummary(records, pos, pos, maxSeq);
+  }
+
+  /**
+   * The index in {@code paths} (segments in order) of the last segment that is not blank, or
+   * -1 if they all are. Reads the blank ones at the end and the one before them.
+   */
+  static int lastWithData(Storage storage, java.util.List<String> paths) throws IOException {
+    for (int i = paths.size() - 1; i >= 0; i--) {
+      if (!blank(storage, paths.get(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Whether the segment at {@code path} is blank; reads its first bytes only, unless it is. */
+  private static boolean blank(Storage storage, String path) throws IOException {
+    try (ReadableFile f = storage.open(path)) {
+      int head = (int) Math.min(f.size(), 4096);
+      byte[] first = f.readFully(0, head);
+      if (first.length < CommitLogFormat.HEADER_SIZE || headerProblem(first) != null
+          || ByteSink.getIntAt(first, CommitLogFormat.HEADER_VERSION) < 2 || lastNonZero(first) >= CommitLogFormat.HEADER_SIZE) {
+        return false; // a first batch, or something that is not a blank segment's header
+      }
+    }
+    return blank(readAll(storage, path));
+  }
+
+  /** Whether {@code b} is a blank segment: a valid header of version 2, then only zeros. */
+  static boolean blank(byte[] b) {
+    return b.length >= CommitLogFormat.HEADER_SIZE && headerProblem(b) == null
+        && ByteSink.getIntAt(b, CommitLogFormat.HEADER_VERSION) >= 2 && lastNonZero(b) < CommitLogFormat.HEADER_SIZE;
+  }
+
+  /** The index of the last byte of {@code b} that is not zero, -1 if none. */
+  private static int lastNonZero(byte[] b) {
+    int i = b.length - 1;
+    while (i >= 0 && b[i] == 0) {
+      i--;
+    }
+    return i;
   }
 
   private static String headerProblem(byte[] b) {
@@ -102,7 +157,7 @@ final class LogReader {
       return "segment header checksum mismatch";
     }
     int v = ByteSink.getIntAt(b, CommitLogFormat.HEADER_VERSION);
-    if (v != CommitLogFormat.VERSION) {
+    if (v != 1 && v != CommitLogFormat.VERSION) {
       return "unknown segment format version " + v;
     }
     return null;
@@ -159,7 +214,21 @@ final class LogReader {
   }
 
   private static long findValidBatch(byte[] b, int from) {
+    int nonZero = -1; // the first byte at or after p that is not zero
     for (int p = Math.max(from, 0); p + CommitLogFormat.BATCH_HEADER_SIZE <= b.length; p++) {
+      if (nonZero < p) {
+        nonZero = p;
+        while (nonZero < b.length && b[nonZero] == 0) {
+          nonZero++;
+        }
+        if (nonZero == b.length) {
+          return -1; // only zeros are left, and a batch header is never all zero (its count is not)
+        }
+      }
+      if (nonZero - p >= CommitLogFormat.BATCH_HEADER_SIZE) {
+        p = nonZero - CommitLogFormat.BATCH_HEADER_SIZE; // the loop's p++ makes it the first that may hold it
+        continue;
+      }
       if (ByteSink.getIntAt(b, p + CommitLogFormat.BATCH_CRC) == LogRecords.crc(b, p, CommitLogFormat.BATCH_CRC)
           && firstProblem(b, p) < 0) {
         return p;

@@ -22,6 +22,10 @@ public final class FaultyStorage implements Storage {
   private final AtomicBoolean failSyncs = new AtomicBoolean();
   private final AtomicBoolean stallSyncs = new AtomicBoolean();
   private final AtomicLong spaceLeft = new AtomicLong(Long.MAX_VALUE);
+  /**
+   * Per file written through this storage: {synced up to, written up to, its length before it
+   * was opened to be written in place (-1 if it was created)}.
+   */
   private final Map<String, long[]> syncedAndWritten = new ConcurrentHashMap<>();
   private final java.util.concurrent.locks.ReentrantReadWriteLock power =
       new java.util.concurrent.locks.ReentrantReadWriteLock();
@@ -110,7 +114,10 @@ public final class FaultyStorage implements Storage {
         continue;
       }
       long synced = e.getValue()[0];
-      long size = delegate.size(path);
+      long overwritten = e.getValue()[2];
+      // A file written in place keeps its old bytes (a preallocated segment's zeros) where
+      // the new ones did not reach the disk; a created file keeps nothing past what reached it.
+      long size = overwritten >= 0 ? e.getValue()[1] : delegate.size(path);
       if (size <= synced) {
         continue;
       }
@@ -134,6 +141,9 @@ public final class FaultyStorage implements Storage {
       try (WritableFile w = delegate.create(path)) {
         w.append(prefix);
         w.append(kept);
+        if (overwritten > keep) {
+          w.append(new byte[(int) (overwritten - keep)]);
+        }
         w.sync();
       }
     }
@@ -173,7 +183,28 @@ public final class FaultyStorage implements Storage {
   public WritableFile create(String path) throws IOException {
     return live(() -> {
       Faulty f = new Faulty(delegate.create(path));
-      syncedAndWritten.put(path, new long[] {0, 0});
+      syncedAndWritten.put(path, new long[] {0, 0, -1});
+      open.add(f);
+      return f;
+    });
+  }
+
+  @Override
+  public boolean canOverwrite() {
+    return delegate.canOverwrite();
+  }
+
+  /**
+   * Writing in place, with the same faults. A crash tears what was written since the last
+   * sync as for a created file, and restores the file's old bytes (assumed zeros, which is
+   * all the commit log writes over) where the new ones did not reach the disk.
+   */
+  @Override
+  public WritableFile overwrite(String path, long from) throws IOException {
+    return live(() -> {
+      long length = delegate.size(path);
+      Faulty f = new Faulty(delegate.overwrite(path, from));
+      syncedAndWritten.put(path, new long[] {from, from, length});
       open.add(f);
       return f;
     });
@@ -316,6 +347,7 @@ public final class FaultyStorage implements Storage {
         if (s != null) {
           s[0] = Math.min(s[0], size);
           s[1] = size;
+          s[2] = -1; // a cut file has no old bytes past its end
         }
         return null;
       });

@@ -2,6 +2,7 @@ package io.tabula.persistence.wal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tabula.persistence.encoding.MutationCodec;
 import io.tabula.persistence.model.Mutation;
@@ -15,15 +16,19 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The commit-log format pinned by a golden segment: it must replay to the expected
- * records, and the writer must reproduce it byte for byte. After a deliberate format
- * change, regenerate with {@code -Dtabula.golden.write=persistence/src/test/resources/golden/commitlog}
- * and update docs/formats/commitlog.md's worked example.
+ * The commit-log format pinned by golden segments. The version 2 segment ({@code v2/}) is a
+ * prepared one of 4 KiB: the writer must reproduce it byte for byte, zeros included, and a
+ * plain segment must be the same bytes without the zeros; it must replay to the expected
+ * records. The version 1 segment, written before segments were prepared, must still replay.
+ * After a deliberate format change, regenerate the current version with
+ * {@code -Dtabula.golden.write=persistence/src/test/resources/golden/commitlog/v2} and update
+ * docs/formats/commitlog.md's worked example.
  */
 class CommitLogGoldenTest {
   @TempDir
@@ -44,9 +49,12 @@ class CommitLogGoldenTest {
             Mutation.DeleteFromRow.INSTANCE)});
   }
 
-  private static byte[] write(Path root) throws IOException {
+  private static byte[] write(Path root, boolean prepared) throws IOException, InterruptedException {
     FileStorage storage = new FileStorage(root);
-    try (CommitLog log = CommitLog.open(storage, "logs", CommitLogOptions.defaults())) {
+    try (CommitLog log = CommitLog.open(storage, "logs", new CommitLogOptions(4096, Durability.FSYNC, prepared))) {
+      if (prepared) {
+        assertTrue(log.awaitPreparedSegment(30_000), "segment 1 prepared");
+      }
       for (Object[] r : records()) {
         log.append((String) r[0], (Long) r[1], MutationCodec.encode((RowMutation) r[2])).join();
       }
@@ -56,25 +64,42 @@ class CommitLogGoldenTest {
     }
   }
 
+  private byte[] golden(String name) throws IOException {
+    try (InputStream in = getClass().getResourceAsStream("/golden/commitlog/" + name)) {
+      if (in == null) {
+        throw new AssertionError("missing golden file golden/commitlog/" + name);
+      }
+      return in.readAllBytes();
+    }
+  }
+
   @Test
-  void goldenSegmentReplaysAndIsReproducedByteForByte() throws IOException {
-    byte[] fresh = write(dir);
+  void goldenSegmentIsReproducedByteForBytePreparedOrPlain() throws Exception {
+    byte[] prepared = write(dir.resolve("prepared"), true);
     String out = System.getProperty("tabula.golden.write");
     if (out != null) {
       Files.createDirectories(Path.of(out));
-      Files.write(Path.of(out, "000001.log"), fresh);
+      Files.write(Path.of(out, "000001.log"), prepared);
       return;
     }
-    byte[] golden;
-    try (InputStream in = getClass().getResourceAsStream("/golden/commitlog/000001.log")) {
-      if (in == null) {
-        throw new AssertionError("missing golden file golden/commitlog/000001.log");
-      }
-      golden = in.readAllBytes();
+    byte[] golden = golden("v2/000001.log");
+    assertEquals(4096, golden.length, "a prepared segment, written in place");
+    assertArrayEquals(golden, prepared, "the commit-log writer's output drifted from golden/commitlog/v2/000001.log");
+    byte[] plain = write(dir.resolve("plain"), false);
+    assertArrayEquals(Arrays.copyOf(golden, plain.length), plain, "a plain segment is the same batches");
+    for (int i = plain.length; i < golden.length; i++) {
+      assertEquals(0, golden[i], "after the batches, only zeros");
     }
-    assertArrayEquals(golden, fresh, "the commit-log writer's output drifted from golden/commitlog/000001.log");
+    assertReplays(golden);
+  }
 
-    Path copy = dir.resolve("copy");
+  @Test
+  void versionOneSegmentStillReplays() throws IOException {
+    assertReplays(golden("000001.log"));
+  }
+
+  private void assertReplays(byte[] golden) throws IOException {
+    Path copy = Files.createTempDirectory(dir, "copy");
     Files.createDirectories(copy.resolve("logs"));
     Files.write(copy.resolve("logs/000001.log"), golden);
     List<Object[]> got = new ArrayList<>();

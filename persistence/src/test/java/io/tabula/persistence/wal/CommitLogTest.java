@@ -11,6 +11,7 @@ import io.tabula.persistence.storage.FaultyStorage;
 import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.storage.ForwardingStorage;
 import io.tabula.persistence.storage.ForwardingWritableFile;
+import io.tabula.persistence.storage.ReadableFile;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
@@ -32,6 +33,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 class CommitLogTest {
   private static final String DIR = "logs/n1";
+  /** Segments appended to, never prepared: for tests that damage a segment at a known place. */
+  static final CommitLogOptions PLAIN = new CommitLogOptions(64L << 20, Durability.FSYNC, false);
+  /** Small prepared segments, so that making one is quick. */
+  static final CommitLogOptions PREPARED = new CommitLogOptions(1 << 20, Durability.FSYNC, true);
 
   @TempDir
   Path root;
@@ -42,8 +47,9 @@ class CommitLogTest {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
+  /** Reads the folder as a restarted process would (which writes nothing until it is sent a record). */
   private static List<Rec> replay(Storage storage) throws IOException {
-    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+    try (CommitLog log = CommitLog.open(storage, DIR, PLAIN)) {
       List<Rec> out = new ArrayList<>();
       log.replay((t, s, b) -> out.add(new Rec(t, s, new String(b, StandardCharsets.UTF_8))));
       return out;
@@ -51,7 +57,7 @@ class CommitLogTest {
   }
 
   private static ReplayResult replayResult(Storage storage, List<Rec> out) throws IOException {
-    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+    try (CommitLog log = CommitLog.open(storage, DIR, PLAIN)) {
       return log.replay((t, s, b) -> out.add(new Rec(t, s, new String(b, StandardCharsets.UTF_8))));
     }
   }
@@ -153,16 +159,28 @@ class CommitLogTest {
     }
   }
 
+  /**
+   * Odd seeds append to a plain segment; even ones write over a prepared one, with the next
+   * prepared (blank) segment already there at the crash, so the torn segment is not the last
+   * file of the folder.
+   */
   @Test
-  void aTornTailIsDroppedReportedAndCutSoLaterSegmentsDoNotMakeItCorruption() throws IOException {
+  void aTornTailIsDroppedReportedAndCutSoLaterSegmentsDoNotMakeItCorruption() throws Exception {
     int torn = 0;
     int keptWhole = 0;
-    for (long seed = 1; seed <= 12; seed++) {
+    for (long seed = 1; seed <= 16; seed++) {
       Path dir = root.resolve("seed-" + seed);
       FaultyStorage storage = new FaultyStorage(new FileStorage(dir));
-      CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults());
+      boolean prepared = seed % 2 == 0;
+      CommitLog log = CommitLog.open(storage, DIR, prepared ? PREPARED : PLAIN);
+      if (prepared) {
+        assertTrue(log.awaitPreparedSegment(30_000), "segment 1 prepared");
+      }
       for (int i = 0; i < 10; i++) {
         log.append("t", i, p("acked-" + i)).join();
+      }
+      if (prepared) {
+        assertTrue(log.awaitPreparedSegment(30_000), "segment 2 prepared");
       }
       storage.stallSyncs(true);
       List<CompletableFuture<Void>> pending = new ArrayList<>();
@@ -189,6 +207,10 @@ class CommitLogTest {
         torn++;
         assertEquals(DIR + "/000001.log", r.tornSegment());
         assertTrue(r.tornBytesSkipped() > 0);
+        assertTrue(r.tornBytesSkipped() < 5 * 300, "the torn batch, not the zeros after it: " + r);
+      }
+      if (prepared) {
+        assertEquals(List.of("000001.log", "000002.log"), after.list(DIR), "the torn segment, and a blank one");
       }
       keptWhole += got.size() > 10 ? 1 : 0;
       // More segments after the cut one: it is sealed now and must read cleanly.
@@ -212,7 +234,7 @@ class CommitLogTest {
   }
 
   private void writeBatches(Storage storage, int batches) throws IOException {
-    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+    try (CommitLog log = CommitLog.open(storage, DIR, PLAIN)) {
       for (int i = 0; i < batches; i++) {
         log.append("t", i, p("record-" + i + "-" + "z".repeat(40))).join();
       }
@@ -255,7 +277,7 @@ class CommitLogTest {
   @Test
   void aFailedFsyncLosesTheLogForGoodAndARecoverySeesEveryAcknowledgedRecord() throws IOException {
     FaultyStorage storage = new FaultyStorage(new FileStorage(root));
-    CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults());
+    CommitLog log = CommitLog.open(storage, DIR, PLAIN); // it counts the folder's files: none made behind its back
     log.append("t", 1, p("one")).join();
     storage.failSyncs(true);
     CompletionException e = assertThrows(CompletionException.class, () -> log.append("t", 2, p("two")).join());
@@ -312,7 +334,8 @@ class CommitLogTest {
   @Test
   void obsoleteSegmentsGoOnlyWhenEveryTabletIsPastThem() throws IOException {
     FileStorage storage = new FileStorage(root);
-    try (CommitLog log = CommitLog.open(storage, DIR, new CommitLogOptions(4096, Durability.FSYNC))) {
+    CommitLogOptions small = new CommitLogOptions(4096, Durability.FSYNC, false); // every file a sealed segment
+    try (CommitLog log = CommitLog.open(storage, DIR, small)) {
       for (int i = 0; i < 200; i++) {
         log.append(i < 100 ? "a" : "b", i, p("r" + i + "-" + "w".repeat(60))).join();
       }
@@ -325,12 +348,82 @@ class CommitLogTest {
       log.deleteObsoleteSegments(t -> Long.MAX_VALUE);
       assertEquals(0, log.sealedSegments().size());
     }
-    try (CommitLog log = CommitLog.open(storage, DIR, CommitLogOptions.defaults())) {
+    try (CommitLog log = CommitLog.open(storage, DIR, small)) {
       log.deleteObsoleteSegments(t -> Long.MAX_VALUE);
       assertFalse(storage.list(DIR).isEmpty(), "an old segment stays until replay has read it");
       log.replay((t, s, b) -> { });
       log.deleteObsoleteSegments(t -> Long.MAX_VALUE);
       assertTrue(storage.list(DIR).isEmpty(), storage.list(DIR).toString());
+    }
+  }
+
+  /**
+   * A prepared segment: the writer moves to it from a plain one as soon as it is ready, writes
+   * over its zeros, and leaves the zeros after its last batch, which read as the segment's end
+   * even once it is sealed; damage before them is still corruption. A clean close leaves no
+   * prepared segment behind; a blank one left by a crash is skipped, then deleted like any
+   * segment replay has read.
+   */
+  @Test
+  void preparedSegmentsEndInZerosThatReadAsTheEndButDamageBeforeThemIsCorruption() throws Exception {
+    FileStorage storage = new FileStorage(root);
+    try (CommitLog log = CommitLog.open(storage, DIR, PREPARED)) {
+      assertTrue(log.awaitPreparedSegment(30_000));
+      for (int i = 0; i < 3; i++) {
+        log.append("t", i, p("first-" + i)).join();
+      }
+    }
+    assertEquals(List.of("000001.log"), storage.list(DIR), "the next segment, ready or not, went at close");
+    assertEquals(PREPARED.segmentBytes(), storage.size(DIR + "/000001.log"), "written in place");
+    try (CommitLog log = CommitLog.open(storage, DIR, PREPARED)) {
+      log.append("t", 3, p("plain-3")).join(); // maybe to a plain segment, if none is ready yet
+      assertTrue(log.awaitPreparedSegment(30_000));
+      log.append("t", 4, p("prepared-4")).join();
+      assertTrue(log.awaitPreparedSegment(30_000)); // and one more, blank, at the "crash" below
+      // No close: the process dies here, leaving the blank segment ready.
+      List<Rec> got = new ArrayList<>();
+      ReplayResult r = replayResult(new FileStorage(root), got);
+      assertEquals(5, got.size(), got.toString());
+      assertEquals(new Rec("t", 4, "prepared-4"), got.get(4));
+      assertTrue(r.clean(), r.toString());
+      log.close();
+    }
+    byte[] first;
+    try (ReadableFile f = storage.open(DIR + "/000001.log")) {
+      first = f.readFully(0, (int) f.size());
+    }
+    int lastByte = first.length - 1;
+    while (first[lastByte] == 0) {
+      lastByte--;
+    }
+    FaultyStorage.damage(storage, DIR + "/000001.log", lastByte);
+    CorruptionException e = assertThrows(CorruptionException.class, () -> replay(storage));
+    assertEquals(DIR + "/000001.log", e.file());
+    assertTrue(e.getMessage().contains("sealed"), e.getMessage());
+  }
+
+  @Test
+  void aBlankSegmentLeftByACrashIsSkippedAndThenDeleted() throws Exception {
+    FaultyStorage storage = new FaultyStorage(new FileStorage(root));
+    CommitLog dead = CommitLog.open(storage, DIR, PREPARED);
+    assertTrue(dead.awaitPreparedSegment(30_000));
+    dead.append("t", 1, p("one")).join();
+    assertTrue(dead.awaitPreparedSegment(30_000));
+    storage.crash(new Random(7));
+    try {
+      dead.close();
+    } catch (IOException expectedAfterCrash) {
+      // the dead process's storage is gone
+    }
+    FileStorage after = new FileStorage(root);
+    assertEquals(List.of("000001.log", "000002.log"), after.list(DIR));
+    try (CommitLog log = CommitLog.open(after, DIR, PLAIN)) {
+      List<Rec> got = new ArrayList<>();
+      ReplayResult r = log.replay((t, s, b) -> got.add(new Rec(t, s, new String(b, StandardCharsets.UTF_8))));
+      assertEquals(List.of(new Rec("t", 1, "one")), got);
+      assertTrue(r.clean(), r.toString());
+      log.deleteObsoleteSegments(t -> Long.MAX_VALUE);
+      assertEquals(List.of(), after.list(DIR), "both read, neither needed");
     }
   }
 

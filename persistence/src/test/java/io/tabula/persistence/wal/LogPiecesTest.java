@@ -42,7 +42,7 @@ class LogPiecesTest {
   /** Writes 300 records for tablets a, b, c, interleaved, into 4 KiB segments; returns them by tablet. */
   private static Map<String, List<String>> writeLog(Storage storage, boolean close) throws IOException {
     Map<String, List<String>> written = new java.util.TreeMap<>();
-    CommitLog log = CommitLog.open(storage, DIR, new CommitLogOptions(4096, Durability.FSYNC));
+    CommitLog log = CommitLog.open(storage, DIR, new CommitLogOptions(4096, Durability.FSYNC, false));
     for (int i = 0; i < 300; i++) {
       String tablet = List.of("a", "b", "c").get(i % 3);
       String value = tablet + "-" + i + "-" + "x".repeat(40);
@@ -88,6 +88,36 @@ class LogPiecesTest {
     assertEquals(List.of(), storage.list(DIR).stream().filter(n -> n.contains(".tmp-")).toList(), "no temporary left");
   }
 
+  /**
+   * A dead node's prepared segments: zeros after their last batches, and a blank segment it
+   * had ready beyond the one it was writing. Every tablet still reads exactly its records.
+   */
+  @Test
+  void preparedSegmentsAndABlankOneAreSortedAndRead() throws Exception {
+    Storage storage = new FileStorage(root);
+    Map<String, List<String>> written = new java.util.TreeMap<>();
+    CommitLog log = CommitLog.open(storage, DIR, new CommitLogOptions(4096, Durability.FSYNC, true));
+    for (int i = 0; i < 300; i++) {
+      if (i % 50 == 0) {
+        assertTrue(log.awaitPreparedSegment(30_000));
+      }
+      String tablet = List.of("a", "b", "c").get(i % 3);
+      String value = tablet + "-" + i + "-" + "x".repeat(40);
+      log.append(tablet, i + 1, p(value)).join();
+      written.computeIfAbsent(tablet, k -> new ArrayList<>()).add((i + 1) + ":" + value);
+    }
+    assertTrue(log.awaitPreparedSegment(30_000));
+    storage.fence(DIR); // the node is taken for dead, its blank segment ready
+    List<String> segments = LogPieces.segments(storage, DIR);
+    try (ReadableFile f = storage.open(Storage.path(DIR, segments.get(segments.size() - 1)))) {
+      assertTrue(LogReader.blank(f.readFully(0, (int) f.size())), "the last file is blank: " + segments);
+    }
+    for (String t : List.of("a", "b", "c")) {
+      assertEquals(written.get(t), replay(storage, t));
+    }
+    log.close();
+  }
+
   @Test
   void aPieceIsTheSameBytesEachTimeAndTheFirstPublishedStays() throws IOException {
     Storage storage = new FileStorage(root);
@@ -108,7 +138,7 @@ class LogPiecesTest {
   @Test
   void theLastSegmentOfALogNotFencedIsNeverSortedSoWhatItsWriterAddsIsSeen() throws IOException {
     Storage storage = new FileStorage(root);
-    CommitLog log = CommitLog.open(storage, DIR, new CommitLogOptions(4096, Durability.FSYNC));
+    CommitLog log = CommitLog.open(storage, DIR, new CommitLogOptions(4096, Durability.FSYNC, false));
     for (int i = 0; i < 100; i++) {
       log.append("a", i + 1, p("v" + i + "x".repeat(60))).join();
     }
