@@ -12,6 +12,12 @@ enum EngineKind {
    */
   TABULA_SCAN_CACHE("tabula-scan-cache", "Tabula + scan cache"),
   TABULA("tabula", "Tabula"),
+  /**
+   * The Tabula engine with a commit log that appends to plain segments instead of writing over
+   * prepared ones ({@code tabula.node.log-prepare-segments = off}). After {@link #TABULA}, so that
+   * a run of the two reports the default over it.
+   */
+  TABULA_PLAIN_LOG("tabula-plain-log", "Tabula, plain log"),
   ROCKSDB("rocksdb", "RocksDB"),
   /** The Tabula engine with its files on HDFS (an in-process cluster on 127.0.0.1: {@link BenchHdfs}). */
   TABULA_HDFS("tabula-hdfs", "Tabula on HDFS");
@@ -35,11 +41,13 @@ enum EngineKind {
   /** Opens a fresh engine of this kind in the empty directory {@code dir}. */
   Engine create(Path dir, EngineConfig config, WriteMode mode) throws IOException {
     return switch (this) {
-      case TABULA -> TabulaEngine.create(new io.tabula.persistence.storage.FileStorage(dir), config, mode, 0);
+      case TABULA -> TabulaEngine.create(new io.tabula.persistence.storage.FileStorage(dir), config, mode, 0, true);
+      case TABULA_PLAIN_LOG -> TabulaEngine.create(new io.tabula.persistence.storage.FileStorage(dir), config, mode, 0,
+          false);
       case TABULA_SCAN_CACHE -> TabulaEngine.create(new io.tabula.persistence.storage.FileStorage(dir), config, mode,
-          config.scanCacheBytes());
+          config.scanCacheBytes(), true);
       case ROCKSDB -> RocksEngine.create(dir, config, mode);
-      case TABULA_HDFS -> TabulaEngine.create(BenchHdfs.newFolder(), config, mode, 0);
+      case TABULA_HDFS -> TabulaEngine.create(BenchHdfs.newFolder(), config, mode, 0, true);
     };
   }
 
@@ -55,6 +63,7 @@ enum EngineKind {
         return k;
       }
     }
-    throw new IllegalArgumentException("unknown engine '" + id + "'; known: tabula, tabula-scan-cache, rocksdb, tabula-hdfs");
+    throw new IllegalArgumentException("unknown engine '" + id + "'; known: tabula, tabula-scan-cache, tabula-plain-log, rocksdb, "
+        + "tabula-hdfs");
   }
 }

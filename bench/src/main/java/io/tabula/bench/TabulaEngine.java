@@ -49,29 +49,34 @@ final class TabulaEngine implements Engine {
   private final TabletServer server;
   private final Tablet tablet;
   private final int writeWindow;
+  private final boolean preparedLog;
 
-  private TabulaEngine(Storage storage, TabletServer server, Tablet tablet, int writeWindow) {
+  private TabulaEngine(Storage storage, TabletServer server, Tablet tablet, int writeWindow, boolean preparedLog) {
     this.storage = storage;
     this.server = server;
     this.tablet = tablet;
     this.writeWindow = writeWindow;
+    this.preparedLog = preparedLog;
   }
 
-  /** Opens a fresh engine on {@code storage}, an empty root, with a scan cache of {@code scanCacheBytes} (0: none). */
-  static TabulaEngine create(Storage storage, EngineConfig config, WriteMode mode, long scanCacheBytes)
-      throws IOException {
+  /**
+   * Opens a fresh engine on {@code storage}, an empty root, with a scan cache of {@code scanCacheBytes} (0: none),
+   * its commit log writing over prepared segments or appending to plain ones.
+   */
+  static TabulaEngine create(Storage storage, EngineConfig config, WriteMode mode, long scanCacheBytes,
+      boolean preparedLog) throws IOException {
     TableSchema schema = schema(config);
     Durability durability = mode == WriteMode.DURABLE ? Durability.FSYNC : Durability.OS_BUFFERED;
     TabletOptions tablets = new TabletOptions(config.memtableBytes(), TabletOptions.defaults().maxFilesPerGroup(),
         config.frozenMemtables());
     TabletServer.Options options = new TabletServer.Options("bench", config.cacheBytes(),
-        config.backgroundThreads(), new CommitLogOptions(LOG_SEGMENT_BYTES, durability), tablets)
+        config.backgroundThreads(), new CommitLogOptions(LOG_SEGMENT_BYTES, durability, preparedLog), tablets)
         .withScanCache(scanCacheBytes);
     TabletServer server = TabletServer.open(storage, options, MicrosClock.SYSTEM,
         table -> TABLE.equals(table) ? schema : null);
     try {
       Tablet tablet = server.createTablet(TABLE, "t0", UNBOUNDED, UNBOUNDED);
-      return new TabulaEngine(storage, server, tablet, config.writeWindow());
+      return new TabulaEngine(storage, server, tablet, config.writeWindow(), preparedLog);
     } catch (IOException | RuntimeException e) {
       server.abandon();
       throw e;
@@ -88,7 +93,7 @@ final class TabulaEngine implements Engine {
 
   @Override
   public String name() {
-    return server.env().scanCache() == null ? "Tabula" : "Tabula + scan cache";
+    return (server.env().scanCache() == null ? "Tabula" : "Tabula + scan cache") + (preparedLog ? "" : ", plain log");
   }
 
   @Override

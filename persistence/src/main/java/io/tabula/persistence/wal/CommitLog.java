@@ -122,8 +122,9 @@ public final class CommitLog implements Closeable {
     this.options = options;
     this.oldSegments = oldSegments;
     oldSegments.forEach(s -> sealed.put(s, null));
-    this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest, options.preallocate(),
-        this::isLost, failures);
+    // Only an fsync'd log gains from them: a buffered one syncs at its rolls only, and the zeros would cost it.
+    this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest,
+        options.preallocate() && options.durability() == Durability.FSYNC, this::isLost, failures);
     this.writer = new Thread(this::run, "tabula-commit-log");
     this.writer.setDaemon(true);
   }

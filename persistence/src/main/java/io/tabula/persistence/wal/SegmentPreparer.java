@@ -17,7 +17,7 @@ import java.util.function.BooleanSupplier;
  * appended log also commits the file system's journal. Writing over blocks that already hold
  * synced zeros changes no metadata: fdatasync then writes the log's own pages and flushes the
  * disk's cache, nothing more. On this project's test machine (ext4 on a virtual disk) that cut
- * a lone durable write's p50 from 0.34-0.36 ms to 0.22-0.27 ms ({@code bench/run-sync-entanglement},
+ * a lone durable write's p50 from 0.34-0.45 ms to 0.27-0.30 ms ({@code bench/run-sync-entanglement},
  * its "alone" column). It did not shorten the long waits while a flush syncs a large SSTable
  * (about 100-140 ms): those are the disk's queue, which the log's write joins behind the
  * SSTable's, not the journal.
