@@ -27,7 +27,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -98,8 +97,8 @@ public final class RecoveryBench implements Callable<Integer> {
       long fillStart = System.nanoTime();
       fill(cluster, rows);
       double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
-      long logBytes = root != null ? logBytes(root, "n3.") : logBytes(cluster.root.resolve("data").resolve("logs"),
-          "n3.");
+      long logBytes = logBytes(root != null ? root
+          : new io.tabula.persistence.storage.FileStorage(cluster.root.resolve("data")), "n3.");
       System.err.printf(Locale.ROOT, "wrote %,d rows to t in %.1f s; n3's commit log holds %,d MiB%n", rows,
           fillSeconds, logBytes >> 20);
 
@@ -274,15 +273,19 @@ public final class RecoveryBench implements Callable<Integer> {
     }
   }
 
-  /** Bytes of the commit-log segments in the folders under {@code logs} whose names start with {@code prefix}. */
-  /** Bytes of the commit-log segments in the HDFS root's folders {@code logs/<prefix>*}. */
+  /**
+   * Bytes the commit-log segments in the root's folders {@code logs/<prefix>*} hold: each up to
+   * its last byte that is not zero, since a prepared segment is zeros after its last batch.
+   */
   private static long logBytes(io.tabula.persistence.storage.Storage root, String prefix) throws IOException {
     long sum = 0;
     for (String folder : root.list("logs")) {
       if (folder.startsWith(prefix)) {
         for (String f : root.list("logs/" + folder)) {
           if (f.endsWith(".log")) {
-            sum += root.size("logs/" + folder + "/" + f);
+            try (io.tabula.persistence.storage.ReadableFile r = root.open("logs/" + folder + "/" + f)) {
+              sum += withoutZeroTail(r);
+            }
           }
         }
       }
@@ -290,11 +293,21 @@ public final class RecoveryBench implements Callable<Integer> {
     return sum;
   }
 
-  private static long logBytes(Path logs, String prefix) throws IOException {
-    try (Stream<Path> files = Files.walk(logs)) {
-      return files.filter(p -> p.getParent().getFileName().toString().startsWith(prefix)
-          && p.getFileName().toString().endsWith(".log")).mapToLong(p -> p.toFile().length()).sum();
+  /** The length of {@code f} without the zeros it ends in. */
+  private static long withoutZeroTail(io.tabula.persistence.storage.ReadableFile f) throws IOException {
+    long end = f.size();
+    byte[] chunk = new byte[1 << 16];
+    while (end > 0) {
+      int n = (int) Math.min(chunk.length, end);
+      f.readFully(end - n, chunk, 0, n);
+      for (int i = n - 1; i >= 0; i--) {
+        if (chunk[i] != 0) {
+          return end - n + i + 1;
+        }
+      }
+      end -= n;
     }
+    return 0;
   }
 
   /** When each recovery step happened, in ms after the kill, from the survivors' logs. */
