@@ -24,10 +24,10 @@ import java.util.Map;
  *
  * <p>Zeros: a segment of version 2 may end in zeros after its last batch, where a prepared
  * segment was not written yet ({@link SegmentPreparer}); reading stops there, in any segment.
- * A <em>blank</em> segment (a header, then only zeros) was made and never written; the "last"
- * segment, whose torn tail is tolerated, is the last one that is not blank
- * ({@link #lastWithData}), because the writer may have a blank segment ready beyond the one it
- * was writing.
+ * A <em>blank</em> segment (a header, then zeros where its first batch's header would be) holds
+ * no batch the writer wrote whole; the "last" segment, whose torn tail is tolerated, is the
+ * last one that is not blank ({@link #lastWithData}), because the writer may have a blank
+ * segment ready beyond the one it was writing. Blank segments after it are read as last too.
  */
 final class LogReader {
   private LogReader() {}
@@ -107,7 +107,8 @@ final class LogReader {
 
   /**
    * The index in {@code paths} (segments in order) of the last segment that is not blank, or
-   * -1 if they all are. Reads the blank ones at the end and the one before them.
+   * -1 if they all are. Reads the first bytes of the blank ones at the end and of the one
+   * before them.
    */
   static int lastWithData(Storage storage, java.util.List<String> paths) throws IOException {
     for (int i = paths.size() - 1; i >= 0; i--) {
@@ -118,23 +119,32 @@ final class LogReader {
     return -1;
   }
 
-  /** Whether the segment at {@code path} is blank; reads its first bytes only, unless it is. */
+  /** Whether the segment at {@code path} is blank; reads its header and first batch header only. */
   private static boolean blank(Storage storage, String path) throws IOException {
     try (ReadableFile f = storage.open(path)) {
-      int head = (int) Math.min(f.size(), 4096);
-      byte[] first = f.readFully(0, head);
-      if (first.length < CommitLogFormat.HEADER_SIZE || headerProblem(first) != null
-          || ByteSink.getIntAt(first, CommitLogFormat.HEADER_VERSION) < 2 || lastNonZero(first) >= CommitLogFormat.HEADER_SIZE) {
-        return false; // a first batch, or something that is not a blank segment's header
-      }
+      return blank(f.readFully(0, (int) Math.min(f.size(), CommitLogFormat.HEADER_SIZE
+          + CommitLogFormat.BATCH_HEADER_SIZE)));
     }
-    return blank(readAll(storage, path));
   }
 
-  /** Whether {@code b} is a blank segment: a valid header of version 2, then only zeros. */
+  /**
+   * Whether the segment that starts with {@code b} is blank: a valid header of version 2, and
+   * zeros where its first batch's header would be, so the writer never wrote a batch there that
+   * reached the disk. (If a later part of its first write did, without the part holding the
+   * header, reading it as a segment at or after the last one drops that as a torn tail.)
+   */
   static boolean blank(byte[] b) {
-    return b.length >= CommitLogFormat.HEADER_SIZE && headerProblem(b) == null
-        && ByteSink.getIntAt(b, CommitLogFormat.HEADER_VERSION) >= 2 && lastNonZero(b) < CommitLogFormat.HEADER_SIZE;
+    if (b.length < CommitLogFormat.HEADER_SIZE || headerProblem(b) != null
+        || ByteSink.getIntAt(b, CommitLogFormat.HEADER_VERSION) < 2) {
+      return false;
+    }
+    int end = Math.min(b.length, CommitLogFormat.HEADER_SIZE + CommitLogFormat.BATCH_HEADER_SIZE);
+    for (int i = CommitLogFormat.HEADER_SIZE; i < end; i++) {
+      if (b[i] != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The index of the last byte of {@code b} that is not zero, -1 if none. */

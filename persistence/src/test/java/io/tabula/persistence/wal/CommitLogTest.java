@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -425,6 +426,41 @@ class CommitLogTest {
       log.deleteObsoleteSegments(t -> Long.MAX_VALUE);
       assertEquals(List.of(), after.list(DIR), "both read, neither needed");
     }
+  }
+
+  /**
+   * A crash may leave a prepared segment whose first write reached the disk only in part,
+   * not the part holding its batch header: it looks blank by its first bytes, and what follows
+   * is dropped as a torn tail. But zeros over the first batch header of a segment whose later
+   * batches are whole are corruption, not a blank segment.
+   */
+  @Test
+  void aSegmentBlankByItsFirstBatchHeaderIsReadAsATornTailUnlessWholeBatchesFollow() throws Exception {
+    FileStorage storage = new FileStorage(root);
+    writeBatches(storage, 2); // segment 1, plain, sealed
+    byte[] torn = new byte[4096];
+    System.arraycopy(LogRecords.header(2), 0, torn, 0, CommitLogFormat.HEADER_SIZE);
+    for (int i = 600; i < 900; i++) {
+      torn[i] = (byte) (i * 31); // a later page of the first write, without the page holding its header
+    }
+    java.nio.file.Files.write(root.resolve(DIR).resolve("000002.log"), torn);
+    List<Rec> got = new ArrayList<>();
+    ReplayResult r = replayResult(storage, got);
+    assertEquals(2, got.size());
+    assertEquals(DIR + "/000002.log", r.tornSegment(), r.toString());
+
+    Path other = root.resolve("other");
+    FileStorage second = new FileStorage(other);
+    writeBatches(second, 4);
+    byte[] whole = java.nio.file.Files.readAllBytes(other.resolve(DIR).resolve("000001.log"));
+    byte[] zeroed = Arrays.copyOf(whole, 4096);
+    byte[] v2 = LogRecords.header(1);
+    System.arraycopy(v2, 0, zeroed, 0, v2.length);
+    Arrays.fill(zeroed, CommitLogFormat.HEADER_SIZE, CommitLogFormat.HEADER_SIZE + CommitLogFormat.BATCH_HEADER_SIZE,
+        (byte) 0);
+    java.nio.file.Files.write(other.resolve(DIR).resolve("000001.log"), zeroed);
+    CorruptionException e = assertThrows(CorruptionException.class, () -> replay(second));
+    assertTrue(e.getMessage().contains("valid batches follow"), e.getMessage());
   }
 
   @Test
