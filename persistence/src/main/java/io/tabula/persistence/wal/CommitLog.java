@@ -124,7 +124,12 @@ public final class CommitLog implements Closeable {
     oldSegments.forEach(s -> sealed.put(s, null));
     // Only an fsync'd log gains from them: a buffered one syncs at its rolls only, and the zeros would cost it.
     this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest,
-        options.preallocate() && options.durability() == Durability.FSYNC, this::isLost, failures);
+        options.preallocate() && options.durability() == Durability.FSYNC, this::isLost, failures,
+        blank -> {
+          synchronized (sealed) {
+            sealed.put(blank, Map.of()); // no records: deleted with the next obsolete segments
+          }
+        });
     this.writer = new Thread(this::run, "tabula-commit-log");
     this.writer.setDaemon(true);
   }
@@ -364,18 +369,21 @@ public final class CommitLog implements Closeable {
         try {
           syncAndSeal();
         } catch (IOException e) {
-          p.file().close(); // blank, and named after the sealed one: replay skips it
+          p.file().close(); // blank, and numbered after the one that failed to seal: replay skips it
+          synchronized (sealed) {
+            sealed.put(p.file().path(), Map.of());
+          }
           throw e;
         }
         use(p);
       }
     }
     if (current == null) {
-      SegmentPreparer.Prepared p = preparer.take();
-      if (p != null) {
-        use(p);
+      SegmentPreparer.Next next = preparer.next();
+      if (next.prepared() != null) {
+        use(next.prepared());
       } else {
-        long number = preparer.allocate();
+        long number = next.number();
         current = storage.create(Storage.path(dir, CommitLogFormat.segmentName(number)));
         currentPrepared = false;
         synced = 0;

@@ -7,6 +7,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * Makes the commit log's next segment before the writer needs it: its header and then zeros
@@ -27,16 +28,26 @@ import java.util.function.BooleanSupplier;
  * zeros is <em>blank</em>: one made and never written, which replay skips.
  *
  * <p>Numbers: the preparer hands out segment numbers, to itself and to the writer (for a plain
- * segment when none is ready), in increasing order. A prepared segment whose number is below
- * the writer's newest is stale (the writer went on without it) and is deleted: segments are
- * written in the order of their numbers.
+ * segment when none is ready), in increasing order, and the writer's segments only ever go up:
+ * the writer gets its next segment in one step ({@link #next}), which gives it the ready
+ * segment if there is one and a number above it otherwise. A segment prepared after the writer
+ * went on to a higher number is stale, and is never handed out.
  *
- * <p>Threads: one daemon thread of its own, which does all the file work. {@link #take} and
- * {@link #allocate} are called by the log's writer and never wait for I/O.
+ * <p>A segment, once named as one, is never deleted here: a stale one, and one ready but not
+ * taken at close, are blank, and go to {@code leftBlank}, for the log to delete with the other
+ * segments nobody needs (or for a later life of the folder to). Only its own half-made
+ * {@code .prep} files, which no reader takes for segments, are deleted here. So after a fence
+ * the preparer removes nothing a recovery may have listed.
+ *
+ * <p>Threads: one daemon thread of its own, which does all the file work. {@link #next} and
+ * {@link #take} are called by the log's writer and never wait for I/O.
  */
 final class SegmentPreparer implements Closeable {
   /** A prepared segment, open for writing after its header. */
   record Prepared(long number, WritableFile file) {}
+
+  /** The writer's next segment: a prepared one, or (prepared null) the number of a plain one to make. */
+  record Next(Prepared prepared, long number) {}
 
   private static final String PREPARING = ".prep";
   /** Zeros written per call; the file is synced after each, so the disk's queue stays short. */
@@ -48,15 +59,18 @@ final class SegmentPreparer implements Closeable {
   /** Whether the log acknowledges nothing more: the folder then belongs to its recovery, not to us. */
   private final BooleanSupplier lost;
   private final BiConsumer<String, Throwable> failures;
+  /** Hears of each blank segment left in the folder (by its path). */
+  private final Consumer<String> leftBlank;
   private final Thread thread;
 
   private final Object lock = new Object();
   /** The highest segment number handed out. */
   @GuardedBy("lock")
   private long lastNumber;
-  /** The number of the writer's newest segment. */
+  /** The number of the writer's newest segment; never goes down. */
   @GuardedBy("lock")
   private long writerNumber;
+  /** A prepared segment above {@link #writerNumber}, or null. */
   @GuardedBy("lock")
   private Prepared ready;
   @GuardedBy("lock")
@@ -70,12 +84,13 @@ final class SegmentPreparer implements Closeable {
    * @param prepare whether to prepare segments at all (false: only numbers are handed out)
    */
   SegmentPreparer(Storage storage, String dir, long segmentBytes, long after, boolean prepare, BooleanSupplier lost,
-      BiConsumer<String, Throwable> failures) {
+      BiConsumer<String, Throwable> failures, Consumer<String> leftBlank) {
     this.storage = storage;
     this.dir = dir;
     this.segmentBytes = segmentBytes;
     this.lost = lost;
     this.failures = failures;
+    this.leftBlank = leftBlank;
     this.lastNumber = after;
     this.writerNumber = after;
     if (prepare && storage.canOverwrite()) {
@@ -87,26 +102,40 @@ final class SegmentPreparer implements Closeable {
     }
   }
 
-  /** The number for a segment the writer makes itself, above every number handed out. */
-  long allocate() {
+  /**
+   * The writer's next segment, in one step under the lock: the ready prepared segment if there
+   * is one, else a number above every number handed out, for a plain segment the writer makes.
+   * (Two steps, a look for a ready segment and then a number, would let a segment prepared in
+   * between be taken later, below the plain one.)
+   */
+  Next next() {
     synchronized (lock) {
+      Prepared p = takeReady();
+      if (p != null) {
+        return new Next(p, p.number());
+      }
       writerNumber = ++lastNumber;
-      lock.notifyAll(); // a stale preparation, or a failed one, may go on
-      return writerNumber;
+      lock.notifyAll(); // a failed preparation may try again
+      return new Next(null, writerNumber);
     }
   }
 
-  /** The prepared segment, if one is ready; the preparer then makes the next. */
+  /** The ready prepared segment, if there is one (its number is above every segment of the writer's). */
   Prepared take() {
     synchronized (lock) {
-      Prepared p = ready;
-      if (p != null) {
-        ready = null;
-        writerNumber = p.number();
-        lock.notifyAll();
-      }
-      return p;
+      return takeReady();
     }
+  }
+
+  @GuardedBy("lock")
+  private Prepared takeReady() {
+    Prepared p = ready;
+    if (p != null) {
+      ready = null;
+      writerNumber = p.number(); // above it: a stale segment is never made ready
+      lock.notifyAll();
+    }
+    return p;
   }
 
   /** Waits until a prepared segment is ready, at most {@code millis}; whether one is. For tests. */
@@ -127,54 +156,63 @@ final class SegmentPreparer implements Closeable {
   private void run() {
     try {
       deleteLeftovers();
-      while (true) {
-        long n;
-        synchronized (lock) {
-          while (!closed && (ready != null || failedAt == writerNumber)) {
-            lock.wait();
-          }
-          if (closed) {
-            return;
-          }
-          n = ++lastNumber;
-        }
-        Prepared p;
-        try {
-          p = prepare(n);
-        } catch (IOException | RuntimeException e) {
-          synchronized (lock) {
-            failedAt = writerNumber;
-          }
-          if (!lost.getAsBoolean()) {
-            failures.accept("preparing commit-log segment " + Storage.path(dir, CommitLogFormat.segmentName(n))
-                + " (the log appends to plain segments meanwhile)", e);
-          }
-          continue;
-        }
-        if (p == null) {
-          return; // closed, or the log was lost, while it was being made
-        }
-        boolean stale;
-        synchronized (lock) {
-          stale = closed || n < writerNumber;
-          if (!stale) {
-            ready = p;
-            lock.notifyAll();
-          }
-        }
-        if (stale) {
-          discard(p);
-        }
-      }
+      loop();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (RuntimeException e) { // a bug, or a storage that throws unchecked: the log goes on with plain segments
+      failures.accept("preparing commit-log segments in " + dir + " (the log appends to plain segments from now on)",
+          e);
+    }
+  }
+
+  private void loop() throws InterruptedException {
+    while (true) {
+      long n;
+      synchronized (lock) {
+        while (!closed && (ready != null || failedAt == writerNumber)) {
+          lock.wait();
+        }
+        if (closed) {
+          return;
+        }
+        n = ++lastNumber;
+      }
+      Prepared p;
+      try {
+        p = prepare(n);
+      } catch (IOException | RuntimeException e) {
+        synchronized (lock) {
+          failedAt = writerNumber;
+        }
+        if (!lost.getAsBoolean()) {
+          failures.accept("preparing commit-log segment " + Storage.path(dir, CommitLogFormat.segmentName(n))
+              + " (the log appends to plain segments meanwhile)", e);
+        }
+        continue;
+      }
+      if (p == null) {
+        return; // closed, or the log was lost, while it was being made
+      }
+      boolean stale;
+      synchronized (lock) {
+        stale = closed || n < writerNumber;
+        if (!stale) {
+          ready = p;
+          lock.notifyAll();
+        }
+      }
+      if (stale) {
+        leave(p);
+      }
     }
   }
 
   /**
    * Makes segment {@code n}; null if the log was closed or lost meanwhile. What it leaves
    * half made is deleted, unless the log is lost (then the folder is not ours to touch, and a
-   * file with that suffix is no segment to anyone: the next process deletes it).
+   * file with that suffix is no segment to anyone: the next process that prepares segments in
+   * the folder deletes it, or it goes with the folder). A segment named but not opened (the
+   * folder's sync or the open failed) is left blank.
    */
   private Prepared prepare(long n) throws IOException {
     String name = Storage.path(dir, CommitLogFormat.segmentName(n));
@@ -201,8 +239,13 @@ final class SegmentPreparer implements Closeable {
       throw e;
     }
     storage.rename(tmp, name);
-    storage.syncDirectory(dir);
-    return new Prepared(n, storage.overwrite(name, CommitLogFormat.HEADER_SIZE));
+    try {
+      storage.syncDirectory(dir);
+      return new Prepared(n, storage.overwrite(name, CommitLogFormat.HEADER_SIZE));
+    } catch (IOException | RuntimeException e) {
+      leftBlank.accept(name);
+      throw e;
+    }
   }
 
   private void deleteUnlessLost(String path) throws IOException {
@@ -236,22 +279,19 @@ final class SegmentPreparer implements Closeable {
     }
   }
 
-  /** Closes and deletes a prepared segment nobody will write: it is blank. */
-  private void discard(Prepared p) {
+  /** Closes a prepared segment nobody will write, and leaves it, blank, to {@link #leftBlank}. */
+  private void leave(Prepared p) {
     try {
       p.file().close();
-      if (!lost.getAsBoolean()) {
-        storage.delete(p.file().path());
-      }
-    } catch (IOException | RuntimeException e) {
-      failures.accept("deleting the unused commit-log segment " + p.file().path(), e);
+    } catch (IOException e) {
+      failures.accept("closing the unused commit-log segment " + p.file().path(), e);
     }
+    leftBlank.accept(p.file().path());
   }
 
   /**
-   * Stops the preparer and deletes the segment it made that was not taken, unless the log is
-   * lost (then the folder is left as it is). Waits for the thread, which stops within one
-   * {@link #CHUNK} of work.
+   * Stops the preparer; a segment it made that was not taken is left blank ({@link #leave}).
+   * Waits for the thread, which stops within one {@link #CHUNK} of work.
    */
   @Override
   public void close() throws IOException {
@@ -271,7 +311,7 @@ final class SegmentPreparer implements Closeable {
       }
     }
     if (left != null) {
-      discard(left);
+      leave(left);
     }
   }
 }
