@@ -125,11 +125,7 @@ public final class CommitLog implements Closeable {
     // Only an fsync'd log gains from them: a buffered one syncs at its rolls only, and the zeros would cost it.
     this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest,
         options.preallocate() && options.durability() == Durability.FSYNC, this::isLost, failures,
-        blank -> {
-          synchronized (sealed) {
-            sealed.put(blank, Map.of()); // no records: deleted with the next obsolete segments
-          }
-        });
+        this::leftBlank);
     this.writer = new Thread(this::run, "tabula-commit-log");
     this.writer.setDaemon(true);
   }
@@ -151,16 +147,10 @@ public final class CommitLog implements Closeable {
    */
   public static CommitLog open(Storage storage, String dir, CommitLogOptions options,
       BiConsumer<String, Throwable> failures) throws IOException {
-    List<String> old = new ArrayList<>();
-    long max = 0;
-    for (String name : storage.list(dir)) {
-      long n = CommitLogFormat.segmentNumber(name);
-      if (n >= 0) {
-        old.add(Storage.path(dir, name));
-        max = Math.max(max, n);
-      }
-    }
-    CommitLog log = new CommitLog(storage, dir, options, old, max, failures);
+    List<String> names = LogPieces.segments(storage, dir);
+    long highest = names.isEmpty() ? 0 : CommitLogFormat.segmentNumber(names.get(names.size() - 1));
+    List<String> old = names.stream().map(n -> Storage.path(dir, n)).toList();
+    CommitLog log = new CommitLog(storage, dir, options, old, highest, failures);
     log.writer.start();
     return log;
   }
@@ -280,8 +270,7 @@ public final class CommitLog implements Closeable {
     }
     try {
       batch.reset();
-      int batchStart = 0;
-      batch.put(new byte[CommitLogFormat.BATCH_HEADER_SIZE]);
+      batch.put(new byte[CommitLogFormat.BATCH_HEADER_SIZE]); // filled in below
       for (java.util.Iterator<Pending> it = group.iterator(); it.hasNext(); ) {
         Pending p = it.next();
         boolean fits;
@@ -301,8 +290,7 @@ public final class CommitLog implements Closeable {
       if (group.isEmpty()) {
         return;
       }
-      LogRecords.batchHeader(batch.array(), batchStart, batch.size() - batchStart - CommitLogFormat.BATCH_HEADER_SIZE,
-          group.size());
+      LogRecords.batchHeader(batch.array(), 0, batch.size() - CommitLogFormat.BATCH_HEADER_SIZE, group.size());
       segmentFor(batch.size());
       current.append(batch.array(), 0, batch.size());
       if (options.durability() == Durability.FSYNC) {
@@ -370,9 +358,7 @@ public final class CommitLog implements Closeable {
           syncAndSeal();
         } catch (IOException e) {
           p.file().close(); // blank, and numbered after the one that failed to seal: replay skips it
-          synchronized (sealed) {
-            sealed.put(p.file().path(), Map.of());
-          }
+          leftBlank(p.file().path());
           throw e;
         }
         use(p);
@@ -389,6 +375,13 @@ public final class CommitLog implements Closeable {
         synced = 0;
         current.append(LogRecords.header(number)); // synced with the first batch
       }
+    }
+  }
+
+  /** A blank segment left in the folder: it holds no record, so it goes with the next obsolete segments. */
+  private void leftBlank(String path) {
+    synchronized (sealed) {
+      sealed.put(path, Map.of());
     }
   }
 
@@ -534,27 +527,11 @@ public final class CommitLog implements Closeable {
    * corruption (thrown).
    */
   public ReplayResult replay(RecordVisitor visitor) throws IOException {
-    long records = 0;
-    String torn = null;
-    long tornOffset = 0;
-    long tornBytes = 0;
-    int last = LogReader.lastWithData(storage, oldSegments);
-    for (int i = 0; i < oldSegments.size(); i++) {
-      String path = oldSegments.get(i);
-      byte[] bytes = LogReader.readAll(storage, path);
-      LogReader.SegmentSummary s = LogReader.read(path, bytes, i >= last, visitor);
-      records += s.records();
-      if (s.validEnd() < s.tornEnd()) {
-        torn = path;
-        tornOffset = s.validEnd();
-        tornBytes = s.tornEnd() - s.validEnd();
-        cutTornTail(path, bytes, (int) s.validEnd());
-      }
+    return LogReplay.replay(storage, dir, oldSegments, visitor, (path, maxSequence) -> {
       synchronized (sealed) {
-        sealed.put(path, s.maxSequence());
+        sealed.put(path, maxSequence);
       }
-    }
-    return new ReplayResult(records, oldSegments, torn, tornOffset, tornBytes);
+    });
   }
 
   /**
@@ -566,36 +543,7 @@ public final class CommitLog implements Closeable {
    * @return how many records were delivered
    */
   public static long readFolder(Storage storage, String dir, RecordVisitor visitor) throws IOException {
-    List<String> names = new ArrayList<>();
-    for (String name : storage.list(dir)) {
-      if (CommitLogFormat.segmentNumber(name) >= 0) {
-        names.add(name);
-      }
-    }
-    names.sort(java.util.Comparator.comparingLong(CommitLogFormat::segmentNumber));
-    List<String> paths = names.stream().map(n -> Storage.path(dir, n)).toList();
-    int last = LogReader.lastWithData(storage, paths);
-    long records = 0;
-    for (int i = 0; i < paths.size(); i++) {
-      String path = paths.get(i);
-      records += LogReader.read(path, LogReader.readAll(storage, path), i >= last, visitor).records();
-    }
-    return records;
-  }
-
-  /**
-   * Replaces a segment with its valid prefix, so that once newer segments exist the torn
-   * tail is not mistaken for corruption in a sealed segment. Crash-safe: the prefix is
-   * written and synced under a temporary name, then renamed over the segment.
-   */
-  private void cutTornTail(String path, byte[] bytes, int validEnd) throws IOException {
-    String tmp = path + ".cut";
-    try (WritableFile w = storage.create(tmp)) {
-      w.append(bytes, 0, validEnd);
-      w.sync();
-    }
-    storage.rename(tmp, path);
-    storage.syncDirectory(dir);
+    return LogReplay.readFolder(storage, dir, visitor);
   }
 
   /**

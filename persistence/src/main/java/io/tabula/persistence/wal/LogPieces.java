@@ -66,7 +66,7 @@ public final class LogPieces {
       BiConsumer<String, Throwable> degraded) throws IOException {
     boolean fenced = storage.isFenced(dir); // before the listing: a fenced folder gets no new segment
     List<String> segments = segments(storage, dir);
-    int lastWithData = LogReader.lastWithData(storage, segments.stream().map(n -> Storage.path(dir, n)).toList());
+    int lastWithData = LogReader.lastWithData(storage, segmentPaths(storage, dir));
     long delivered = 0;
     for (int i = 0; i < segments.size(); i++) {
       boolean last = i >= lastWithData;
@@ -111,8 +111,13 @@ public final class LogPieces {
     if (!segments.contains(segment)) {
       throw new IllegalArgumentException("no segment " + segment + " in " + dir);
     }
-    int lastWithData = LogReader.lastWithData(storage, segments.stream().map(n -> Storage.path(dir, n)).toList());
+    int lastWithData = LogReader.lastWithData(storage, segmentPaths(storage, dir));
     ensureSorted(storage, dir, segment, segments.indexOf(segment) >= lastWithData);
+  }
+
+  /** The paths of the segments of {@code dir}, by number. */
+  static List<String> segmentPaths(Storage storage, String dir) throws IOException {
+    return segments(storage, dir).stream().map(n -> Storage.path(dir, n)).toList();
   }
 
   /** The segment file names of {@code dir}, by number. */
