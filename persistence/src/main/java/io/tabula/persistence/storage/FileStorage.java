@@ -192,6 +192,12 @@ public final class FileStorage implements Storage {
       ch.force(false);
     }
 
+    /** A channel's force runs beside its positional writes (neither moves the channel's position). */
+    @Override
+    public boolean syncsBesideAppends() {
+      return true;
+    }
+
     @Override
     public void truncate(long size) throws IOException {
       ch.truncate(size);

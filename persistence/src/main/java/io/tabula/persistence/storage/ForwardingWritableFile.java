@@ -2,7 +2,11 @@ package io.tabula.persistence.storage;
 
 import java.io.IOException;
 
-/** A {@link WritableFile} that hands every call to another one: a base for files that change a few calls. */
+/**
+ * A {@link WritableFile} that hands every call to another one: a base for files that change a
+ * few calls. {@link #syncsBesideAppends} is not handed on (it stays false): a file that changes
+ * calls may keep state that one thread at a time must own.
+ */
 public abstract class ForwardingWritableFile implements WritableFile {
   protected final WritableFile delegate;
 

@@ -23,6 +23,15 @@ public interface WritableFile extends Closeable {
   /** Forces every appended byte to stable storage (fsync / fdatasync). */
   void sync() throws IOException;
 
+  /**
+   * Whether {@link #sync()} may be called from another thread while the writer appends (the
+   * one exception to "one thread at a time"): then it forces at least what was appended
+   * before it was called. False unless a storage says so.
+   */
+  default boolean syncsBesideAppends() {
+    return false;
+  }
+
   /** Cuts the file back to {@code size} bytes; the next append goes there. */
   void truncate(long size) throws IOException;
 }

@@ -30,7 +30,9 @@ import java.util.function.ToLongFunction;
  *
  * <p>Segments: on a local disk the writer writes over segments made ahead of need, zero-filled
  * and synced ({@link SegmentPreparer}), so that its syncs change no file metadata; it never
- * waits for one, and appends to a plain segment when none is ready.
+ * waits for one, and appends to a plain segment when none is ready. In {@link
+ * Durability#OS_BUFFERED} mode the segment being written is synced in the background every
+ * MiB ({@link WriteBack}), so the sync that seals it at a roll has little left to write.
  *
  * <p>Failure: if a write fails, every record of that group fails with the {@link
  * IOException}; the segment is cut back to its last synced length and sealed, and the next
@@ -80,6 +82,9 @@ public final class CommitLog implements Closeable {
 
   /** Makes the next segment ahead of the writer, and hands out segment numbers. */
   private final SegmentPreparer preparer;
+  /** In OS_BUFFERED mode, syncs the current segment in the background as it grows; else null. */
+  private final WriteBack writeBack;
+  private static final long WRITE_BACK_BYTES = 1 << 20;
 
   // Owned by the writer thread.
   private WritableFile current;
@@ -126,6 +131,7 @@ public final class CommitLog implements Closeable {
     this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest,
         options.preallocate() && options.durability() == Durability.FSYNC, this::isLost, failures,
         this::leftBlank);
+    this.writeBack = options.durability() == Durability.OS_BUFFERED ? new WriteBack(dir, WRITE_BACK_BYTES) : null;
     this.writer = new Thread(this::run, "tabula-commit-log");
     this.writer.setDaemon(true);
   }
@@ -293,6 +299,9 @@ public final class CommitLog implements Closeable {
       LogRecords.batchHeader(batch.array(), 0, batch.size() - CommitLogFormat.BATCH_HEADER_SIZE, group.size());
       segmentFor(batch.size());
       current.append(batch.array(), 0, batch.size());
+      if (writeBack != null) {
+        writeBack.wrote(current);
+      }
       if (options.durability() == Durability.FSYNC) {
         long t = System.nanoTime();
         try {
@@ -468,6 +477,9 @@ public final class CommitLog implements Closeable {
       return; // the segment was never created: nothing to cut back
     }
     try {
+      if (writeBack != null) {
+        writeBack.await(); // nothing syncs the file while it is cut
+      }
       current.truncate(synced);
       try {
         current.sync();
@@ -497,6 +509,7 @@ public final class CommitLog implements Closeable {
    */
   private void syncAndSeal() throws IOException {
     if (current != null && options.durability() != Durability.FSYNC && !lost.isDone()) {
+      writeBack.await();
       try {
         current.sync();
       } catch (IOException e) {
@@ -600,6 +613,9 @@ public final class CommitLog implements Closeable {
       throw new IOException("interrupted while closing commit log " + dir, e);
     }
     preparer.close();
+    if (writeBack != null) {
+      writeBack.close();
+    }
     synchronized (queue) {
       if (failure != null) {
         throw new IOException("commit log " + dir + " failed: " + failure.getMessage(), failure);
