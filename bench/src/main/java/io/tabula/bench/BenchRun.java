@@ -26,7 +26,7 @@ import java.util.Set;
  */
 final class BenchRun {
   /** What a run found: the table and the notes that explain it. */
-  record Report(ResultTable table, List<String> notes, List<String> configuration) {
+  record Report(ResultTable table, List<String> notes, List<String> configuration, List<JfrDigest.Window> windows) {
     String toMarkdown(String sizeName) {
       StringBuilder b = new StringBuilder();
       String[] pair = table.title().split(" vs ");
@@ -59,6 +59,8 @@ final class BenchRun {
   private final ResultTable table;
   private final List<String> notes = new ArrayList<>();
   private final int writeRepeats;
+  /** When each timed write run went, for a flight recording of the run. */
+  private final List<JfrDigest.Window> windows = new ArrayList<>();
 
   BenchRun(DataDirectory scratch, EngineConfig config, Dataset data, WorkloadRunner.Limits limits,
       List<EngineKind> kinds, Set<Workload> selected, int writeRepeats) {
@@ -100,7 +102,7 @@ final class BenchRun {
       }
     }
     notes.add(writeNote());
-    return new Report(table, notes, configuration());
+    return new Report(table, notes, configuration(), List.copyOf(windows));
   }
 
   private void warmUp(EngineKind k) throws IOException {
@@ -135,7 +137,10 @@ final class BenchRun {
         Engine e = k.create(dir, config, w.writeMode());
         boolean keep = false;
         try {
+          java.time.Instant start = java.time.Instant.now();
           Measurement m = runner.write(e, order);
+          windows.add(new JfrDigest.Window(k.label() + ", " + w.label() + ", run " + (rep + 1), start,
+              java.time.Instant.now()));
           runs.computeIfAbsent(k, x -> new ArrayList<>()).add(m);
           progress(k, String.format(Locale.ROOT, "%s, run %d of %d: %,.0f ops/s", w.label(), rep + 1, writeRepeats,
               m.opsPerSecond()));

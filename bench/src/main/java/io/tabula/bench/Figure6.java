@@ -111,6 +111,10 @@ public final class Figure6 implements Callable<Integer> {
       + "unusual about this build or machine.")
   private List<String> extraNotes;
 
+  @Option(names = "--jfr", description = "Record this JVM with the flight recorder into this file, and add where "
+      + "the time went in each timed write run to the report")
+  private Path jfr;
+
   @Option(names = "--out", description = "Markdown result file; default: bench/results/figure6-<size>.md")
   private Path out;
 
@@ -149,11 +153,17 @@ public final class Figure6 implements Callable<Integer> {
 
     DataDirectory scratch = DataDirectory.prepare(dir);
     BenchRun.Report report;
+    jdk.jfr.Recording recording = jfr == null ? null : JfrDigest.startRecording();
     try {
       report = new BenchRun(scratch, config, data, limits, kinds, selected, writeRepeats).run();
     } finally {
       scratch.wipe();
       BenchHdfs.stop();
+      if (recording != null) {
+        recording.stop();
+        recording.dump(jfr);
+        recording.close();
+      }
     }
 
     if (extraNotes != null) {
@@ -163,7 +173,9 @@ public final class Figure6 implements Callable<Integer> {
     System.out.print(report.table().toText());
     report.notes().forEach(note -> System.out.println("* " + note));
     Path file = out != null ? out : Path.of("bench", "results", "figure6-" + sizeName + ".md");
-    ResultsFile.write(file, report.toMarkdown(sizeName));
+    ResultsFile.write(file, report.toMarkdown(sizeName) + (jfr == null ? "" : JfrDigest.section("This JVM's "
+        + "flight recording, for each timed write run (both engines run in it; the file syncs are the logs' and the "
+        + "flushes').", JfrDigest.digest(jfr, report.windows()))));
     System.out.println("\nMarkdown written to " + file);
     return 0;
   }

@@ -29,10 +29,16 @@ record CpuUse(long nodeNanos, long clientNanos) {
    * {@code startNanos}.
    */
   static double awaitIdle(long pid, long startNanos, double share, Duration atMost) throws InterruptedException {
+    return awaitIdle(pid, startNanos, share, 2, atMost);
+  }
+
+  /** Like {@link #awaitIdle(long, long, double, Duration)}, idle for {@code seconds} running. */
+  static double awaitIdle(long pid, long startNanos, double share, int seconds, Duration atMost)
+      throws InterruptedException {
     long deadline = startNanos + atMost.toNanos();
     CpuUse last = now(pid);
     int idleSeconds = 0;
-    while (idleSeconds < 2 && System.nanoTime() < deadline) {
+    while (idleSeconds < seconds && System.nanoTime() < deadline) {
       Thread.sleep(1000);
       CpuUse now = now(pid);
       idleSeconds = now.minus(last).nodeNanos() < share * 1e9 ? idleSeconds + 1 : 0;

@@ -2,6 +2,7 @@ package io.tabula.bench.e2e;
 
 import com.google.cloud.bigtable.emulator.core.EmulatorController;
 import io.tabula.bench.Dataset;
+import io.tabula.bench.JfrDigest;
 import io.tabula.bench.ResultsFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -35,6 +36,12 @@ import picocli.CommandLine.Option;
 public final class PlainCallsBench implements Callable<Integer> {
   /** The share of one core under which the server counts as idle after a write run. */
   private static final double IDLE_SHARE = 0.10;
+  /**
+   * How long the server must idle after a write run: longer than a node's tablets wait before
+   * the compaction of a quiet spell (two checks of 2 s without writes, QuietCompaction), which
+   * would otherwise start after a shorter wait and run under the next workload.
+   */
+  private static final int IDLE_SECONDS = 8;
 
   @Option(names = "--rows", description = "Rows each write workload writes and each read workload reads "
       + "(1000-byte values); default: ${DEFAULT-VALUE}", defaultValue = "100000")
@@ -84,7 +91,7 @@ public final class PlainCallsBench implements Callable<Integer> {
   private String nodeConfig = "";
 
   @Option(names = "--settle-max-seconds", description = "After each write workload, wait until the server "
-      + "process idles (under a tenth of a core for 2 s), for at most this long; 0 not to wait; default: "
+      + "process idles (under a tenth of a core for 8 s), for at most this long; 0 not to wait; default: "
       + "${DEFAULT-VALUE}", defaultValue = "90")
   private int settleMaxSeconds;
 
@@ -100,12 +107,19 @@ public final class PlainCallsBench implements Callable<Integer> {
       defaultValue = "45")
   private int timeoutMinutes;
 
+  @Option(names = "--node-jfr", description = "Record the node with the flight recorder into this file, and add "
+      + "where its time went in each of its sets to the report")
+  private Path nodeJfr;
+
   @Option(names = "--out", description = "Markdown result file; default: bench/results/plain-calls.md, "
       + "or plain-calls-quick.md with --quick")
   private Path out;
 
   @CommandLine.Spec
   private CommandLine.Model.CommandSpec spec;
+
+  /** When each of the node's workloads ran, for its flight recording. */
+  private final List<JfrDigest.Window> windows = new ArrayList<>();
 
   public static void main(String[] args) {
     System.exit(new CommandLine(new PlainCallsBench()).execute(args));
@@ -135,7 +149,12 @@ public final class PlainCallsBench implements Callable<Integer> {
     double[] fsyncBefore = fsyncMillis(1000);
     System.err.printf(Locale.ROOT, "fsync of a 1 KiB append: p50 %.3f ms, p99 %.3f ms%n", fsyncBefore[0],
         fsyncBefore[1]);
-    List<String> jvm = nodeJavaOpts.isBlank() ? List.of() : List.of(nodeJavaOpts.trim().split("\\s+"));
+    List<String> jvm = new ArrayList<>(nodeJavaOpts.isBlank() ? List.of()
+        : List.of(nodeJavaOpts.trim().split("\\s+")));
+    if (nodeJfr != null) {
+      jvm.add(JfrDigest.recorderOption(nodeJfr));
+    }
+    PlainReport report;
     long t0 = System.nanoTime();
     try (NodeProcess node = NodeProcess.start("# Written by the plain-calls benchmark.\n" + nodeConfig + "\n", jvm,
         Duration.ofSeconds(120))) {
@@ -181,14 +200,16 @@ public final class PlainCallsBench implements Callable<Integer> {
         }
       }
       double[] fsyncAfter = fsyncMillis(1000);
-      PlainReport report = new PlainReport(ResultsFile.command(PlainCallsBench.class, spec), settings(jvm),
+      report = new PlainReport(ResultsFile.command(PlainCallsBench.class, spec),
+          settings(nodeJfr == null ? jvm : jvm.subList(0, jvm.size() - 1)),
           readySeconds, fsyncBefore, fsyncAfter, runs, loadBefore, EndToEndBench.loadAverage());
-      String markdown = report.markdown();
-      System.out.print(markdown);
-      ResultsFile.write(out, markdown);
-      System.err.println("wrote " + out);
-      return 0;
     }
+    // The node has stopped, so its recording is complete.
+    String markdown = report.markdown(nodeJfr == null ? List.of() : JfrDigest.digest(nodeJfr, windows));
+    System.out.print(markdown);
+    ResultsFile.write(out, markdown);
+    System.err.println("wrote " + out);
+    return 0;
   }
 
   private String settings(List<String> jvm) {
@@ -197,7 +218,8 @@ public final class PlainCallsBench implements Callable<Integer> {
         + "`newBulkMutationBatcher` with its defaults, the Tabula client's send batches of %d rows with %d in "
         + "flight. Node JVM options: %s; node settings: %s.", rows, valueBytes, inFlight, loneCalls, batch,
         batchInFlight, jvm.isEmpty() ? "none (as `bin/tabula server`)" : "`" + String.join(" ", jvm) + "`",
-        nodeConfig.isBlank() ? "the defaults" : "`" + nodeConfig.replace('\n', ' ') + "`");
+        nodeConfig.isBlank() ? "the defaults" : "`" + nodeConfig.replace('\n', ' ') + "`")
+        + (nodeJfr == null ? "" : " The node ran under the flight recorder (`--node-jfr`).");
   }
 
   /** One set of every selected workload, on fresh tables of its own. */
@@ -219,6 +241,7 @@ public final class PlainCallsBench implements Callable<Integer> {
         continue;
       }
       CpuUse before = CpuUse.now(serverPid);
+      Instant began = Instant.now();
       InFlight.Result r = switch (w) {
         case SEQ_UNARY_WRITE -> unary(k -> c.mutateRow(seqTable, inOrder[(int) k]), rows);
         case SEQ_LOAD -> c.load(seqLoadTable, inOrder, batch, batchInFlight);
@@ -248,12 +271,17 @@ public final class PlainCallsBench implements Callable<Integer> {
         }
       };
       CpuUse after = CpuUse.now(serverPid);
+      if (target.equals("Tabula")) {
+        windows.add(new JfrDigest.Window(c.name() + ", set " + (round + 1) + ", " + w.label(), began,
+            Instant.now()));
+      }
       // The flushes and compactions a write run leaves behind: waited for, so the next run is
       // not measured against them, and reported as CPU per value written.
       double settle = 0;
       double leftMicros = 0;
       if (w.isWrite() && settleMaxSeconds > 0) {
-        settle = CpuUse.awaitIdle(serverPid, System.nanoTime(), IDLE_SHARE, Duration.ofSeconds(settleMaxSeconds));
+        settle = CpuUse.awaitIdle(serverPid, System.nanoTime(), IDLE_SHARE, IDLE_SECONDS,
+            Duration.ofSeconds(settleMaxSeconds));
         leftMicros = CpuUse.now(serverPid).minus(after).nodeNanos() / 1e3 / r.values();
       } else {
         TimeUnit.SECONDS.sleep(1);

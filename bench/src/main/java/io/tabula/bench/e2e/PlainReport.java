@@ -1,5 +1,6 @@
 package io.tabula.bench.e2e;
 
+import io.tabula.bench.JfrDigest;
 import io.tabula.bench.ResultsFile;
 import java.util.EnumMap;
 import java.util.List;
@@ -90,7 +91,7 @@ final class PlainReport {
     this.loadAfter = loadAfter;
   }
 
-  String markdown() {
+  String markdown(List<JfrDigest.Digest> recorded) {
     StringBuilder s = new StringBuilder();
     s.append("# Plain single-row calls: Tabula vs Google's emulator (official client), and the Tabula client vs "
         + "HBase's figures\n\n");
@@ -105,6 +106,8 @@ final class PlainReport {
     official(s);
     tabulaClient(s);
     details(s);
+    s.append(JfrDigest.section("The node process's flight recording, for each of its workloads (the file syncs "
+        + "are the commit log's and the flushes').", recorded));
     return s.toString();
   }
 

@@ -1,0 +1,258 @@
+package io.tabula.bench;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+import jdk.jfr.Configuration;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordingFile;
+
+/**
+ * Where a process's time went in given windows of a flight recording (the JDK's own reader):
+ * what its Java threads ran (execution samples, by the code they were in and by thread), its
+ * garbage collections' pauses, its file syncs ({@code jdk.FileForce}, complete when the
+ * recording's threshold for it is 0) and its JIT compilations. A benchmark's aid, never a test.
+ *
+ * <p>A sample is put down to its <em>layer</em>: the package of the innermost frame outside the
+ * JDK, so that an array copy in the memtable counts as the memtable's, not the JDK's.
+ */
+public final class JfrDigest {
+  /** A stretch of the recording to digest, named. */
+  public record Window(String name, Instant start, Instant end) {}
+
+  /** What one window holds. */
+  public static final class Digest {
+    final Window window;
+    long samples;
+    final Map<String, Long> byLayer = new HashMap<>();
+    /** Core-seconds of CPU (user and system) by thread group, from the threads' CPU load events. */
+    final Map<String, Double> threadCpu = new HashMap<>();
+    double processCores;
+    double machineCores;
+    int loads;
+    final Map<String, Long> byMethod = new HashMap<>();
+    int gcs;
+    double gcPauseMillis;
+    double longestPauseMillis;
+    final List<Double> syncMillis = new ArrayList<>();
+    int compilations;
+    double compileMillis;
+
+    Digest(Window window) {
+      this.window = window;
+    }
+
+    public Window window() {
+      return window;
+    }
+
+    /** The recorded file syncs' durations in ms, sorted. */
+    public double[] syncs() {
+      return syncMillis.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    }
+
+    /** One Markdown table row: window, samples, layers, threads, hottest methods, GC, syncs, JIT. */
+    public String row() {
+      double[] s = syncs();
+      String syncText = s.length == 0 ? "–" : String.format(Locale.ROOT, "%,d: p50 %.2f, p99 %.1f, max %.1f",
+          s.length, quantile(s, 0.5), quantile(s, 0.99), s[s.length - 1]);
+      return String.format(Locale.ROOT, "| %s | %,d | %s | %s | %s | %d / %.0f / %.0f | %s | %d / %.0f |",
+          window.name(), samples, top(byLayer, 5), threads(), top(byMethod, 4), gcs, gcPauseMillis,
+          longestPauseMillis, syncText, compilations, compileMillis);
+    }
+
+    /** The process's and the machine's cores in use, and the busiest Java threads' share of a core. */
+    private String threads() {
+      if (loads == 0) {
+        return "–";
+      }
+      String busiest = threadCpu.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+          .limit(4).map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue() / seconds()))
+          .collect(Collectors.joining(", "));
+      return String.format(Locale.ROOT, "process %.2f, machine %.2f; %s", processCores / loads, machineCores / loads,
+          busiest);
+    }
+
+    private double seconds() {
+      return Math.max(1, Duration.between(window.start(), window.end()).toMillis()) / 1e3;
+    }
+
+    private String top(Map<String, Long> counts, int n) {
+      if (samples == 0) {
+        return "–";
+      }
+      return counts.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(n)
+          .map(e -> String.format(Locale.ROOT, "%s %.0f%%", e.getKey(), 100.0 * e.getValue() / samples))
+          .collect(Collectors.joining(", "));
+    }
+  }
+
+  /** The header of the table {@link Digest#row()} rows belong to. */
+  public static final String HEADER = "| window | CPU samples | by code (innermost frame outside the JDK) | cores in "
+      + "use: process, machine; busiest threads | hottest methods (own time) | GC pauses: n / total ms / longest ms | file syncs, ms | JIT compilations: "
+      + "n / ms |\n|---|---:|---|---|---|---:|---|---:|\n";
+
+  /** How often threads' and the process's CPU load are recorded. */
+  private static final Duration LOAD_PERIOD = Duration.ofSeconds(1);
+  private static final int CORES = Runtime.getRuntime().availableProcessors();
+
+  private JfrDigest() {}
+
+  /** Digests {@code recording} for each of {@code windows}, in their order; an event counts in every window it starts in. */
+  public static List<Digest> digest(Path recording, List<Window> windows) throws IOException {
+    List<Digest> out = windows.stream().map(Digest::new).toList();
+    if (out.isEmpty()) {
+      return out;
+    }
+    try (RecordingFile file = new RecordingFile(recording)) {
+      while (file.hasMoreEvents()) {
+        RecordedEvent e = file.readEvent();
+        String type = e.getEventType().getName();
+        Instant at = e.getStartTime();
+        for (Digest d : out) {
+          if (!at.isBefore(d.window.start()) && at.isBefore(d.window.end())) {
+            add(d, type, e);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  private static void add(Digest d, String type, RecordedEvent e) {
+    switch (type) {
+      case "jdk.ExecutionSample" -> {
+        d.samples++;
+        RecordedStackTrace stack = e.getStackTrace();
+        if (stack == null || stack.getFrames().isEmpty()) {
+          d.byLayer.merge("(no stack)", 1L, Long::sum);
+          return;
+        }
+        List<RecordedFrame> frames = stack.getFrames();
+        d.byMethod.merge(method(frames.get(0)), 1L, Long::sum);
+        d.byLayer.merge(layer(frames), 1L, Long::sum);
+      }
+      case "jdk.GarbageCollection" -> {
+        d.gcs++;
+        double pauses = millis(e.getDuration("sumOfPauses"));
+        d.gcPauseMillis += pauses;
+        d.longestPauseMillis = Math.max(d.longestPauseMillis, millis(e.getDuration("longestPause")));
+      }
+      case "jdk.ThreadCPULoad" -> {
+        // A share of the whole machine over the last period: times the cores and the period, core-seconds.
+        double share = e.getFloat("user") + e.getFloat("system");
+        d.threadCpu.merge(threadGroup(e.getThread("eventThread")), share * CORES * LOAD_PERIOD.toMillis() / 1e3,
+            Double::sum);
+      }
+      case "jdk.CPULoad" -> {
+        d.loads++;
+        d.processCores += (e.getFloat("jvmUser") + e.getFloat("jvmSystem")) * CORES;
+        d.machineCores += e.getFloat("machineTotal") * CORES;
+      }
+      case "jdk.FileForce" -> d.syncMillis.add(millis(e.getDuration()));
+      case "jdk.Compilation" -> {
+        d.compilations++;
+        d.compileMillis += millis(e.getDuration());
+      }
+      default -> { }
+    }
+  }
+
+  /** A thread's name without its numbers, so a pool's threads count together. */
+  private static String threadGroup(jdk.jfr.consumer.RecordedThread thread) {
+    String name = thread == null ? null : thread.getJavaName();
+    return name == null ? "(unnamed)" : name.replaceAll("[-#]?\\d+$", "");
+  }
+
+  private static String method(RecordedFrame f) {
+    String type = f.getMethod().getType().getName();
+    return type.substring(type.lastIndexOf('.') + 1) + "." + f.getMethod().getName();
+  }
+
+  /** The package (at most three names deep) of the innermost frame outside the JDK and Scala's library. */
+  static String layer(List<RecordedFrame> frames) {
+    for (RecordedFrame f : frames) {
+      String type = f.getMethod().getType().getName();
+      if (!isRuntime(type)) {
+        return packageOf(type, 3);
+      }
+    }
+    return packageOf(frames.get(0).getMethod().getType().getName(), 2);
+  }
+
+  private static boolean isRuntime(String type) {
+    return type.startsWith("java.") || type.startsWith("jdk.") || type.startsWith("sun.") || type.startsWith("scala.");
+  }
+
+  private static String packageOf(String type, int depth) {
+    String[] parts = type.split("\\.");
+    int n = Math.min(depth, Math.max(1, parts.length - 1));
+    return String.join(".", Arrays.copyOf(parts, n));
+  }
+
+  private static double millis(Duration d) {
+    return d == null ? 0 : d.toNanos() / 1e6;
+  }
+
+  private static double quantile(double[] sorted, double q) {
+    return sorted[Math.min(sorted.length - 1, Math.max(0, (int) Math.ceil(q * sorted.length) - 1))];
+  }
+
+  /**
+   * A Markdown section: {@code about} (what was recorded), then a table with a row for each
+   * digest; empty when there is none.
+   */
+  public static String section(String about, List<Digest> digests) {
+    if (digests.isEmpty()) {
+      return "";
+    }
+    StringBuilder s = new StringBuilder();
+    s.append("\n## Where the time went (flight recording)\n\n").append(about).append(" *CPU samples*: one per "
+        + "Java thread running Java code every 10 ms (`profile` settings; a thread in the kernel or native code is "
+        + "not sampled), by the code they were in (the package of the innermost frame outside the JDK) and by the "
+        + "method they were in themselves. *Cores in use*: the process's and the whole machine's, on average over "
+        + "the window (recorded every second), and the Java threads that used the most, user and system time, in "
+        + "cores on average (the collector's and the JIT compilers' threads are not Java threads: they show in the "
+        + "process's figure only). *File syncs*: every one. *JIT*: the compilations that started in the "
+        + "window and their time (the compiler threads' CPU is among the busiest threads).\n\n");
+    s.append(HEADER);
+    digests.forEach(d -> s.append(d.row()).append('\n'));
+    return s.toString();
+  }
+
+  /** Starts recording this JVM with the settings {@link #recorderOption} gives a process. */
+  public static Recording startRecording() throws IOException {
+    Recording r;
+    try {
+      r = new Recording(Configuration.getConfiguration("profile"));
+    } catch (java.text.ParseException e) {
+      throw new IOException("the JDK's profile settings do not parse", e);
+    }
+    r.enable("jdk.FileForce").withThreshold(Duration.ZERO);
+    r.enable("jdk.Compilation").withThreshold(Duration.ZERO);
+    r.enable("jdk.ThreadCPULoad").withPeriod(LOAD_PERIOD);
+    r.enable("jdk.CPULoad").withPeriod(LOAD_PERIOD);
+    r.start();
+    return r;
+  }
+
+  /**
+   * The flight recorder's options for a process to be digested: the {@code profile} settings
+   * (a sample every 10 ms per running thread), with every file sync recorded.
+   */
+  public static String recorderOption(Path file) {
+    return "-XX:StartFlightRecording=filename=" + file.toAbsolutePath() + ",dumponexit=true,settings=profile,"
+        + "jdk.FileForce#threshold=0ms,jdk.Compilation#threshold=0ms,jdk.ThreadCPULoad#period=1s,jdk.CPULoad#period=1s";
+  }
+}
