@@ -152,6 +152,8 @@ final class BenchRun {
             readers.put(k, e);
             loaded.put(k, (int) m.ops());
             keep = true;
+            // Untimed: the flushes and merges this load left must not run under the next engine's timed run.
+            e.flushAndCompact();
           }
         } finally {
           if (!keep) {

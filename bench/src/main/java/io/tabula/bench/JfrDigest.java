@@ -24,8 +24,9 @@ import jdk.jfr.consumer.RecordingFile;
  * garbage collections' pauses, its file syncs ({@code jdk.FileForce}, complete when the
  * recording's threshold for it is 0) and its JIT compilations. A benchmark's aid, never a test.
  *
- * <p>A sample is put down to its <em>layer</em>: the package of the innermost frame outside the
- * JDK, so that an array copy in the memtable counts as the memtable's, not the JDK's.
+ * <p>A sample is put down to its <em>layer</em>: the package (three names deep) of the innermost
+ * frame outside the JDK, so that an array copy in the memtable counts as the engine's
+ * ({@code io.tabula.persistence}), not the JDK's.
  */
 public final class JfrDigest {
   /** A stretch of the recording to digest, named. */
@@ -36,11 +37,12 @@ public final class JfrDigest {
     final Window window;
     long samples;
     final Map<String, Long> byLayer = new HashMap<>();
-    /** Core-seconds of CPU (user and system) by thread group, from the threads' CPU load events. */
+    /** Core-seconds (user and system) in the window by thread group, from the threads' CPU load events. */
     final Map<String, Double> threadCpu = new HashMap<>();
-    double processCores;
-    double machineCores;
-    int loads;
+    /** Core-seconds in the window of the process and of the machine, and the seconds of the window they cover. */
+    double processCpu;
+    double machineCpu;
+    double loadSeconds;
     final Map<String, Long> byMethod = new HashMap<>();
     int gcs;
     double gcPauseMillis;
@@ -74,18 +76,15 @@ public final class JfrDigest {
 
     /** The process's and the machine's cores in use, and the busiest Java threads' share of a core. */
     private String threads() {
-      if (loads == 0) {
+      if (loadSeconds == 0) {
         return "–";
       }
       String busiest = threadCpu.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
-          .limit(4).map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue() / seconds()))
+          .limit(4).map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue() / loadSeconds))
           .collect(Collectors.joining(", "));
-      return String.format(Locale.ROOT, "process %.2f, machine %.2f; %s", processCores / loads, machineCores / loads,
+      return String.format(Locale.ROOT, "process %.2f, machine %.2f; %s", processCpu / loadSeconds,
+          machineCpu / loadSeconds,
           busiest);
-    }
-
-    private double seconds() {
-      return Math.max(1, Duration.between(window.start(), window.end()).toMillis()) / 1e3;
     }
 
     private String top(Map<String, Long> counts, int n) {
@@ -105,6 +104,7 @@ public final class JfrDigest {
 
   /** How often threads' and the process's CPU load are recorded. */
   private static final Duration LOAD_PERIOD = Duration.ofSeconds(1);
+  /** The cores of this machine: a recording digested here is one made here (a node beside its bench). */
   private static final int CORES = Runtime.getRuntime().availableProcessors();
 
   private JfrDigest() {}
@@ -120,14 +120,40 @@ public final class JfrDigest {
         RecordedEvent e = file.readEvent();
         String type = e.getEventType().getName();
         Instant at = e.getStartTime();
+        boolean load = type.equals("jdk.ThreadCPULoad") || type.equals("jdk.CPULoad");
         for (Digest d : out) {
-          if (!at.isBefore(d.window.start()) && at.isBefore(d.window.end())) {
+          if (load) {
+            addLoad(d, type, e, at);
+          } else if (!at.isBefore(d.window.start()) && at.isBefore(d.window.end())) {
             add(d, type, e);
           }
         }
       }
     }
     return out;
+  }
+
+  /**
+   * A CPU load event: a share of the whole machine over the period before it. Credits the part
+   * of that period inside the window, in core-seconds, so that a window of a second or two
+   * counts neither a whole period too many nor too few.
+   */
+  private static void addLoad(Digest d, String type, RecordedEvent e, Instant at) {
+    Instant from = at.minus(LOAD_PERIOD);
+    Instant overlapStart = from.isAfter(d.window.start()) ? from : d.window.start();
+    Instant overlapEnd = at.isBefore(d.window.end()) ? at : d.window.end();
+    double seconds = Duration.between(overlapStart, overlapEnd).toNanos() / 1e9;
+    if (seconds <= 0) {
+      return;
+    }
+    if (type.equals("jdk.ThreadCPULoad")) {
+      double share = e.getFloat("user") + e.getFloat("system");
+      d.threadCpu.merge(threadGroup(e.getThread("eventThread")), share * CORES * seconds, Double::sum);
+    } else {
+      d.loadSeconds += seconds;
+      d.processCpu += (e.getFloat("jvmUser") + e.getFloat("jvmSystem")) * CORES * seconds;
+      d.machineCpu += e.getFloat("machineTotal") * CORES * seconds;
+    }
   }
 
   private static void add(Digest d, String type, RecordedEvent e) {
@@ -148,17 +174,6 @@ public final class JfrDigest {
         double pauses = millis(e.getDuration("sumOfPauses"));
         d.gcPauseMillis += pauses;
         d.longestPauseMillis = Math.max(d.longestPauseMillis, millis(e.getDuration("longestPause")));
-      }
-      case "jdk.ThreadCPULoad" -> {
-        // A share of the whole machine over the last period: times the cores and the period, core-seconds.
-        double share = e.getFloat("user") + e.getFloat("system");
-        d.threadCpu.merge(threadGroup(e.getThread("eventThread")), share * CORES * LOAD_PERIOD.toMillis() / 1e3,
-            Double::sum);
-      }
-      case "jdk.CPULoad" -> {
-        d.loads++;
-        d.processCores += (e.getFloat("jvmUser") + e.getFloat("jvmSystem")) * CORES;
-        d.machineCores += e.getFloat("machineTotal") * CORES;
       }
       case "jdk.FileForce" -> d.syncMillis.add(millis(e.getDuration()));
       case "jdk.Compilation" -> {
@@ -223,8 +238,8 @@ public final class JfrDigest {
         + "not sampled), by the code they were in (the package of the innermost frame outside the JDK) and by the "
         + "method they were in themselves. *Cores in use*: the process's and the whole machine's, on average over "
         + "the window (recorded every second), and the Java threads that used the most, user and system time, in "
-        + "cores on average (the collector's and the JIT compilers' threads are not Java threads: they show in the "
-        + "process's figure only). *File syncs*: every one. *JIT*: the compilations that started in the "
+        + "cores on average (the garbage collector's threads are not among them: they show in the process's "
+        + "figure only; the JIT compilers' are). *File syncs*: every one. *JIT*: the compilations that started in the "
         + "window and their time (the compiler threads' CPU is among the busiest threads).\n\n");
     s.append(HEADER);
     digests.forEach(d -> s.append(d.row()).append('\n'));

@@ -152,6 +152,7 @@ public final class PlainCallsBench implements Callable<Integer> {
     List<String> jvm = new ArrayList<>(nodeJavaOpts.isBlank() ? List.of()
         : List.of(nodeJavaOpts.trim().split("\\s+")));
     if (nodeJfr != null) {
+      Files.deleteIfExists(nodeJfr); // a recording left from an earlier run must not be read as this one's
       jvm.add(JfrDigest.recorderOption(nodeJfr));
     }
     PlainReport report;
@@ -204,8 +205,7 @@ public final class PlainCallsBench implements Callable<Integer> {
           settings(nodeJfr == null ? jvm : jvm.subList(0, jvm.size() - 1)),
           readySeconds, fsyncBefore, fsyncAfter, runs, loadBefore, EndToEndBench.loadAverage());
     }
-    // The node has stopped, so its recording is complete.
-    String markdown = report.markdown(nodeJfr == null ? List.of() : JfrDigest.digest(nodeJfr, windows));
+    String markdown = report.markdown(recorded());
     System.out.print(markdown);
     ResultsFile.write(out, markdown);
     System.err.println("wrote " + out);
@@ -294,6 +294,23 @@ public final class PlainCallsBench implements Callable<Integer> {
           m.serverMicrosPerValue(), leftMicros, settle, m.clientMicrosPerValue());
     }
     return new PlainReport.Run(target, c.name(), round, measures);
+  }
+
+  /**
+   * The digest of the node's recording, written when the node stopped; none (and why, on
+   * stderr) if there is no complete recording, so that the rest of the report is kept.
+   */
+  private List<JfrDigest.Digest> recorded() {
+    if (nodeJfr == null) {
+      return List.of();
+    }
+    try {
+      return JfrDigest.digest(nodeJfr, windows);
+    } catch (IOException e) {
+      System.err.println("no digest of the node's recording " + nodeJfr + " (the node may have been killed before "
+          + "it wrote it): " + e);
+      return List.of();
+    }
   }
 
   /** The first of the tables that a selected write workload filled. */

@@ -478,7 +478,13 @@ public final class CommitLog implements Closeable {
     }
     try {
       if (writeBack != null) {
-        writeBack.await(); // nothing syncs the file while it is cut
+        try {
+          writeBack.await(); // nothing syncs the file while it is cut
+        } catch (LogSyncFailedException e) {
+          e.addSuppressed(cause);
+          failLost(List.of(), e);
+          return;
+        }
       }
       current.truncate(synced);
       try {
@@ -508,7 +514,7 @@ public final class CommitLog implements Closeable {
    * and damage in it can only be corruption, never a torn tail.
    */
   private void syncAndSeal() throws IOException {
-    if (current != null && options.durability() != Durability.FSYNC && !lost.isDone()) {
+    if (current != null && writeBack != null && !lost.isDone()) {
       writeBack.await();
       try {
         current.sync();

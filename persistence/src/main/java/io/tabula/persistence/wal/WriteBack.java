@@ -15,8 +15,8 @@ import java.util.concurrent.Executors;
  * 64 MiB on the machines the benchmarks ran on) while no write was acknowledged.
  *
  * <p>Only for files whose sync may run beside their appends ({@link WritableFile#syncsBesideAppends}).
- * A background sync that fails is reported at the next {@link #await} (a roll, a cut, the
- * close) as {@link LogSyncFailedException}: the log is then lost, as after any failed sync. In
+ * A background sync that fails is reported at the writer's next batch, roll, cut or close as
+ * {@link LogSyncFailedException}: the log is then lost, as after any failed sync. In
  * this mode no acknowledged record was durable anyway; the failure only stops the log from
  * going on over pages the operating system may have dropped.
  *
@@ -43,10 +43,16 @@ final class WriteBack {
     });
   }
 
-  /** After an append to {@code f}: asks for a background sync once {@code every} bytes have come since the last. */
-  void wrote(WritableFile f) {
+  /**
+   * After an append to {@code f}: asks for a background sync once {@code every} bytes have come
+   * since the last; throws if an earlier background sync failed (the log is then lost).
+   */
+  void wrote(WritableFile f) throws LogSyncFailedException {
     if (!f.syncsBesideAppends()) {
       return;
+    }
+    if (sync != null && sync.isCompletedExceptionally()) {
+      await();
     }
     if (f != file) {
       file = f;
@@ -54,9 +60,6 @@ final class WriteBack {
     }
     if (sync != null && !sync.isDone() || f.position() - askedAt < every) {
       return;
-    }
-    if (sync != null && sync.isCompletedExceptionally()) {
-      return; // kept for await() to report
     }
     askedAt = f.position();
     sync = CompletableFuture.runAsync(() -> {
