@@ -93,19 +93,14 @@ public final class CommitLog implements Closeable {
   private long synced;
   private final Map<String, Long> currentMax = new HashMap<>();
   private final ByteSink batch = new ByteSink(1 << 16);
-  /** Recent fsync time, a moving average. */
-  private long fsyncNanos;
   // Totals for the node's metrics: written only by the writer thread, read by any.
   private volatile long groupsWritten;
   private volatile long recordsWritten;
   private volatile long bytesWritten;
   private volatile long syncs;
   private volatile long syncNanos;
-  private static final long QUIET_NANOS = 15_000;
-  private static final long MAX_LINGER_NANOS = 500_000;
-  private static final long SPIN_NANOS = 50_000;
-  /** Records queued, readable without the lock (the spin above). */
-  private volatile int queued;
+  /** Group commit's spins, and the count of records queued they watch. */
+  private final GroupCommitWaits waits = new GroupCommitWaits();
 
   /**
    * What the log has written since it opened: groups (one write and, with
@@ -185,7 +180,7 @@ public final class CommitLog implements Closeable {
         done.completeExceptionally(new IllegalStateException("commit log " + dir + " is closed"));
       } else {
         queue.add(p);
-        queued = queue.size();
+        waits.queued(queue.size());
         if (queue.size() == 1) {
           queue.notify();
         }
@@ -197,7 +192,7 @@ public final class CommitLog implements Closeable {
   private void run() {
     List<Pending> group = new ArrayList<>();
     while (true) {
-      awaitBriefly();
+      waits.awaitBriefly();
       synchronized (queue) {
         while (queue.isEmpty() && !closing) {
           try {
@@ -211,7 +206,7 @@ public final class CommitLog implements Closeable {
         }
         group.addAll(queue);
         queue.clear();
-        queued = 0;
+        waits.queued(0);
       }
       if (options.durability() == Durability.FSYNC) {
         lingerForMore(group);
@@ -228,43 +223,13 @@ public final class CommitLog implements Closeable {
     }
   }
 
-  /**
-   * Spins a few microseconds for the next record before the writer goes to sleep: waking a
-   * sleeping thread costs more than the wait, and right after a group's futures complete
-   * their writers usually send the next records at once.
-   */
-  private void awaitBriefly() {
-    long until = System.nanoTime() + SPIN_NANOS;
-    while (queued == 0 && System.nanoTime() < until) {
-      Thread.onSpinWait();
-    }
-  }
-
-  /**
-   * Group commit's heuristic: while records keep arriving, wait for them a little (at most
-   * half the recent fsync time) so that one fsync covers them too. The wait is a spin: it
-   * ends as soon as no record has come for {@link #QUIET_NANOS}, which is when every writer
-   * is waiting for an answer, and a sleeping thread would wake too late to be worth it.
-   * Fewer, fuller fsyncs.
-   */
+  /** After the linger ({@link GroupCommitWaits#lingerForMore}): adds what queued meanwhile to {@code group}. */
   private void lingerForMore(List<Pending> group) {
-    long now = System.nanoTime();
-    long deadline = now + Math.min(fsyncNanos / 2, MAX_LINGER_NANOS);
-    long lastArrival = now;
-    int seen = queued;
-    while (now < deadline && now - lastArrival < QUIET_NANOS) {
-      Thread.onSpinWait();
-      now = System.nanoTime();
-      int q = queued;
-      if (q != seen) {
-        seen = q;
-        lastArrival = now;
-      }
-    }
+    waits.lingerForMore();
     synchronized (queue) {
       group.addAll(queue);
       queue.clear();
-      queued = 0;
+      waits.queued(0);
     }
   }
 
@@ -314,7 +279,7 @@ public final class CommitLog implements Closeable {
           return;
         }
         long took = System.nanoTime() - t;
-        fsyncNanos += (took - fsyncNanos) / 8;
+        waits.synced(took);
         syncs++;
         syncNanos += took;
       }
@@ -434,7 +399,7 @@ public final class CommitLog implements Closeable {
       failure = why;
       queue.forEach(p -> p.done().completeExceptionally(why));
       queue.clear();
-      queued = 0;
+      waits.queued(0);
     }
   }
 
