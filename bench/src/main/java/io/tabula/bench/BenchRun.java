@@ -37,6 +37,10 @@ final class BenchRun {
           .append("MB/s counts key and value bytes (10^6 bytes); cache hits are data-block cache hits ")
           .append("in the timed window.\n\n");
       b.append(table.toMarkdown()).append('\n');
+      String every = table.everyEngineMarkdown();
+      if (!every.isEmpty()) {
+        b.append("Every engine of the run:\n\n").append(every).append('\n');
+      }
       b.append("## Configuration\n\n");
       configuration.forEach(c -> b.append("* ").append(c).append('\n'));
       b.append("\n## Notes\n\n");

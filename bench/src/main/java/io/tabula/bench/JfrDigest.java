@@ -48,6 +48,8 @@ public final class JfrDigest {
     double gcPauseMillis;
     double longestPauseMillis;
     final List<Double> syncMillis = new ArrayList<>();
+    /** Milliseconds spent in file syncs, by thread group. */
+    final Map<String, Double> syncMillisByThread = new HashMap<>();
     int compilations;
     double compileMillis;
 
@@ -67,11 +69,18 @@ public final class JfrDigest {
     /** One Markdown table row: window, samples, layers, threads, hottest methods, GC, syncs, JIT. */
     public String row() {
       double[] s = syncs();
-      String syncText = s.length == 0 ? "–" : String.format(Locale.ROOT, "%,d: p50 %.2f, p99 %.1f, max %.1f",
-          s.length, quantile(s, 0.5), quantile(s, 0.99), s[s.length - 1]);
+      String syncText = s.length == 0 ? "–" : String.format(Locale.ROOT, "%,d: p50 %.2f, p99 %.1f, max %.1f; %s",
+          s.length, quantile(s, 0.5), quantile(s, 0.99), s[s.length - 1], syncTimeByThread());
       return String.format(Locale.ROOT, "| %s | %,d | %s | %s | %s | %d / %.0f / %.0f | %s | %d / %.0f |",
           window.name(), samples, top(byLayer, 5), threads(), top(byMethod, 4), gcs, gcPauseMillis,
           longestPauseMillis, syncText, compilations, compileMillis);
+    }
+
+    /** The syncs' summed time, in ms, of the threads that spent the most in them. */
+    String syncTimeByThread() {
+      return syncMillisByThread.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+          .limit(3).map(e -> String.format(Locale.ROOT, "%s %,.0f", e.getKey(), e.getValue()))
+          .collect(Collectors.joining(", "));
     }
 
     /** The process's and the machine's cores in use, and the busiest Java threads' share of a core. */
@@ -99,7 +108,7 @@ public final class JfrDigest {
 
   /** The header of the table {@link Digest#row()} rows belong to. */
   public static final String HEADER = "| window | CPU samples | by code (innermost frame outside the JDK) | cores in "
-      + "use: process, machine; busiest threads | hottest methods (own time) | GC pauses: n / total ms / longest ms | file syncs, ms | JIT compilations: "
+      + "use: process, machine; busiest threads | hottest methods (own time) | GC pauses: n / total ms / longest ms | file syncs, ms; time in them by thread, ms | JIT compilations: "
       + "n / ms |\n|---|---:|---|---|---|---:|---|---:|\n";
 
   /** How often threads' and the process's CPU load are recorded. */
@@ -175,7 +184,10 @@ public final class JfrDigest {
         d.gcPauseMillis += pauses;
         d.longestPauseMillis = Math.max(d.longestPauseMillis, millis(e.getDuration("longestPause")));
       }
-      case "jdk.FileForce" -> d.syncMillis.add(millis(e.getDuration()));
+      case "jdk.FileForce" -> {
+        d.syncMillis.add(millis(e.getDuration()));
+        d.syncMillisByThread.merge(threadGroup(e.getThread()), millis(e.getDuration()), Double::sum);
+      }
       case "jdk.Compilation" -> {
         d.compilations++;
         d.compileMillis += millis(e.getDuration());
@@ -239,7 +251,7 @@ public final class JfrDigest {
         + "method they were in themselves. *Cores in use*: the process's and the whole machine's, on average over "
         + "the window (recorded every second), and the Java threads that used the most, user and system time, in "
         + "cores on average (the garbage collector's threads are not among them: they show in the process's "
-        + "figure only; the JIT compilers' are). *File syncs*: every one. *JIT*: the compilations that started in the "
+        + "figure only; the JIT compilers' are). *File syncs*: every one, and the time the threads that synced the most spent in them (a thread's sync waits for the disk's queue, so a long one is often another thread's write). *JIT*: the compilations that started in the "
         + "window and their time (the compiler threads' CPU is among the busiest threads).\n\n");
     s.append(HEADER);
     digests.forEach(d -> s.append(d.row()).append('\n'));

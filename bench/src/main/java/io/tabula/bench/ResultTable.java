@@ -129,6 +129,26 @@ final class ResultTable {
     b.append('\n');
   }
 
+  /**
+   * Every engine's ops/s side by side, as a GitHub Markdown table, when the run had engines
+   * beyond the two the main table compares; empty otherwise.
+   */
+  String everyEngineMarkdown() {
+    List<EngineKind> all = lines.stream().flatMap(l -> l.results.keySet().stream()).distinct().sorted().toList();
+    if (all.stream().allMatch(k -> k == first || k == second)) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder("| Workload |");
+    all.forEach(k -> b.append(' ').append(k.label()).append(" ops/s |"));
+    b.append("\n|---").append("|---:".repeat(all.size())).append("|\n");
+    for (Line l : lines) {
+      b.append("| ").append(l.workload.label()).append(" |");
+      all.forEach(k -> b.append(' ').append(ops(l.results.get(k))).append(" |"));
+      b.append('\n');
+    }
+    return b.toString();
+  }
+
   /** A GitHub Markdown table. */
   String toMarkdown() {
     StringBuilder b = new StringBuilder();

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import jdk.jfr.Recording;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,6 +53,9 @@ class JfrDigestTest {
         new JfrDigest.Window("syncs", firstStart, firstEnd), new JfrDigest.Window("busy", secondStart, secondEnd)));
     assertEquals(7, digests.get(0).syncs().length, "every sync of the first window, whatever its length");
     assertEquals(0, digests.get(1).syncs().length);
+    String syncer = Thread.currentThread().getName().replaceAll("[-#]?\\d+$", "");
+    assertEquals(Set.of(syncer), digests.get(0).syncMillisByThread.keySet(), "the syncs are this thread's");
+    assertTrue(digests.get(0).row().contains("; " + syncer + " "), digests.get(0).row());
     // Sampled every 10 ms (about 190 here alone); a loop whose frames the sampler cannot walk
     // (one that only calls intrinsics) gave 6, hence the JDK call in the loop.
     assertTrue(digests.get(1).samples >= 20, "a busy thread is sampled: " + digests.get(1).samples);
