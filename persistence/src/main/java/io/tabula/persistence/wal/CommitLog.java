@@ -125,7 +125,7 @@ public final class CommitLog implements Closeable {
     // Only an fsync'd log gains from them: a buffered one syncs at its rolls only, and the zeros would cost it.
     this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest,
         options.preallocate() && options.durability() == Durability.FSYNC, this::isLost, failures,
-        this::leftBlank);
+        this::leftBlank, () -> bytesWritten);
     this.writeBack = options.durability() == Durability.OS_BUFFERED ? new WriteBack(dir, WRITE_BACK_BYTES) : null;
     this.writer = new Thread(this::run, "tabula-commit-log");
     this.writer.setDaemon(true);

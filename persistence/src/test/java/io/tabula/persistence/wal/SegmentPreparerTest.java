@@ -1,6 +1,7 @@
 package io.tabula.persistence.wal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tabula.persistence.storage.FileStorage;
@@ -10,6 +11,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,7 +37,7 @@ class SegmentPreparerTest {
     try (SegmentPreparer p = new SegmentPreparer(storage, "logs", 4096, 0, true, () -> false,
         (what, e) -> {
           throw new AssertionError(what, e);
-        }, leftBlank::add)) {
+        }, leftBlank::add, () -> 0L)) {
       for (int i = 0; i < 300; i++) {
         SegmentPreparer.Prepared taken = null;
         if (rnd.nextBoolean()) {
@@ -71,5 +75,30 @@ class SegmentPreparerTest {
       assertTrue(storage.exists(blank), "left, not deleted: " + blank);
     }
     assertEquals(List.of(), storage.list("logs").stream().filter(n -> n.endsWith(".prep")).toList());
+  }
+
+  /**
+   * While the log writes faster than {@link SegmentPreparer#BUSY_BYTES_PER_SECOND}, no segment
+   * is prepared (the writer appends to plain ones); once it slows down, one is.
+   */
+  @Test
+  void aBusyLogIsLeftToPlainSegments() throws Exception {
+    FileStorage storage = new FileStorage(root);
+    AtomicBoolean busy = new AtomicBoolean(true);
+    long start = System.nanoTime();
+    AtomicLong quietBytes = new AtomicLong();
+    // Busy: a byte per nanosecond, about 1 GB/s. Quiet: nothing more.
+    LongSupplier logBytes = () -> busy.get() ? quietBytes.updateAndGet(b -> System.nanoTime() - start) : quietBytes.get();
+    try (SegmentPreparer p = new SegmentPreparer(storage, "logs", 64L << 20, 0, true, () -> false,
+        (what, e) -> {
+          throw new AssertionError(what, e);
+        }, what -> { }, logBytes)) {
+      assertFalse(p.awaitReady(1_500), "no segment is prepared while the log is busy");
+      long prepared = storage.list("logs").stream().filter(n -> n.endsWith(".prep")).count();
+      assertEquals(1, prepared, "one preparation, begun and paused");
+      busy.set(false);
+      assertTrue(p.awaitReady(20_000), "the log is quiet: the segment is finished");
+      assertEquals(1, p.next().number());
+    }
   }
 }
