@@ -78,9 +78,7 @@ public final class JfrDigest {
 
     /** The syncs' summed time, in ms, of the threads that spent the most in them. */
     String syncTimeByThread() {
-      return syncMillisByThread.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
-          .limit(3).map(e -> String.format(Locale.ROOT, "%s %,.0f", e.getKey(), e.getValue()))
-          .collect(Collectors.joining(", "));
+      return largest(syncMillisByThread, 3, v -> String.format(Locale.ROOT, "%,.0f", v));
     }
 
     /** The process's and the machine's cores in use, and the busiest Java threads' share of a core. */
@@ -88,9 +86,7 @@ public final class JfrDigest {
       if (loadSeconds == 0) {
         return "–";
       }
-      String busiest = threadCpu.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
-          .limit(4).map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue() / loadSeconds))
-          .collect(Collectors.joining(", "));
+      String busiest = largest(threadCpu, 4, v -> String.format(Locale.ROOT, "%.2f", v / loadSeconds));
       return String.format(Locale.ROOT, "process %.2f, machine %.2f; %s", processCpu / loadSeconds,
           machineCpu / loadSeconds,
           busiest);
@@ -100,9 +96,14 @@ public final class JfrDigest {
       if (samples == 0) {
         return "–";
       }
-      return counts.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(n)
-          .map(e -> String.format(Locale.ROOT, "%s %.0f%%", e.getKey(), 100.0 * e.getValue() / samples))
-          .collect(Collectors.joining(", "));
+      return largest(counts, n, v -> String.format(Locale.ROOT, "%.0f%%", 100.0 * v.doubleValue() / samples));
+    }
+
+    /** The {@code n} largest entries of {@code values}, largest first: "key value, key value". */
+    private static <V extends Comparable<V>> String largest(Map<String, V> values, int n,
+        java.util.function.Function<V, String> format) {
+      return values.entrySet().stream().sorted(Map.Entry.<String, V>comparingByValue().reversed()).limit(n)
+          .map(e -> e.getKey() + " " + format.apply(e.getValue())).collect(Collectors.joining(", "));
     }
   }
 
