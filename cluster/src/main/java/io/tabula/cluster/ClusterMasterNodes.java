@@ -101,16 +101,16 @@ final class ClusterMasterNodes implements MasterNodes {
     return self;
   }
 
-  /** Fences the node's logs, then has the live nodes sort them into recovery pieces (LogRecovery). */
+  /** Fences the node's logs (but {@code spare}), then has the live nodes sort them into recovery pieces (LogRecovery). */
   @Override
-  public CompletionStage<Void> fence(String node) {
-    return CompletableFuture.runAsync(() -> {
+  public CompletionStage<Void> fence(String node, Set<String> spare) {
+    return CompletableFuture.supplyAsync(() -> {
       try {
-        LogSweeper.fenceAll(storage, node);
+        return LogSweeper.fenceAll(storage, node, spare);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-    }, blockingIo).thenComposeAsync(fenced -> LogRecovery.sortPieces(system, storage, node, SORT_TIMEOUT)
+    }, blockingIo).thenComposeAsync(fenced -> LogRecovery.sortPieces(system, storage, node, fenced, SORT_TIMEOUT)
         .toCompletableFuture()
         // Placing waits this long at most: what is not sorted by then, the tablets sort.
         .completeOnTimeout(null, SORT_WAIT.toMillis(), TimeUnit.MILLISECONDS), blockingIo);

@@ -44,12 +44,16 @@ final class LogRecovery {
 
   private LogRecovery() {}
 
-  /** Sorts the segments of {@code node}'s fenced log folders across the live nodes; completes when all are done or given up. */
-  static CompletionStage<Void> sortPieces(ActorSystem<?> system, Storage storage, String node, Duration askTimeout) {
+  /**
+   * Sorts the segments of {@code node}'s fenced log folders {@code folders} across the live nodes;
+   * completes when all are done or given up.
+   */
+  static CompletionStage<Void> sortPieces(ActorSystem<?> system, Storage storage, String node,
+      java.util.Collection<String> folders, Duration askTimeout) {
     long start = System.nanoTime();
     Queue<String[]> work = new ArrayDeque<>();
     try {
-      for (String folder : LogSweeper.folders(storage, node)) {
+      for (String folder : folders) {
         String dir = Storage.path("logs", folder);
         for (String segment : LogPieces.segments(storage, dir)) {
           work.add(new String[] {dir, segment});

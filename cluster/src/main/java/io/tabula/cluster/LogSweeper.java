@@ -13,10 +13,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deletes the commit-log folders of this node's earlier lives ({@code logs/<node>.<incarnation>}
- * other than the one it writes now) once no tablet in the directory names them: every tablet
- * that had writes in one has been opened again and has flushed what it replayed. Only this
- * node's own folders: another node's earlier lives are that node's to sweep (or the
+ * Fences and empties the commit-log folders of this node's earlier lives ({@code
+ * logs/<node>.<incarnation>} other than the one it writes now). One life per log folder: a
+ * later life never lets an earlier one write unfenced, and never removes its fence.
+ * <ul>
+ *   <li>At start, before the node serves, every earlier life's folder is fenced ({@link
+ *       #fenceEarlierLives}). The name is free only once the cluster took the earlier life for
+ *       dead, but that life may still run (frozen, or cut off), and a process of it that resumes
+ *       must acknowledge nothing more.
+ *   <li>Once no tablet in the directory names a folder (every tablet that had writes in it has
+ *       been opened again and flushed what it replayed), its segments and recovery pieces are
+ *       deleted ({@link #sweep}), but the folder and its {@link Storage#FENCE_MARKER} stay, as a
+ *       tombstone: the fence must outlive the files it protects, or a process of that life that
+ *       resumes later finds no fence and acknowledges writes nobody will ever read
+ *       (docs/fencing.md; {@code SameNameRestartTest}).
+ * </ul>
+ * Only this node's own folders: another node's earlier lives are that node's to sweep (or the
  * recovery's, when it never comes back). Runs on {@code io}, one sweep at a time. Thread-safe.
  */
 final class LogSweeper {
@@ -41,13 +53,19 @@ final class LogSweeper {
   }
 
   /**
-   * Fences every commit-log folder of node {@code node} (each of its lives, docs/fencing.md):
-   * a life that still runs acknowledges nothing more. Blocks on file I/O.
+   * Fences every commit-log folder of node {@code node} (each of its lives, docs/fencing.md) but
+   * those named in {@code spare}: a life that still runs acknowledges nothing more. Returns the
+   * folders fenced. Blocks on file I/O.
    */
-  static void fenceAll(Storage storage, String node) throws IOException {
+  static List<String> fenceAll(Storage storage, String node, Set<String> spare) throws IOException {
+    List<String> fenced = new java.util.ArrayList<>();
     for (String f : folders(storage, node)) {
-      storage.fence(Storage.path("logs", f));
+      if (!spare.contains(f)) {
+        storage.fence(Storage.path("logs", f));
+        fenced.add(f);
+      }
     }
+    return fenced;
   }
 
   /** The names under {@code logs/} of every commit-log folder of node {@code node} (each of its lives). */
@@ -61,6 +79,19 @@ final class LogSweeper {
     return out;
   }
 
+  /**
+   * Fences every folder of an earlier life of this node, so that a process of that life that
+   * still runs acknowledges nothing more. Blocks on file I/O; the node calls it at start, before
+   * it serves.
+   */
+  void fenceEarlierLives() throws IOException {
+    for (String f : folders(storage, node)) {
+      if (!f.equals(current)) {
+        storage.fence(Storage.path("logs", f));
+      }
+    }
+  }
+
   /** Sweeps, off the caller's thread, over the directory {@code d}. */
   void sweep(Directory d) {
     if (!running.compareAndSet(false, true)) {
@@ -72,22 +103,34 @@ final class LogSweeper {
         for (TabletPlacement p : d.placement().values()) {
           named.addAll(p.logs());
         }
-        for (String f : storage.list("logs")) {
-          if (f.startsWith(node + ".") && !f.equals(current) && !named.contains(f)) {
-            String dir = Storage.path("logs", f);
-            for (String segment : storage.list(dir)) {
-              storage.delete(Storage.path(dir, segment));
-            }
-            storage.delete(dir);
-            LOG.info("deleted the commit log {} of an earlier life of this node: no tablet needs it", dir);
+        for (String f : folders(storage, node)) {
+          if (!f.equals(current) && !named.contains(f)) {
+            empty(Storage.path("logs", f));
           }
         }
       } catch (IOException | RuntimeException e) {
-        LOG.warn("could not delete an old commit-log folder; the next directory change tries again: {}",
+        LOG.warn("could not empty an old commit-log folder; the next directory change tries again: {}",
             e.toString());
       } finally {
         running.set(false);
       }
     });
+  }
+
+  /** Deletes what folder {@code dir} holds but its fence marker, fencing it first if it is not yet. */
+  private void empty(String dir) throws IOException {
+    List<String> names = storage.list(dir);
+    if (!names.contains(Storage.FENCE_MARKER)) {
+      storage.fence(dir);
+    }
+    List<String> files = names.stream().filter(n -> !n.equals(Storage.FENCE_MARKER)).toList();
+    if (files.isEmpty()) {
+      return;
+    }
+    for (String f : files) {
+      storage.delete(Storage.path(dir, f));
+    }
+    LOG.info("emptied the commit log {} of an earlier life of this node ({} files): no tablet needs it; its fence "
+        + "marker stays", dir, files.size());
   }
 }

@@ -156,7 +156,8 @@ public final class TabulaNode implements AutoCloseable {
    * as {@link #configuration} describes, and the settings derived from the node's (its cluster
    * roles, remoting address, the master journal's) on top. An application that embeds a node
    * creates its {@code ActorSystem}, named {@value #SYSTEM_NAME}, with this, then calls
-   * {@link #embed}. Creates the data directory.
+   * {@link #embed}. Creates the data directory. Each call names a new life of the node (the
+   * commit-log folder it will write, stated in its roles): create one actor system per call.
    */
   public static Config embeddedConfig(Config application) {
     Config config = configuration(application);
@@ -173,8 +174,9 @@ public final class TabulaNode implements AutoCloseable {
     int grpcPort = config.getBoolean("tabula.node.serve-grpc") ? settings.grpcPort() : 0;
     // The application's own roles stay.
     List<String> roles = new ArrayList<>(config.getStringList("pekko.cluster.roles"));
+    // This start's commit-log folder, named in the roles so that the master fences lives, not names.
     roles.addAll(ClusterNodes.roles(settings.name(), settings.host() + ":" + grpcPort,
-        settings.host() + ":" + settings.httpPort()));
+        settings.host() + ":" + settings.httpPort(), LogSweeper.folder(settings.name(), incarnation())));
     derived.put("pekko.cluster.roles", roles);
     // H2's automatic server mode (the master's journal on one machine) listens where the node does.
     System.setProperty("h2.bindAddress", settings.host());
@@ -208,8 +210,9 @@ public final class TabulaNode implements AutoCloseable {
           + "cluster has them");
     }
     NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
-    String role = ClusterNodes.roles(settings.name(), "", "").get(0);
-    if (!config.getStringList("pekko.cluster.roles").contains(role)) {
+    String role = ClusterNodes.roles(settings.name(), "", "", "").get(0);
+    if (!config.getStringList("pekko.cluster.roles").contains(role)
+        || ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).isEmpty()) {
       throw new IllegalArgumentException("the actor system lacks the node's cluster role " + role + "; create it "
           + "with TabulaNode.embeddedConfig(...)");
     }
@@ -257,7 +260,17 @@ public final class TabulaNode implements AutoCloseable {
         "master").withStopMessage(Master.Stop.INSTANCE).withSettings(masterSingletonSettings(system)));
     awaitMaster(system, directory, master, wait);
 
-    String logName = LogSweeper.folder(settings.name(), incarnation());
+    String logName = ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).orElseThrow();
+    LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName,
+        system.dispatchers().lookup(DispatcherSelector.blocking()));
+    try {
+      // The name is ours now, but an earlier life may still run (frozen, cut off): fenced, it
+      // acknowledges nothing more.
+      sweeper.fenceEarlierLives();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot fence the commit logs of this node's earlier lives under "
+          + StorageRoots.name(config, settings), e);
+    }
     TabletServer engine;
     try {
       engine = TabletServer.startOnDemand(storage, settings.engineOptions(logName), MicrosClock.SYSTEM,
@@ -277,8 +290,6 @@ public final class TabulaNode implements AutoCloseable {
     system.systemActorOf(NodeRequests.create(node.local(), tablets::tablet, settings.askTimeout(), storage), "node-requests",
         org.apache.pekko.actor.typed.Props.empty());
     OwnedTablets owned = new OwnedTablets(settings.name(), tablets, node.local(), settings.wakeOwnedEvery());
-    LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName,
-        system.dispatchers().lookup(DispatcherSelector.blocking()));
     directory.addListener(owned::wake);
     directory.addListener(sweeper::sweep);
     system.scheduler().scheduleWithFixedDelay(settings.wakeOwnedEvery(), settings.wakeOwnedEvery(),

@@ -134,7 +134,7 @@ final class ClusterFixture implements AutoCloseable {
     return data(n, deadline, 1, deadline);
   }
 
-  private static BigtableDataClient data(NodeJvm n, Duration attempt, int attempts, Duration total)
+  static BigtableDataClient data(NodeJvm n, Duration attempt, int attempts, Duration total)
       throws IOException {
     BigtableDataSettings.Builder b = BigtableDataSettings.newBuilderForEmulator(NodeJvm.HOST, n.grpcPort)
         .setProjectId(PROJECT).setInstanceId(INSTANCE).setMetricsProvider(NoopMetricsProvider.INSTANCE)

@@ -47,7 +47,11 @@ final class NodeJvm implements AutoCloseable {
     int grpc = freePort();
     int http = freePort();
     int cluster = freePort();
+    // A node started again under its name (a new life) logs beside the earlier one's log.
     Path log = logs.resolve(name + ".log");
+    for (int life = 2; Files.exists(log); life++) {
+      log = logs.resolve(name + "-" + life + ".log");
+    }
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
         "-XX:+ExitOnOutOfMemoryError", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",

@@ -18,6 +18,7 @@ public final class ClusterNodes {
   private static final String NAME = "tabula-node:";
   private static final String GRPC = "tabula-grpc:";
   private static final String HTTP = "tabula-http:";
+  private static final String LOG = "tabula-log:";
   /**
    * The role every Tabula node has: the master's singleton and the tablets' sharding run on
    * members with it only, so an application's members without a node never host them.
@@ -35,17 +36,25 @@ public final class ClusterNodes {
    * @param http the {@code host:port} of its Management HTTP
    * @param reachable false when some member's failure detector finds it unreachable
    */
-  public record NodeInfo(String name, Address address, long uid, String grpc, String http, MemberStatus status,
-      boolean reachable) {
+  public record NodeInfo(String name, Address address, long uid, String grpc, String http, String log,
+      MemberStatus status, boolean reachable) {
     /** Up: serving, and a place for tablets. */
     public boolean up() {
       return status == MemberStatus.up();
     }
   }
 
-  /** The roles a node named {@code name} joins with: its name's first. */
-  public static List<String> roles(String name, String grpc, String http) {
-    return List.of(NAME + name, GRPC + grpc, HTTP + http, ROLE);
+  /**
+   * The roles a node named {@code name} joins with, its name's first; {@code log} is the
+   * commit-log folder of this start of the node.
+   */
+  public static List<String> roles(String name, String grpc, String http, String log) {
+    return List.of(NAME + name, GRPC + grpc, HTTP + http, LOG + log, ROLE);
+  }
+
+  /** The commit-log folder named by a node's roles ({@link #roles}), or empty if they name none. */
+  public static Optional<String> logOf(java.util.Collection<String> roles) {
+    return roles.stream().filter(r -> r.startsWith(LOG)).map(r -> r.substring(LOG.length())).findFirst();
   }
 
   /** The node a member is, if it is a Tabula node (taken as reachable). */
@@ -57,6 +66,7 @@ public final class ClusterNodes {
     String name = null;
     String grpc = "";
     String http = "";
+    String log = "";
     for (String r : m.getRoles()) {
       if (r.startsWith(NAME)) {
         name = r.substring(NAME.length());
@@ -64,10 +74,12 @@ public final class ClusterNodes {
         grpc = r.substring(GRPC.length());
       } else if (r.startsWith(HTTP)) {
         http = r.substring(HTTP.length());
+      } else if (r.startsWith(LOG)) {
+        log = r.substring(LOG.length());
       }
     }
     return name == null ? Optional.empty() : Optional.of(new NodeInfo(name, m.address(), m.uniqueAddress().longUid(), grpc,
-        http, m.status(), reachable));
+        http, log, m.status(), reachable));
   }
 
   /** Every Tabula node in the membership (any status, with its reachability), by name. */

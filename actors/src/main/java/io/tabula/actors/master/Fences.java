@@ -2,8 +2,10 @@ package io.tabula.actors.master;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.cluster.MemberStatus;
 import org.slf4j.Logger;
@@ -82,13 +84,24 @@ final class Fences {
     fence(node, 0L, () -> {});
   }
 
+  /**
+   * Fences the lives of {@code node} but those of its live members other than member {@code uid}
+   * (0: a node gone from the membership): a decision about one life never fences another.
+   */
   private void fence(String node, long uid, Runnable then) {
     if (requested.putIfAbsent(node, uid) != null) {
       return;
     }
+    Set<String> spare = new HashSet<>();
+    for (ClusterNodes.NodeInfo n : nodes.all()) {
+      if (n.name().equals(node) && n.uid() != uid && n.status() != MemberStatus.down()
+          && n.status() != MemberStatus.removed() && !n.log().isEmpty()) {
+        spare.add(n.log());
+      }
+    }
     LOG.warn("fencing node {}: it is taken for dead, so its commit logs are fenced before its tablets are "
-        + "placed on other nodes", node);
-    nodes.fence(node).whenComplete((ok, err) -> {
+        + "placed on other nodes{}", node, spare.isEmpty() ? "" : " (not the log " + spare + " of its live start)");
+    nodes.fence(node, spare).whenComplete((ok, err) -> {
       if (err != null) {
         requested.remove(node, uid);
         LOG.warn("fencing node {} failed; trying again at the next tick: {}", node, err.toString());

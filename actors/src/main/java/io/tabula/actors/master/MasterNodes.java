@@ -29,10 +29,12 @@ public interface MasterNodes {
   }
 
   /**
-   * Fences every commit-log folder of {@code node} (docs/fencing.md), off the caller's
+   * Fences every commit-log folder of {@code node} (docs/fencing.md) but those named in
+   * {@code spare} (the folders of live members of that name other than the one taken for dead:
+   * a node started again is not fenced by a decision about its earlier life), off the caller's
    * thread; completes once the fences are durable.
    */
-  default CompletionStage<Void> fence(String node) {
+  default CompletionStage<Void> fence(String node, Set<String> spare) {
     return CompletableFuture.completedFuture(null);
   }
 

@@ -44,9 +44,12 @@ class FencesTest {
       return "n1";
     }
 
+    final List<java.util.Set<String>> spared = new ArrayList<>();
+
     @Override
-    public CompletionStage<Void> fence(String node) {
+    public CompletionStage<Void> fence(String node, java.util.Set<String> spare) {
       fenceAsked.add(node);
+      spared.add(spare);
       CompletableFuture<Void> f = new CompletableFuture<>();
       fences.add(f);
       return f;
@@ -60,7 +63,7 @@ class FencesTest {
 
   private static ClusterNodes.NodeInfo node(String name, long uid, boolean reachable) {
     return new ClusterNodes.NodeInfo(name, new Address("pekko", "tabula", "127.0.0.1", 7000 + (int) uid), uid, "",
-        "", MemberStatus.up(), reachable);
+        "", name + ".life" + uid, MemberStatus.up(), reachable);
   }
 
   @Test
@@ -122,6 +125,30 @@ class FencesTest {
     assertTrue(fences.isFenced("n3"));
     fences.onTick(List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 33, true)), 10 * SECOND);
     assertFalse(fences.isFenced("n3"), "n3 started again (another uid): its new life is not fenced");
+  }
+
+  /**
+   * Fencing is by life, not by name (docs/fencing.md): a decision about a node's earlier life
+   * (its owner gone from the membership, or an unreachable member) spares the commit log of a
+   * live member started again under that name, which would otherwise find its new log fenced
+   * and stop.
+   */
+  @Test
+  void aDecisionAboutAnEarlierLifeSparesTheLogOfTheNodesLiveStart() {
+    Nodes nodes = new Nodes();
+    Fences fences = new Fences(nodes, Duration.ofSeconds(2));
+    nodes.members = List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 33, true));
+    fences.fenceAbsent("n3");
+    assertEquals(List.of("n3"), nodes.fenceAsked);
+    assertEquals(java.util.Set.of("n3.life33"), nodes.spared.get(0), "the live n3's log is spared");
+
+    Nodes others = new Nodes();
+    Fences fast = new Fences(others, Duration.ofSeconds(2));
+    others.members = List.of(node("n1", 1, true), node("n2", 2, true), node("n3", 3, false), node("n4", 4, true));
+    fast.onTick(others.members, 0);
+    fast.onTick(others.members, 2 * SECOND);
+    assertEquals(List.of("n3"), others.fenceAsked);
+    assertEquals(java.util.Set.of(), others.spared.get(0), "the unreachable member's own life is fenced");
   }
 
   @Test
