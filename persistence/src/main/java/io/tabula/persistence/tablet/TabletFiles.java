@@ -24,7 +24,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Invariants: (1) the manifest and the files of the installed version change together,
  * under {@link #lock}; (2) a new manifest is durable before its version is installed;
- * (3) the redo point only grows; (4) once {@link #close closed}, a merge commits nothing.
+ * (3) the redo point only grows; (4) once {@link #close closed}, a merge commits nothing;
+ * (5) files written for a change are deleted only if its manifest was certainly not published.
  *
  * <p>Lock order (see {@link Tablet}): {@link #lock}, then the tablet's version lock inside
  * {@link Tablet#changeVersion}, then its sequence lock. Thread-safe.
@@ -89,7 +90,9 @@ final class TabletFiles {
   /**
    * Records a flush of frozen memtable {@code f}: each group's new file ({@code written})
    * goes in front of the group, and the redo point moves to {@code f}'s. If the manifest
-   * cannot be committed, the written files are deleted and nothing changes.
+   * cannot be committed, nothing changes, and the written files are deleted if the manifest
+   * was certainly not published; if it may have been ({@link ManifestMaybeAdoptedException}),
+   * they are left to the master's sweep: the manifest a new owner adopted may name them.
    */
   void addFlushed(TabletVersion.Frozen f, Map<String, SSTableHandle> written) throws IOException {
     lock.lock();
@@ -106,6 +109,9 @@ final class TabletFiles {
         }
         commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()), tablet.nextSequenceSnapshot() - 1,
             nextFileNumber.get()));
+      } catch (ManifestMaybeAdoptedException e) {
+        written.values().forEach(h -> h.discard(false));
+        throw e;
       } catch (IOException | RuntimeException e) {
         written.values().forEach(h -> h.discard(true));
         throw e;
@@ -133,7 +139,9 @@ final class TabletFiles {
    * Records a merge of {@code inputs} (a contiguous run of group {@code g}'s files, newest
    * first) into {@code out}, which takes their place (null: the merge kept nothing). The
    * run stays contiguous while flushes add files in front of it. If the manifest cannot be
-   * committed, {@code out} is deleted and nothing changes.
+   * committed, nothing changes, and {@code out} is deleted if the manifest was certainly not
+   * published (else left to the master's sweep, as in {@link #addFlushed}); the inputs are
+   * then not marked obsolete either.
    */
   void replaceMerged(String g, List<SSTableHandle> inputs, SSTableHandle out) throws IOException {
     lock.lock();
@@ -148,6 +156,11 @@ final class TabletFiles {
         groups.put(g, replaced(refs, at, at + inputs.size(), out == null ? null
             : new TabletManifest.FileRef(out.path(), true)));
         commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1, nextFileNumber.get()));
+      } catch (ManifestMaybeAdoptedException e) {
+        if (out != null) {
+          out.discard(false);
+        }
+        throw e;
       } catch (IOException | RuntimeException e) {
         if (out != null) {
           out.discard(true);
@@ -264,6 +277,9 @@ final class TabletFiles {
    * holds, which fails if that version exists ({@link ManifestConflictException}). A new owner
    * claims a version as it opens the tablet, so an owner that passed the fence check and then
    * froze cannot replace the new owner's manifest when it resumes (docs/fencing.md).
+   *
+   * @throws ManifestMaybeAdoptedException if the version was published and then superseded, or
+   *     whether it was published is unknown: the change's files must stay
    */
   @GuardedBy("lock")
   private void commit(TabletManifest next) throws IOException {

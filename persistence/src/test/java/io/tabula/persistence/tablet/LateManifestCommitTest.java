@@ -1,0 +1,251 @@
+package io.tabula.persistence.tablet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tabula.persistence.model.Mutation;
+import io.tabula.persistence.model.RowMutation;
+import io.tabula.persistence.read.ReadFilter;
+import io.tabula.persistence.schema.ColumnFamily;
+import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.ForwardingStorage;
+import io.tabula.persistence.storage.Storage;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A former owner's manifest commit that overlaps the tablet's next owner (docs/fencing.md,
+ * "Manifests"; docs/formats/manifest.md, "Publish outcomes"): whatever the commit finds, it
+ * deletes no file that a manifest the next owners read names. Hole H1 of the fencing review. The former owner runs on storage that pauses it at a chosen step of the commit (a
+ * process pause there); the master and the other nodes use storages of their own over the
+ * same root, as other processes would.
+ */
+class LateManifestCommitTest {
+  private static final TableSchema SCHEMA = TableSchema.of(ColumnFamily.of("f"));
+  private static final String DIR = Tablet.dirOf("tbl", "t1");
+  private static final byte[] ALL = new byte[0];
+
+  @TempDir
+  Path root;
+
+  /**
+   * H1, a flush: the old owner publishes its flush's manifest version and pauses in the
+   * folder's sync; the master fences its log and the new owner claims the tablet, adopting that
+   * version (which names the flush's SSTable, and whose redo point covers the rows). When the
+   * old owner resumes, its commit is superseded: it must keep the SSTable, or the rows are lost
+   * and the tablet cannot be opened.
+   */
+  @Test
+  void aFlushPublishedAndThenAdoptedByTheNewOwnerKeepsItsSSTable() throws Exception {
+    PausingStorage storage = new PausingStorage(new FileStorage(root));
+    TabletServer old = server(storage, "n1");
+    Tablet stale = old.createTablet("tbl", "t1", ALL, ALL);
+    List<String> rows = write(stale, 0, 20);
+
+    storage.pauseAt(Step.FOLDER_SYNC);
+    CompletableFuture<Void> flush = stale.freezeAndFlush();
+    Throwable outcome = takeOverWhilePaused(storage, flush);
+
+    assertIntact(List.of(), List.of(new Child("t1", ALL, ALL, rows)));
+    assertTrue(hasCause(outcome, ManifestSupersededException.class), "published, then superseded, typed: " + outcome);
+    old.abandon();
+  }
+
+  /**
+   * H1, a major compaction: as above, but the adopted version names the compaction's output in
+   * place of its inputs. The old owner must keep the output (and mark no input obsolete).
+   */
+  @Test
+  void aCompactionPublishedAndThenAdoptedByTheNewOwnerKeepsItsOutput() throws Exception {
+    PausingStorage storage = new PausingStorage(new FileStorage(root));
+    TabletServer old = server(storage, "n1");
+    Tablet stale = old.createTablet("tbl", "t1", ALL, ALL);
+    List<String> rows = new ArrayList<>(write(stale, 0, 10));
+    stale.freezeAndFlush().join();
+    rows.addAll(write(stale, 10, 20));
+    stale.freezeAndFlush().join();
+
+    storage.pauseAt(Step.FOLDER_SYNC);
+    CompletableFuture<Void> compaction = stale.majorCompact();
+    Throwable outcome = takeOverWhilePaused(storage, compaction);
+
+    assertIntact(List.of(), List.of(new Child("t1", ALL, ALL, rows)));
+    assertTrue(hasCause(outcome, ManifestSupersededException.class), "published, then superseded, typed: " + outcome);
+    old.abandon();
+  }
+
+  /**
+   * A flush whose manifest was linked but whose folder's sync then failed: whether the version
+   * is published is unknown, so the SSTable it names is kept. The node goes down; the next
+   * owner adopts that version, so the rows are read from that SSTable and not replayed.
+   */
+  @Test
+  void aFlushWhoseOutcomeIsUnknownKeepsItsSSTable() throws Exception {
+    PausingStorage storage = new PausingStorage(new FileStorage(root));
+    TabletServer old = server(storage, "n1");
+    Tablet stale = old.createTablet("tbl", "t1", ALL, ALL);
+    List<String> rows = write(stale, 0, 20);
+
+    storage.failFolderSync();
+    CompletionException e = assertThrows(CompletionException.class, () -> stale.freezeAndFlush().join());
+    old.abandon();
+    new FileStorage(root).fence("logs/n1");
+
+    assertIntact(List.of("n1"), List.of(new Child("t1", ALL, ALL, rows)));
+    assertTrue(hasCause(e, ManifestOutcomeUnknownException.class), "outcome unknown, typed: " + e);
+  }
+
+  /**
+   * With the old owner paused in {@code work}'s commit: the master fences the old owner's log,
+   * a new owner opens the tablet (claiming it: it adopts the newest version) and closes it
+   * cleanly; then the old owner resumes. Returns what {@code work} failed with.
+   */
+  private Throwable takeOverWhilePaused(PausingStorage storage, CompletableFuture<Void> work) throws Exception {
+    storage.awaitPaused();
+    try {
+      new FileStorage(root).fence("logs/n1");
+      TabletServer fresh = TabletServer.startOnDemand(new FileStorage(root), TabletServer.Options.defaults("n2"),
+          () -> 6_000_000L, t -> SCHEMA, (what, e) -> { });
+      fresh.openTablet("tbl", "t1", ALL, ALL, List.of("n1"));
+      fresh.close();
+    } finally {
+      storage.resume();
+    }
+    return assertThrows(CompletionException.class, work::join);
+  }
+
+  /** A tablet as a third node opens it: its id, its row range, and the rows it must hold. */
+  private record Child(String id, byte[] start, byte[] end, List<String> rows) {}
+
+  /**
+   * Opens each of {@code tablets} on a third node, replaying {@code logs}: every SSTable its
+   * manifest names exists, and every row written to it reads back.
+   */
+  private void assertIntact(List<String> logs, List<Child> tablets) throws IOException {
+    Storage storage = new FileStorage(root);
+    TabletServer reader = TabletServer.startOnDemand(storage, TabletServer.Options.defaults("n3"),
+        () -> 7_000_000L, t -> SCHEMA, (what, e) -> { });
+    try {
+      for (Child c : tablets) {
+        List<String> missing = new ArrayList<>();
+        ManifestCodec.read(storage, Tablet.dirOf("tbl", c.id())).groups().values()
+            .forEach(refs -> refs.stream().filter(r -> !storage.exists(r.path())).forEach(r -> missing.add(r.path())));
+        assertEquals(List.of(), missing, "SSTables the manifest of " + c.id() + " names, deleted");
+        Tablet t = reader.openTablet("tbl", c.id(), c.start(), c.end(), logs).tablet();
+        List<String> lost = new ArrayList<>();
+        for (String row : c.rows()) {
+          if (t.read(b(row), ReadFilter.all()).isEmpty()) {
+            lost.add(row);
+          }
+        }
+        assertEquals(List.of(), lost, "acknowledged rows of " + c.id() + " lost");
+      }
+    } finally {
+      reader.close();
+    }
+  }
+
+  private static TabletServer server(Storage storage, String node) throws IOException {
+    return TabletServer.open(storage, TabletServer.Options.defaults(node), () -> 5_000_000L, t -> SCHEMA,
+        (what, e) -> { });
+  }
+
+  /** Writes rows {@code r<from>} to {@code r<to - 1>} (two digits), acknowledged; returns them. */
+  private static List<String> write(Tablet t, int from, int to) {
+    List<String> rows = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      String row = String.format("r%02d", i);
+      t.apply(RowMutation.of(b(row), new Mutation.SetCell("f", b("q"), 1000, b("v" + i)))).join();
+      rows.add(row);
+    }
+    return rows;
+  }
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (type.isInstance(c)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Where {@link PausingStorage} pauses a manifest commit in the tablet's folder. */
+  private enum Step {
+    /** Syncing the folder: after the link that publishes the version, before the listing that checks it. */
+    FOLDER_SYNC
+  }
+
+  /**
+   * The old owner's storage over the shared root. Once {@link #pauseAt armed}, the next
+   * manifest commit in the tablet's folder stops at that step until {@link #resume}; once
+   * {@link #failFolderSync told}, the next sync of that folder fails.
+   */
+  private static final class PausingStorage extends ForwardingStorage {
+    private final AtomicReference<Step> pauseAt = new AtomicReference<>();
+    private final CountDownLatch paused = new CountDownLatch(1);
+    private final CountDownLatch resumed = new CountDownLatch(1);
+    private volatile boolean failFolderSync;
+
+    PausingStorage(Storage delegate) {
+      super(delegate);
+    }
+
+    void pauseAt(Step step) {
+      pauseAt.set(step);
+    }
+
+    void failFolderSync() {
+      failFolderSync = true;
+    }
+
+    void awaitPaused() throws InterruptedException {
+      assertTrue(paused.await(60, TimeUnit.SECONDS), "the old owner's commit never reached its pause");
+    }
+
+    void resume() {
+      resumed.countDown();
+    }
+
+    @Override
+    public void syncDirectory(String dir) throws IOException {
+      if (dir.equals(DIR)) {
+        if (failFolderSync) {
+          failFolderSync = false;
+          throw new IOException("injected: syncing " + dir + " failed");
+        }
+        pauseIf(Step.FOLDER_SYNC);
+      }
+      delegate.syncDirectory(dir);
+    }
+
+    private void pauseIf(Step step) throws IOException {
+      if (pauseAt.compareAndSet(step, null)) {
+        paused.countDown();
+        try {
+          resumed.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new InterruptedIOException("interrupted while paused");
+        }
+      }
+    }
+  }
+}
