@@ -111,9 +111,11 @@ public final class ManifestCodec {
   record Published(long version, List<String> older) {}
 
   /**
-   * Publishes {@code next} as version {@code read + 1} and deletes nothing older
-   * ({@link #deleteOlder} does). Each outcome has its own type, so its writer knows whether the
-   * files written for the change may go:
+   * Publishes {@code next} as version {@code read + 1} and deletes nothing older: a tablet's
+   * owner deletes what a change drops, older versions included, only once it has checked that
+   * the change is its own to make ({@link TabletFiles}), then calls {@link #deleteOlder}. Each
+   * outcome has its own type, so its writer knows whether the files written for the change may
+   * go:
    * <ul>
    *   <li>returns: published, and no newer version was listed right after;
    *   <li>{@link ManifestConflictException}: the link was refused, since the version exists

@@ -1,6 +1,7 @@
 package io.tabula.persistence.tablet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,16 +13,21 @@ import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.storage.ForwardingStorage;
 import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A former owner's manifest commit that overlaps the tablet's next owner (docs/fencing.md,
  * "Manifests"; docs/formats/manifest.md, "Publish outcomes"): whatever the commit finds, it
- * deletes no file that a manifest the next owners read names. Hole H1 of the fencing review. The former owner runs on storage that pauses it at a chosen step of the commit (a
+ * deletes no file that a manifest the next owners read names. Holes H1 and S6 of the fencing
+ * review. The former owner runs on storage that pauses it at a chosen step of the commit (a
  * process pause there); the master and the other nodes use storages of their own over the
  * same root, as other processes would.
  */
@@ -106,6 +113,55 @@ class LateManifestCommitTest {
 
     assertIntact(List.of("n1"), List.of(new Child("t1", ALL, ALL, rows)));
     assertTrue(hasCause(e, ManifestOutcomeUnknownException.class), "outcome unknown, typed: " + e);
+  }
+
+  /**
+   * S6: the old owner passes its fence check for a major compaction's commit and pauses before
+   * publishing. Meanwhile its log is fenced, the new owner opens the tablet and splits it (the
+   * children share its SSTables, not owned), and the master's sweep, once its grace is over,
+   * takes the parent's manifests. The old owner then publishes into a folder with no manifest:
+   * no newer version is found, so the version check cannot refuse it. The fence check after the
+   * publish finds the fence, and the compaction's inputs, which the children name, are kept.
+   */
+  @Test
+  void aCompactionCommittedIntoASweptSplitParentDeletesNoneOfTheChildrensFiles() throws Exception {
+    PausingStorage storage = new PausingStorage(new FileStorage(root));
+    TabletServer old = server(storage, "n1");
+    Tablet stale = old.createTablet("tbl", "t1", ALL, ALL);
+    List<String> left = write(stale, 0, 10);
+    stale.freezeAndFlush().join();
+    List<String> right = write(stale, 10, 20);
+    stale.freezeAndFlush().join();
+
+    storage.pauseAt(Step.BEFORE_PUBLISH);
+    CompletableFuture<Void> compaction = stale.majorCompact();
+    storage.awaitPaused();
+    Storage master = new FileStorage(root);
+    try {
+      master.fence("logs/n1");
+      TabletServer fresh = TabletServer.startOnDemand(new FileStorage(root), TabletServer.Options.defaults("n2"),
+          () -> 6_000_000L, t -> SCHEMA, (what, e) -> { });
+      fresh.openTablet("tbl", "t1", ALL, ALL, List.of("n1"));
+      fresh.split("t1", b("r10"), "t2", "t3");
+      fresh.close();
+      // Two sweeps a grace apart, the second one more than a grace after the files were written.
+      AtomicLong nanos = new AtomicLong();
+      AtomicLong wallMillis = new AtomicLong(System.currentTimeMillis());
+      FileSweeper sweeper = new FileSweeper(master, Duration.ofMinutes(15), nanos::get, wallMillis::get);
+      Map<String, Set<String>> directory = Map.of("tbl", Set.of("t2", "t3"));
+      sweeper.sweep(directory);
+      nanos.addAndGet(Duration.ofMinutes(20).toNanos());
+      wallMillis.addAndGet(Duration.ofMinutes(20).toMillis());
+      sweeper.sweep(directory);
+      assertFalse(ManifestCodec.exists(master, DIR), "the sweep took the parent's manifests");
+    } finally {
+      storage.resume();
+    }
+    TabletFlushes.join(compaction);
+    assertTrue(ManifestCodec.exists(master, DIR), "the old owner's compaction published into the swept folder");
+    old.abandon();
+
+    assertIntact(List.of(), List.of(new Child("t2", ALL, b("r10"), left), new Child("t3", b("r10"), ALL, right)));
   }
 
   /**
@@ -189,6 +245,8 @@ class LateManifestCommitTest {
 
   /** Where {@link PausingStorage} pauses a manifest commit in the tablet's folder. */
   private enum Step {
+    /** Creating the temporary file: after the commit's fence check, before its publish. */
+    BEFORE_PUBLISH,
     /** Syncing the folder: after the link that publishes the version, before the listing that checks it. */
     FOLDER_SYNC
   }
@@ -222,6 +280,14 @@ class LateManifestCommitTest {
 
     void resume() {
       resumed.countDown();
+    }
+
+    @Override
+    public WritableFile create(String path) throws IOException {
+      if (Storage.parent(path).equals(DIR) && path.substring(DIR.length() + 1).startsWith(ManifestFormat.TEMP_NAME)) {
+        pauseIf(Step.BEFORE_PUBLISH);
+      }
+      return delegate.create(path);
     }
 
     @Override
