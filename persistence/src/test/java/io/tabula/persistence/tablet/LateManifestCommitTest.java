@@ -29,6 +29,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,18 +58,10 @@ class LateManifestCommitTest {
    */
   @Test
   void aFlushPublishedAndThenAdoptedByTheNewOwnerKeepsItsSSTable() throws Exception {
-    PausingStorage storage = new PausingStorage(new FileStorage(root));
-    TabletServer old = server(storage, "n1");
-    Tablet stale = old.createTablet("tbl", "t1", ALL, ALL);
+    OldOwner old = oldOwner();
+    Tablet stale = old.tablet();
     List<String> rows = write(stale, 0, 20);
-
-    storage.pauseAt(Step.FOLDER_SYNC);
-    CompletableFuture<Void> flush = stale.freezeAndFlush();
-    Throwable outcome = takeOverWhilePaused(storage, flush);
-
-    assertIntact(List.of(), List.of(new Child("t1", ALL, ALL, rows)));
-    assertTrue(hasCause(outcome, ManifestSupersededException.class), "published, then superseded, typed: " + outcome);
-    old.abandon();
+    resumeOnceANewOwnerAdoptedTheVersion(old, stale::freezeAndFlush, rows);
   }
 
   /**
@@ -77,21 +70,13 @@ class LateManifestCommitTest {
    */
   @Test
   void aCompactionPublishedAndThenAdoptedByTheNewOwnerKeepsItsOutput() throws Exception {
-    PausingStorage storage = new PausingStorage(new FileStorage(root));
-    TabletServer old = server(storage, "n1");
-    Tablet stale = old.createTablet("tbl", "t1", ALL, ALL);
+    OldOwner old = oldOwner();
+    Tablet stale = old.tablet();
     List<String> rows = new ArrayList<>(write(stale, 0, 10));
     stale.freezeAndFlush().join();
     rows.addAll(write(stale, 10, 20));
     stale.freezeAndFlush().join();
-
-    storage.pauseAt(Step.FOLDER_SYNC);
-    CompletableFuture<Void> compaction = stale.majorCompact();
-    Throwable outcome = takeOverWhilePaused(storage, compaction);
-
-    assertIntact(List.of(), List.of(new Child("t1", ALL, ALL, rows)));
-    assertTrue(hasCause(outcome, ManifestSupersededException.class), "published, then superseded, typed: " + outcome);
-    old.abandon();
+    resumeOnceANewOwnerAdoptedTheVersion(old, stale::majorCompact, rows);
   }
 
   /**
@@ -101,17 +86,16 @@ class LateManifestCommitTest {
    */
   @Test
   void aFlushWhoseOutcomeIsUnknownKeepsItsSSTable() throws Exception {
-    PausingStorage storage = new PausingStorage(new FileStorage(root));
-    TabletServer old = server(storage, "n1");
-    Tablet stale = old.createTablet("tbl", "t1", ALL, ALL);
+    OldOwner old = oldOwner();
+    Tablet stale = old.tablet();
     List<String> rows = write(stale, 0, 20);
 
-    storage.failFolderSync();
+    old.storage().failFolderSync();
     CompletionException e = assertThrows(CompletionException.class, () -> stale.freezeAndFlush().join());
-    old.abandon();
+    old.server().abandon();
     new FileStorage(root).fence("logs/n1");
 
-    assertIntact(List.of("n1"), List.of(new Child("t1", ALL, ALL, rows)));
+    assertIntact(List.of("n1"), List.of(new TabletRows("t1", ALL, ALL, rows)));
     assertTrue(hasCause(e, ManifestOutcomeUnknownException.class), "outcome unknown, typed: " + e);
   }
 
@@ -125,17 +109,16 @@ class LateManifestCommitTest {
    */
   @Test
   void aCompactionCommittedIntoASweptSplitParentDeletesNoneOfTheChildrensFiles() throws Exception {
-    PausingStorage storage = new PausingStorage(new FileStorage(root));
-    TabletServer old = server(storage, "n1");
-    Tablet stale = old.createTablet("tbl", "t1", ALL, ALL);
+    OldOwner old = oldOwner();
+    Tablet stale = old.tablet();
     List<String> left = write(stale, 0, 10);
     stale.freezeAndFlush().join();
     List<String> right = write(stale, 10, 20);
     stale.freezeAndFlush().join();
 
-    storage.pauseAt(Step.BEFORE_PUBLISH);
+    old.storage().pauseAt(Step.BEFORE_PUBLISH);
     CompletableFuture<Void> compaction = stale.majorCompact();
-    storage.awaitPaused();
+    old.storage().awaitPaused();
     Storage master = new FileStorage(root);
     try {
       master.fence("logs/n1");
@@ -155,22 +138,28 @@ class LateManifestCommitTest {
       sweeper.sweep(directory);
       assertFalse(ManifestCodec.exists(master, DIR), "the sweep took the parent's manifests");
     } finally {
-      storage.resume();
+      old.storage().resume();
     }
     TabletFlushes.join(compaction);
     assertTrue(ManifestCodec.exists(master, DIR), "the old owner's compaction published into the swept folder");
-    old.abandon();
+    old.server().abandon();
 
-    assertIntact(List.of(), List.of(new Child("t2", ALL, b("r10"), left), new Child("t3", b("r10"), ALL, right)));
+    assertIntact(List.of(), List.of(new TabletRows("t2", ALL, b("r10"), left),
+        new TabletRows("t3", b("r10"), ALL, right)));
   }
 
   /**
-   * With the old owner paused in {@code work}'s commit: the master fences the old owner's log,
-   * a new owner opens the tablet (claiming it: it adopts the newest version) and closes it
-   * cleanly; then the old owner resumes. Returns what {@code work} failed with.
+   * Starts {@code work} (a flush or a compaction of t1, which holds {@code rows}) on the old
+   * owner, which pauses in its commit's folder sync, after the link. Meanwhile the master
+   * fences the old owner's log, and a new owner opens the tablet (its claim adopts the newest
+   * version, the old owner's) and closes it cleanly. Then the old owner resumes: its commit
+   * fails as superseded, and a third owner finds every file and row of the tablet.
    */
-  private Throwable takeOverWhilePaused(PausingStorage storage, CompletableFuture<Void> work) throws Exception {
-    storage.awaitPaused();
+  private void resumeOnceANewOwnerAdoptedTheVersion(OldOwner old, Supplier<CompletableFuture<Void>> work,
+      List<String> rows) throws Exception {
+    old.storage().pauseAt(Step.FOLDER_SYNC);
+    CompletableFuture<Void> running = work.get();
+    old.storage().awaitPaused();
     try {
       new FileStorage(root).fence("logs/n1");
       TabletServer fresh = TabletServer.startOnDemand(new FileStorage(root), TabletServer.Options.defaults("n2"),
@@ -178,24 +167,28 @@ class LateManifestCommitTest {
       fresh.openTablet("tbl", "t1", ALL, ALL, List.of("n1"));
       fresh.close();
     } finally {
-      storage.resume();
+      old.storage().resume();
     }
-    return assertThrows(CompletionException.class, work::join);
+    CompletionException outcome = assertThrows(CompletionException.class, running::join);
+    old.server().abandon();
+
+    assertIntact(List.of(), List.of(new TabletRows("t1", ALL, ALL, rows)));
+    assertTrue(hasCause(outcome, ManifestSupersededException.class), "published, then superseded, typed: " + outcome);
   }
 
   /** A tablet as a third node opens it: its id, its row range, and the rows it must hold. */
-  private record Child(String id, byte[] start, byte[] end, List<String> rows) {}
+  private record TabletRows(String id, byte[] start, byte[] end, List<String> rows) {}
 
   /**
    * Opens each of {@code tablets} on a third node, replaying {@code logs}: every SSTable its
    * manifest names exists, and every row written to it reads back.
    */
-  private void assertIntact(List<String> logs, List<Child> tablets) throws IOException {
+  private void assertIntact(List<String> logs, List<TabletRows> tablets) throws IOException {
     Storage storage = new FileStorage(root);
     TabletServer reader = TabletServer.startOnDemand(storage, TabletServer.Options.defaults("n3"),
         () -> 7_000_000L, t -> SCHEMA, (what, e) -> { });
     try {
-      for (Child c : tablets) {
+      for (TabletRows c : tablets) {
         List<String> missing = new ArrayList<>();
         ManifestCodec.read(storage, Tablet.dirOf("tbl", c.id())).groups().values()
             .forEach(refs -> refs.stream().filter(r -> !storage.exists(r.path())).forEach(r -> missing.add(r.path())));
@@ -214,9 +207,14 @@ class LateManifestCommitTest {
     }
   }
 
-  private static TabletServer server(Storage storage, String node) throws IOException {
-    return TabletServer.open(storage, TabletServer.Options.defaults(node), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+  /** The tablet's old owner: node n1, on storage that can pause it, with tablet t1 created. */
+  private record OldOwner(PausingStorage storage, TabletServer server, Tablet tablet) {}
+
+  private OldOwner oldOwner() throws IOException {
+    PausingStorage storage = new PausingStorage(new FileStorage(root));
+    TabletServer server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L,
+        t -> SCHEMA, (what, e) -> { });
+    return new OldOwner(storage, server, server.createTablet("tbl", "t1", ALL, ALL));
   }
 
   /** Writes rows {@code r<from>} to {@code r<to - 1>} (two digits), acknowledged; returns them. */
