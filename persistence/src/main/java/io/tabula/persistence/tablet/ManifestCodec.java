@@ -88,19 +88,48 @@ public final class ManifestCodec {
     }
     try {
       return new Versioned(m, commit(storage, dir, m, 0));
-    } catch (ManifestConflictException taken) {
+    } catch (ManifestConflictException | ManifestSupersededException taken) {
       return readVersioned(storage, dir);
     }
   }
 
   /**
    * Publishes {@code next} as version {@code read + 1}, where {@code read} is the version its
-   * writer last read or wrote; returns that number.
+   * writer last read or wrote, and deletes the versions before it; returns that number.
    *
-   * @throws ManifestConflictException if that version exists: another writer (a new owner)
-   *     changed the manifest since, and nothing was written
+   * @throws ManifestConflictException if that version exists: nothing was published
+   * @throws ManifestMaybeAdoptedException if it was published and then found superseded, or
+   *     whether it was published is unknown (see {@link #publish})
    */
   public static long commit(Storage storage, String dir, TabletManifest next, long read) throws IOException {
+    Published p = publish(storage, dir, next, read);
+    deleteOlder(storage, dir, p);
+    return p.version();
+  }
+
+  /** A version {@link #publish} published: its number, and the older versions' names the same listing found. */
+  record Published(long version, List<String> older) {}
+
+  /**
+   * Publishes {@code next} as version {@code read + 1} and deletes nothing older: a tablet's
+   * owner deletes what a change drops, older versions included, only once it has checked that
+   * the change is its own to make ({@link TabletFiles}), then calls {@link #deleteOlder}. Each
+   * outcome has its own type, so its writer knows whether the files written for the change may
+   * go:
+   * <ul>
+   *   <li>returns: published, and no newer version was listed right after;
+   *   <li>{@link ManifestConflictException}: the link was refused, since the version exists
+   *       (another writer, a new owner, changed the manifest since). Nothing was published:
+   *       the change's files are garbage, and its writer may delete them. A failure before the
+   *       link (writing the temporary file) publishes nothing either;
+   *   <li>{@link ManifestSupersededException}: published, then a newer version was listed. A
+   *       new owner's claim may have adopted this version (it read it and published it again
+   *       as its own), so the files it names may be the tablet's: nothing is deleted;
+   *   <li>{@link ManifestOutcomeUnknownException}: the link, the folder's sync or the listing
+   *       failed, so this version may be published and even the newest: nothing is deleted.
+   * </ul>
+   */
+  static Published publish(Storage storage, String dir, TabletManifest next, long read) throws IOException {
     if (read < 0) {
       throw new IllegalArgumentException("a manifest version is at least 0, was " + read);
     }
@@ -111,28 +140,50 @@ public final class ManifestCodec {
       w.sync();
     }
     long version = read + 1;
-    if (!storage.renameIfAbsent(tmp, path(dir, version))) {
+    boolean linked;
+    try {
+      linked = storage.renameIfAbsent(tmp, path(dir, version));
+    } catch (IOException | RuntimeException e) {
+      throw new ManifestOutcomeUnknownException(dir, version, e);
+    }
+    if (!linked) {
       throw new ManifestConflictException(dir, version);
     }
-    storage.syncDirectory(dir);
-    // One listing serves both checks. Older versions are deleted after each publish, so a
-    // writer far behind can publish a number freed that way; a newer version exists then,
-    // readers never take this one, and the change is refused all the same.
-    List<String> names = storage.list(dir);
-    if (names.stream().mapToLong(ManifestCodec::versionOf).max().orElse(-1) > version) {
+    List<String> names;
+    try {
+      storage.syncDirectory(dir);
+      // One listing serves both checks. Older versions are deleted after each publish, so a
+      // writer far behind can publish a number freed that way; a newer version exists then.
+      names = storage.list(dir);
+    } catch (IOException | RuntimeException e) {
+      throw new ManifestOutcomeUnknownException(dir, version, e);
+    }
+    long newest = names.stream().mapToLong(ManifestCodec::versionOf).max().orElse(-1);
+    if (newest > version) {
+      // Readers take the newest, so this version is never read again: it goes (a claim that
+      // adopted it deleted it already).
       deleteQuietly(storage, path(dir, version));
-      throw new ManifestConflictException(dir, version);
+      throw new ManifestSupersededException(dir, version, newest);
     }
-    // The versions before this one go, best effort: the change is made once this version is
-    // published, and a version left behind is harmless (readers take the newest; the next
-    // commit deletes it). A reader that listed one being deleted reads again.
+    List<String> older = new ArrayList<>();
     for (String name : names) {
       long v = versionOf(name);
       if (v >= 0 && v < version) {
-        deleteQuietly(storage, Storage.path(dir, name));
+        older.add(name);
       }
     }
-    return version;
+    return new Published(version, older);
+  }
+
+  /**
+   * Deletes the versions before {@code p}, best effort: the change is made once {@code p} is
+   * published, and a version left behind is harmless (readers take the newest; the next commit
+   * deletes it). A reader that listed one being deleted reads again.
+   */
+  static void deleteOlder(Storage storage, String dir, Published p) {
+    for (String name : p.older()) {
+      deleteQuietly(storage, Storage.path(dir, name));
+    }
   }
 
   private static void deleteQuietly(Storage storage, String path) {
@@ -153,7 +204,7 @@ public final class ManifestCodec {
       Versioned read = readVersioned(storage, dir);
       try {
         return new Versioned(read.manifest(), commit(storage, dir, read.manifest(), read.version()));
-      } catch (ManifestConflictException raced) {
+      } catch (ManifestConflictException | ManifestSupersededException raced) {
         if (i >= READ_ATTEMPTS) {
           throw raced;
         }

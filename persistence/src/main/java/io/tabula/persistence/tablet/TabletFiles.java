@@ -4,6 +4,7 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -24,7 +25,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Invariants: (1) the manifest and the files of the installed version change together,
  * under {@link #lock}; (2) a new manifest is durable before its version is installed;
- * (3) the redo point only grows; (4) once {@link #close closed}, a merge commits nothing.
+ * (3) the redo point only grows; (4) once {@link #close closed}, a merge commits nothing;
+ * (5) files written for a change are deleted only if its manifest was certainly not
+ * published, and files a change drops (older manifests too) only if it was published and a
+ * look at this node's fence after that found none ({@link #mayDeleteAfter}).
  *
  * <p>Lock order (see {@link Tablet}): {@link #lock}, then the tablet's version lock inside
  * {@link Tablet#changeVersion}, then its sequence lock. Thread-safe.
@@ -89,11 +93,14 @@ final class TabletFiles {
   /**
    * Records a flush of frozen memtable {@code f}: each group's new file ({@code written})
    * goes in front of the group, and the redo point moves to {@code f}'s. If the manifest
-   * cannot be committed, the written files are deleted and nothing changes.
+   * cannot be committed, nothing changes, and the written files are deleted if the manifest
+   * was certainly not published; if it may have been ({@link ManifestMaybeAdoptedException}),
+   * they are left to the master's sweep: the manifest a new owner adopted may name them.
    */
   void addFlushed(TabletVersion.Frozen f, Map<String, SSTableHandle> written) throws IOException {
     lock.lock();
     try {
+      ManifestCodec.Published published;
       try {
         Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>();
         for (String g : union(manifest.groups().keySet(), written.keySet())) {
@@ -104,12 +111,16 @@ final class TabletFiles {
           refs.addAll(manifest.files(g));
           groups.put(g, refs);
         }
-        commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()), tablet.nextSequenceSnapshot() - 1,
-            nextFileNumber.get()));
+        published = commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()),
+            tablet.nextSequenceSnapshot() - 1, nextFileNumber.get()));
+      } catch (ManifestMaybeAdoptedException e) {
+        written.values().forEach(h -> h.discard(false));
+        throw e;
       } catch (IOException | RuntimeException e) {
         written.values().forEach(h -> h.discard(true));
         throw e;
       }
+      mayDeleteAfter(published);
       tablet.changeVersion(cur -> {
         List<TabletVersion.Frozen> frozen = new ArrayList<>(cur.frozen);
         frozen.remove(f);
@@ -133,7 +144,10 @@ final class TabletFiles {
    * Records a merge of {@code inputs} (a contiguous run of group {@code g}'s files, newest
    * first) into {@code out}, which takes their place (null: the merge kept nothing). The
    * run stays contiguous while flushes add files in front of it. If the manifest cannot be
-   * committed, {@code out} is deleted and nothing changes.
+   * committed, nothing changes, and {@code out} is deleted if the manifest was certainly not
+   * published (else left to the master's sweep, as in {@link #addFlushed}). The inputs are
+   * marked obsolete (deleted once no reader holds them) only if the commit was published and
+   * {@link #mayDeleteAfter} allows it: else they are left to the master's sweep too.
    */
   void replaceMerged(String g, List<SSTableHandle> inputs, SSTableHandle out) throws IOException {
     lock.lock();
@@ -141,25 +155,35 @@ final class TabletFiles {
       if (closed) {
         throw new IOException("tablet " + tablet.id() + " closed during a merging compaction");
       }
+      ManifestCodec.Published published;
       try {
         List<TabletManifest.FileRef> refs = manifest.files(g);
         int at = indexOfPath(refs, inputs.get(0).path());
         Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>(manifest.groups());
         groups.put(g, replaced(refs, at, at + inputs.size(), out == null ? null
             : new TabletManifest.FileRef(out.path(), true)));
-        commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1, nextFileNumber.get()));
+        published = commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1,
+            nextFileNumber.get()));
+      } catch (ManifestMaybeAdoptedException e) {
+        if (out != null) {
+          out.discard(false);
+        }
+        throw e;
       } catch (IOException | RuntimeException e) {
         if (out != null) {
           out.discard(true);
         }
         throw e;
       }
+      boolean mayDelete = mayDeleteAfter(published);
       tablet.changeVersion(cur -> {
         List<SSTableHandle> now = cur.files(g);
         int at = now.indexOf(inputs.get(0));
         Map<String, List<SSTableHandle>> files = new HashMap<>(cur.files);
         files.put(g, replaced(now, at, at + inputs.size(), out));
-        inputs.forEach(SSTableHandle::markObsolete);
+        if (mayDelete) {
+          inputs.forEach(SSTableHandle::markObsolete);
+        }
         return new TabletVersion(cur.active, cur.frozen, files);
       });
       reopenIfStale(java.util.List.of(g));
@@ -247,7 +271,7 @@ final class TabletFiles {
     try {
       TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, nextFileNumber.get())
           .asSplit(info);
-      commit(parent);
+      mayDeleteAfter(commit(parent));
       List<ManifestCodec.Versioned> children = new java.util.ArrayList<>();
       for (TabletManifest c : parent.children()) {
         children.add(ManifestCodec.create(env.storage(), Tablet.dirOf(c.table(), c.tabletId()), c));
@@ -263,13 +287,56 @@ final class TabletFiles {
    * newer owner has claimed the tablet: it is published as the version after the one this owner
    * holds, which fails if that version exists ({@link ManifestConflictException}). A new owner
    * claims a version as it opens the tablet, so an owner that passed the fence check and then
-   * froze cannot replace the new owner's manifest when it resumes (docs/fencing.md).
+   * froze cannot replace the new owner's manifest when it resumes (docs/fencing.md). Deletes
+   * nothing: the caller asks {@link #mayDeleteAfter} what it may delete.
+   *
+   * @throws ManifestMaybeAdoptedException if the version was published and then superseded, or
+   *     whether it was published is unknown: the change's files must stay
    */
   @GuardedBy("lock")
-  private void commit(TabletManifest next) throws IOException {
+  private ManifestCodec.Published commit(TabletManifest next) throws IOException {
     env.log().checkNotFenced();
-    manifestVersion = ManifestCodec.commit(env.storage(), tablet.dir, next, manifestVersion);
+    ManifestCodec.Published published = ManifestCodec.publish(env.storage(), tablet.dir, next, manifestVersion);
+    manifestVersion = published.version();
     manifest = next;
+    return published;
+  }
+
+  /**
+   * After {@code published}: whether this owner may delete what its manifest dropped (a
+   * merge's inputs; the older manifest versions, which this deletes then). Only if a look at
+   * this node's commit-log fence, begun after the publish, finds none; a look that fails (an
+   * I/O error) counts as a fence found. The change is made either way; what is not deleted
+   * here is left to the master's sweep, which deletes only files no manifest names.
+   *
+   * <p>Why. The version check alone cannot tell "the newest" from "published into a folder
+   * whose newer versions are gone": the master's sweep removes the manifests of a split or
+   * merge parent, whose SSTables the children's manifests name (shared), so a former owner
+   * that froze for longer than the sweep's grace publishes there unrefused, and its merge's
+   * inputs are the children's files. But a tablet gets a new owner only once the master has
+   * fenced this node's log (or once this owner closed the tablet cleanly, after which it
+   * commits nothing), and a fence marker is never deleted. The look began after the publish
+   * and found no marker, so no fence had completed then, and every claim of the tablet by a
+   * later owner, and every split or merge of it by one, began after the publish. When the
+   * publish listed the folder, then, it was no swept parent's (a tablet leaves the directory
+   * only by a split or merge made by its owner: this one, whose tablet is closed after it, or
+   * a later one), and no version was newer than this one. Every later version is a claim's,
+   * which publishes again the newest it reads: this version, or one a claim derived from it.
+   * So this version is the newest, any later claim adopts it, and what it dropped is named by
+   * no manifest to come. A look that found the fence proves none of this.
+   */
+  @GuardedBy("lock")
+  private boolean mayDeleteAfter(ManifestCodec.Published published) {
+    boolean fenced;
+    try {
+      fenced = env.log().isFenced();
+    } catch (UncheckedIOException unknown) {
+      fenced = true;
+    }
+    if (!fenced) {
+      ManifestCodec.deleteOlder(env.storage(), tablet.dir, published);
+    }
+    return !fenced;
   }
 
   private static int indexOfPath(List<TabletManifest.FileRef> refs, String path) {

@@ -2,11 +2,14 @@ package io.tabula.persistence.tablet;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.tabula.persistence.storage.CorruptionException;
 import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.ForwardingStorage;
 import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -126,11 +129,52 @@ class ManifestCodecTest {
     assertEquals(3, bv);
     assertEquals(List.of("MANIFEST-0000000003"), storage.list(dir));
 
-    // A resumes: version 1 is free again (deleted), but a newer one exists, so A is refused too.
-    assertThrows(ManifestConflictException.class, () -> ManifestCodec.commit(storage, dir, split(), 0));
+    // A resumes: version 1 is free again (deleted), so A publishes it, but a newer one exists:
+    // refused too, typed apart, since A cannot tell whether a claim adopted its version.
+    assertThrows(ManifestSupersededException.class, () -> ManifestCodec.commit(storage, dir, split(), 0));
+    // A writer that asks for a version that exists is refused at the link: nothing published.
     assertThrows(ManifestConflictException.class, () -> ManifestCodec.commit(storage, dir, split(), 2));
     assertEquals(new ManifestCodec.Versioned(withFiles(), 3), ManifestCodec.readVersioned(storage, dir));
     assertEquals(List.of("MANIFEST-0000000003"), storage.list(dir), "the refused writers left nothing behind");
+  }
+
+  /**
+   * A failure at or after the link that publishes a version leaves its outcome unknown, typed
+   * apart from a refusal: here the folder's sync fails after the link, and the version is in
+   * fact published (the next reader takes it). A failure before the link publishes nothing.
+   */
+  @Test
+  void aFailureAfterTheLinkLeavesTheOutcomeUnknownAndOneBeforeItPublishesNothing() throws IOException {
+    String dir = "tables/webtable/t7";
+    boolean[] failSync = {true};
+    boolean[] failCreate = {false};
+    Storage storage = new ForwardingStorage(new FileStorage(root)) {
+      @Override
+      public WritableFile create(String path) throws IOException {
+        if (failCreate[0]) {
+          throw new IOException("injected: no space left");
+        }
+        return delegate.create(path);
+      }
+
+      @Override
+      public void syncDirectory(String d) throws IOException {
+        if (failSync[0]) {
+          throw new IOException("injected: syncing " + d + " failed");
+        }
+        delegate.syncDirectory(d);
+      }
+    };
+    ManifestOutcomeUnknownException unknown = assertThrows(ManifestOutcomeUnknownException.class,
+        () -> ManifestCodec.commit(storage, dir, fresh(), 0));
+    assertEquals("injected: syncing " + dir + " failed", unknown.getCause().getMessage());
+    assertEquals(new ManifestCodec.Versioned(fresh(), 1), ManifestCodec.readVersioned(storage, dir));
+
+    failSync[0] = false;
+    failCreate[0] = true;
+    IOException before = assertThrows(IOException.class, () -> ManifestCodec.commit(storage, dir, withFiles(), 1));
+    assertFalse(before instanceof ManifestMaybeAdoptedException, "nothing was published: " + before);
+    assertEquals(new ManifestCodec.Versioned(fresh(), 1), ManifestCodec.readVersioned(storage, dir));
   }
 
   /**
