@@ -117,6 +117,19 @@ final class ClusterMasterNodes implements MasterNodes {
   }
 
   @Override
+  public CompletionStage<Void> fenceLogs(java.util.Collection<String> folders) {
+    return CompletableFuture.runAsync(() -> {
+      try {
+        for (String f : folders) {
+          storage.fence(Storage.path("logs", f));
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }, blockingIo);
+  }
+
+  @Override
   public void down(ClusterNodes.NodeInfo node) {
     cluster.manager().tell(new Down(node.address()));
   }

@@ -2,24 +2,16 @@ package io.tabula.multijvm;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.api.core.ApiFutureCallback;
-import com.google.api.core.ApiFutures;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
 import com.google.cloud.bigtable.data.v2.models.Query;
 import com.google.cloud.bigtable.data.v2.models.Row;
-import com.google.cloud.bigtable.data.v2.models.RowMutation;
 import com.google.cloud.bigtable.data.v2.models.TableId;
-import com.google.common.util.concurrent.MoreExecutors;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -62,7 +54,11 @@ class SameNameRestartTest {
       Workload.awaitPlacement(n1, Set.of("n1", "n2", "n3"), Duration.ofSeconds(60),
           t -> t.values().stream().anyMatch(o -> o[0].equals("n2")));
 
-      InFlightWriter writer = new InFlightWriter(n2);
+      List<String> prefixes = new ArrayList<>();
+      for (int i = 0; i < RANGES; i++) {
+        prefixes.add("k" + i);
+      }
+      InFlightWriter writer = new InFlightWriter(n2, prefixes, IN_FLIGHT);
       writer.start();
       NodeJvm n2again;
       long resumedAt;
@@ -70,7 +66,7 @@ class SameNameRestartTest {
         Thread.sleep(3_000);
         long stoppedAt = System.nanoTime();
         n2.signal("STOP");
-        int before = writer.acked.size();
+        int before = writer.acked().size();
         Workload.awaitPlacement(n1, Set.of("n1", "n3"), Duration.ofSeconds(90), t -> true);
         System.out.printf("n2 stopped after %d acknowledged writes; its tablets serve on n1 and n3 %d ms later%n",
             before, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stoppedAt));
@@ -79,13 +75,13 @@ class SameNameRestartTest {
         n2again = cluster.add("n2");
         System.out.printf("a new n2 serves %d ms after the old one stopped%n",
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stoppedAt));
-        int beforeResume = writer.acked.size();
+        int beforeResume = writer.acked().size();
         resumedAt = System.nanoTime();
         n2.signal("CONT");
         assertTrue(n2.awaitExit(Duration.ofSeconds(60)), "the old n2 still runs 60 s after it resumed; its log:\n"
             + n2.tail(60));
         System.out.printf("the old n2 stopped %d ms after it resumed, having acknowledged %d writes meanwhile%n",
-            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumedAt), writer.acked.size() - beforeResume);
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumedAt), writer.acked().size() - beforeResume);
       } finally {
         writer.stop();
       }
@@ -98,79 +94,18 @@ class SameNameRestartTest {
         }
       }
       List<String> missing = new ArrayList<>();
-      for (String k : writer.acked) {
+      for (String k : writer.acked()) {
         if (!read.contains(k)) {
           missing.add(k);
         }
       }
       System.out.printf("%d writes acknowledged, %d failed or unknown, %d rows read back through n1%n",
-          writer.acked.size(), writer.failed.get(), read.size());
+          writer.acked().size(), writer.failed(), read.size());
       assertTrue(missing.isEmpty(), missing.size() + " acknowledged writes are missing: " + missing.stream().limit(20)
           .toList() + "\nthe old n2's log:\n" + n2.tail(60));
       String oldLog = n2.tail(100_000);
       assertTrue(oldLog.contains("is fenced") || oldLog.contains("Down"), "the old n2 stopped because it was fenced "
           + "or downed; its log:\n" + n2.tail(60));
-    }
-  }
-
-  /**
-   * Writes rows through one node with the official client, keeping {@value #IN_FLIGHT} writes in
-   * flight, each row under the next tablet range's prefix; a write may wait up to 90 s for its
-   * answer, so the writes queued on a stopped node's port are answered when it resumes.
-   */
-  private static final class InFlightWriter {
-    final ConcurrentLinkedQueue<String> acked = new ConcurrentLinkedQueue<>();
-    final AtomicInteger failed = new AtomicInteger();
-    private final NodeJvm via;
-    private final AtomicBoolean stop = new AtomicBoolean();
-    private final Semaphore slots = new Semaphore(IN_FLIGHT);
-    private Thread thread;
-    private volatile Throwable error;
-
-    InFlightWriter(NodeJvm via) {
-      this.via = via;
-    }
-
-    void start() {
-      thread = new Thread(() -> {
-        try (BigtableDataClient c = ClusterFixture.data(via, Duration.ofSeconds(90))) {
-          for (int seq = 0; !stop.get(); seq++) {
-            if (!slots.tryAcquire(200, TimeUnit.MILLISECONDS)) {
-              seq--;
-              continue;
-            }
-            String key = String.format("k%d-w-%07d", seq % RANGES, seq);
-            ApiFutures.addCallback(c.mutateRowAsync(RowMutation.create(T, key).setCell("f", "q", "v" + seq)),
-                new ApiFutureCallback<Void>() {
-                  @Override
-                  public void onSuccess(Void v) {
-                    acked.add(key);
-                    slots.release();
-                  }
-
-                  @Override
-                  public void onFailure(Throwable t) {
-                    failed.incrementAndGet();
-                    slots.release();
-                  }
-                }, MoreExecutors.directExecutor());
-          }
-          // Wait for the answers still due (each at most its deadline).
-          slots.tryAcquire(IN_FLIGHT, 100, TimeUnit.SECONDS);
-        } catch (Throwable t) {
-          error = t;
-        }
-      }, "in-flight-writer-" + via.name);
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    void stop() throws InterruptedException {
-      stop.set(true);
-      thread.join(120_000);
-      if (error != null) {
-        throw new AssertionError("the writer failed", error);
-      }
     }
   }
 }

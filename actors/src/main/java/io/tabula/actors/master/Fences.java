@@ -29,7 +29,7 @@ final class Fences {
   private static final Logger LOG = LoggerFactory.getLogger(Fences.class);
   private final MasterNodes nodes;
   private final Duration fenceAfter;
-  /** When each node was first seen unreachable (System.nanoTime), by uid. */
+  /** When each node was first seen unreachable (the master's nanoTime), by uid. */
   private final Map<Long, Long> unreachableSince = new HashMap<>();
   /** Fencing under way or done, by node name: the uid of the start it was for. */
   private final Map<String, Long> requested = new ConcurrentHashMap<>();

@@ -91,16 +91,36 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public record Place(String tabletId, ActorRef<StatusReply<String>> replyTo) implements Command {}
 
   /**
+   * May node {@code node}, writing commit log {@code log}, open tablet {@code tabletId} now?
+   * Answered, from the master's own directory (never a node's copy), with the tablet and the
+   * logs its opener must replay, once each of them other than {@code log} is fenced or was
+   * released by its live writer ({@link OpenChecks}); refused UNAVAILABLE while that is under
+   * way (ask again), FAILED_PRECONDITION while the tablet is being merged or is placed on
+   * another node, NOT_FOUND if it does not exist.
+   */
+  public record MayOpen(String tabletId, String node, String log, ActorRef<StatusReply<OpenPermit>> replyTo)
+      implements Command {}
+
+  /** A tablet may open: its range and files as the directory has them, and the logs to replay. */
+  public record OpenPermit(TabletInfo tablet, List<String> logs) implements KryoSerializable {}
+
+  /**
    * Node {@code node} has opened tablet {@code tabletId} and writes it to its log
    * {@code log}; it replayed and flushed what the logs {@code recovered} held of it. Answered
    * once recorded: the tablet takes writes only after that, so a log that holds its writes
-   * is always one the directory names.
+   * is always one the directory names. Refused (FAILED_PRECONDITION) if a log the placement
+   * names, other than {@code log}, is not among {@code recovered}: the opener then closes the
+   * tablet without serving it.
    */
   public record ReportOpened(String tabletId, String node, String log, List<String> recovered,
       ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
-  /** The tablet was closed cleanly (flushed) on the node writing log {@code log}: that log no longer holds it. */
-  public record ReportClosed(String tabletId, String log) implements Command {}
+  /**
+   * The tablet was closed on the node writing log {@code log}: it serves it no more. If
+   * {@code flushed}, that log no longer holds it; if not (its flush failed, or its node is
+   * stopping without flushing), its next owner replays that log, which needs no fence first.
+   */
+  public record ReportClosed(String tabletId, String log, boolean flushed) implements Command {}
 
   /**
    * Moves tablet {@code tabletId} to node {@code to} (paper §5.2): answered once the move has
@@ -219,19 +239,24 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final ActorContext<Command> ctx;
   private final ActorRef<Topic.Command<Directory>> topic;
   private final LongSupplier clockMicros;
+  private final LongSupplier nanoTime;
   private final Placements placements;
   private final FileSweeps fileSweeps;
   private final MasterViews views;
+  private final TabletOpenings openings;
 
   private Master(PersistenceId id, ActorContext<Command> ctx, ActorRef<Topic.Command<Directory>> topic,
-      LongSupplier clockMicros, Placements placements, FileSweeps fileSweeps, MasterViews views) {
+      LongSupplier clockMicros, LongSupplier nanoTime, Placements placements, FileSweeps fileSweeps,
+      MasterViews views, OpenChecks openChecks) {
     super(id);
     this.ctx = ctx;
     this.topic = topic;
     this.clockMicros = clockMicros;
+    this.nanoTime = nanoTime;
     this.placements = placements;
     this.fileSweeps = fileSweeps;
     this.views = views;
+    this.openings = new TabletOpenings(Effect(), ctx, placements, openChecks, this::publish);
   }
 
   /**
@@ -250,12 +275,23 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    */
   public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros, MasterNodes nodes, Tablets tablets,
       MasterSettings settings) {
+    return create(id, clockMicros, System::nanoTime, nodes, tablets, settings);
+  }
+
+  /**
+   * The master, reading the monotonic time its placements, fences and sweeps go by from
+   * {@code nanoTime} (tests move it with the actor system's manual time).
+   */
+  public static Behavior<Command> create(PersistenceId id, LongSupplier clockMicros, LongSupplier nanoTime,
+      MasterNodes nodes, Tablets tablets, MasterSettings settings) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
       return new Master(id, ctx, ctx.spawn(Topic.create(Directory.class, TOPIC), "directory-topic"), clockMicros,
-          new Placements(nodes, tablets, settings), new FileSweeps(nodes, settings.sweepEvery(), System.nanoTime()),
+          nanoTime, new Placements(nodes, tablets, settings, nanoTime),
+          new FileSweeps(nodes, settings.sweepEvery(), nanoTime.getAsLong()),
           new MasterViews(new LoadHistory(settings.keyVizColumn().toMillis(), settings.keyVizColumns()),
-              MasterCounts.of(ctx.getSystem())));
+              MasterCounts.of(ctx.getSystem())),
+          new OpenChecks(nodes, settings.closeReportWait(), nanoTime));
     }));
   }
 
@@ -318,9 +354,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(GetDirectory.class, (d, c) -> Effect().reply(c.replyTo(), d))
         .onCommand(RecordSplit.class, this::onRecordSplit)
         .onCommand(RecordFiles.class, this::onRecordFiles)
-        .onCommand(Place.class, this::onPlace)
-        .onCommand(ReportOpened.class, this::onReportOpened)
-        .onCommand(ReportClosed.class, this::onReportClosed)
+        .onCommand(Place.class, openings::onPlace)
+        .onCommand(MayOpen.class, openings::onMayOpen)
+        .onCommand(ReportOpened.class, openings::onReportOpened)
+        .onCommand(ReportClosed.class, openings::onReportClosed)
         .onCommand(Move.class, this::onMove)
         .onCommand(MovePrepared.class, this::onMovePrepared)
         .onCommand(Tick.class, this::onTick)
@@ -341,61 +378,6 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         })
         .onCommand(Stop.class, (d, c) -> Effect().stop())
         .build();
-  }
-
-  private Effect<Event, Directory> onPlace(Directory d, Place c) {
-    TabletInfo t = d.tablet(c.tabletId());
-    if (t == null) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
-          + " is not known").reply());
-    }
-    String owner = d.ownerOf(t.id());
-    if (placements.isUp(owner)) {
-      return Effect().reply(c.replyTo(), StatusReply.success(owner));
-    }
-    if (!placements.mayReplace(owner)) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "tablet " + t.id() + " waits for its "
-          + "owner " + owner + " to be fenced before it is placed elsewhere").reply());
-    }
-    String node = placements.leastLoaded(d);
-    if (node == null) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "no node is up to serve tablet "
-          + t.id()).reply());
-    }
-    ctx.getLog().info("placing tablet {} (owner was '{}') on {}", t.id(), owner, node);
-    return Effect().persist(new TabletsAssigned(Map.of(t.id(), node))).thenRun(this::publish)
-        .thenReply(c.replyTo(), s -> StatusReply.success(node));
-  }
-
-  private Effect<Event, Directory> onReportOpened(Directory d, ReportOpened c) {
-    if (d.tablet(c.tabletId()) == null) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
-          + " is not known").reply());
-    }
-    TabletPlacement p = d.placementOf(c.tabletId());
-    if (p.state() == TabletPlacement.State.MERGING) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + c.tabletId()
-          + " is being merged").reply());
-    }
-    List<Event> events = new ArrayList<>();
-    if (!p.logs().contains(c.log()) || c.recovered().stream().anyMatch(p.logs()::contains)) {
-      events.add(new TabletOpened(c.tabletId(), c.node(), c.log(), c.recovered()));
-    }
-    if (p.state() == TabletPlacement.State.MOVING && p.owner().equals(c.node())) {
-      events.add(new MoveFinished(c.tabletId()));
-      placements.moveEnded(c.tabletId(), ctx.getLog(), "served at " + c.node());
-    }
-    if (events.isEmpty()) {
-      return Effect().reply(c.replyTo(), StatusReply.ack());
-    }
-    return Effect().persist(events).thenRun(this::publish).thenReply(c.replyTo(), s -> StatusReply.ack());
-  }
-
-  private Effect<Event, Directory> onReportClosed(Directory d, ReportClosed c) {
-    if (!d.placementOf(c.tabletId()).logs().contains(c.log())) {
-      return Effect().none();
-    }
-    return Effect().persist(new TabletClosed(c.tabletId(), c.log())).thenRun(this::publish);
   }
 
   private Effect<Event, Directory> onMove(Directory d, Move c) {
@@ -431,7 +413,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, Directory> onTick(Directory d, Tick c) {
-    fileSweeps.onTick(d, System.nanoTime());
+    fileSweeps.onTick(d, nanoTime.getAsLong());
+    openings.onTick(d);
     Placements.Plan plan = placements.onTick(d, ctx.getLog());
     if (plan.isEmpty()) {
       return Effect().none();

@@ -38,6 +38,14 @@ public interface MasterNodes {
     return CompletableFuture.completedFuture(null);
   }
 
+  /**
+   * Fences the commit-log folders {@code folders} (names under {@code logs/}), off the caller's
+   * thread; completes once the fences are durable.
+   */
+  default CompletionStage<Void> fenceLogs(java.util.Collection<String> folders) {
+    return CompletableFuture.completedFuture(null);
+  }
+
   /** Downs {@code node}: the cluster takes it for dead, and it is removed from the membership. */
   default void down(ClusterNodes.NodeInfo node) {}
 

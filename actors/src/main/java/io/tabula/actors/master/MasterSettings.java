@@ -25,16 +25,19 @@ import java.time.Duration;
  * @param hotOps a tablet is hot from this many reads and writes (rows) per second ...
  * @param hotShare ... and more than this share of a node's fair part of the cluster's load
  * @param hotFor ... for this long; then it splits at the row that halves its load (zero: never)
+ * @param closeReportWait how long a tablet's open waits for a live node whose commit log the
+ *     tablet's placement names to report that it closed the tablet (a hand-over's report on its
+ *     way) before the master fences that log (docs/fencing.md)
  */
 public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absentFor, Duration tick,
     Duration balanceEvery, Duration movedStays, long mergeBelowBytes, Duration mergeColdFor,
     double coldOpsPerSecond, Duration fenceAfter, Duration sweepEvery, Duration keyVizColumn, int keyVizColumns,
-    double hotOps, double hotShare, Duration hotFor) {
+    double hotOps, double hotShare, Duration hotFor, Duration closeReportWait) {
   /** For tests that run a master without a cluster. */
   public static final MasterSettings DEFAULTS = new MasterSettings(2, Duration.ofSeconds(60), Duration.ofSeconds(30),
       Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofSeconds(60), 32L << 20, Duration.ofMinutes(10), 1.0,
       Duration.ofSeconds(2), Duration.ofMinutes(5), Duration.ofSeconds(10), 120, 1000, 0.5,
-      Duration.ofSeconds(20));
+      Duration.ofSeconds(20), Duration.ofSeconds(10));
 
   /** The most key-visualizer columns: a view must fit one cluster message (1 MiB) with 128 bands. */
   public static final int MAX_KEY_VIZ_COLUMNS = 240;
@@ -58,6 +61,7 @@ public record MasterSettings(int maxMoves, Duration moveTimeout, Duration absent
         master.getDouble("merge.cold-ops-per-second"), master.getDuration("fence-unreachable-node-after"),
         master.getDuration("sweep-files-every"), master.getDuration("key-visualizer.column"),
         master.getInt("key-visualizer.columns"), master.getDouble("hot-split.min-ops-per-second"),
-        master.getDouble("hot-split.share-of-a-node"), master.getDuration("hot-split.for"));
+        master.getDouble("hot-split.share-of-a-node"), master.getDuration("hot-split.for"),
+        master.getDuration("wait-for-close-report"));
   }
 }

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -33,11 +34,12 @@ final class Placements {
   private final Master.Tablets tablets;
   private final MasterSettings settings;
   private final Fences fences;
-  /** When each move this master knows of started (System.nanoTime), by tablet id. */
+  /** When each move this master knows of started (nanoTime), by tablet id. */
   private final Map<String, Long> moveStarted = new HashMap<>();
-  /** When each node was last seen in the cluster (System.nanoTime). */
+  /** When each node was last seen in the cluster (nanoTime). */
   private final Map<String, Long> lastSeen = new HashMap<>();
-  private final long bornNanos = System.nanoTime();
+  private final LongSupplier nanoTime;
+  private final long bornNanos;
   /** Nodes whose tablets move away (they leave once none is left), by name. */
   private final Set<String> draining = new HashSet<>();
   /** Nodes asked to leave once drained (so asked once). */
@@ -47,9 +49,9 @@ final class Placements {
    * reads per second, writes per second}.
    */
   private final Map<String, double[]> load = new HashMap<>();
-  /** When each tablet last finished a move (System.nanoTime). */
+  /** When each tablet last finished a move (nanoTime). */
   private final Map<String, Long> lastMoved = new HashMap<>();
-  private long lastBalanceNanos = System.nanoTime();
+  private long lastBalanceNanos;
   private Set<String> lastTargets = Set.of();
 
   /** When each tablet last had reads or writes above the cold threshold (or was first reported), by id. */
@@ -69,9 +71,17 @@ final class Placements {
   }
 
   Placements(MasterNodes nodes, Master.Tablets tablets, MasterSettings settings) {
+    this(nodes, tablets, settings, System::nanoTime);
+  }
+
+  /** Placements that go by the monotonic time {@code nanoTime} gives. */
+  Placements(MasterNodes nodes, Master.Tablets tablets, MasterSettings settings, LongSupplier nanoTime) {
     this.nodes = nodes;
     this.tablets = tablets;
     this.settings = settings;
+    this.nanoTime = nanoTime;
+    this.bornNanos = nanoTime.getAsLong();
+    this.lastBalanceNanos = bornNanos;
     this.fences = new Fences(nodes, settings.fenceAfter());
     this.hot = new HotSplits(settings.hotOps(), settings.hotShare(), settings.hotFor().toNanos());
   }
@@ -131,9 +141,9 @@ final class Placements {
     l[2] = 0.5 * l[2] + 0.5 * r.reads() / seconds;
     l[3] = 0.5 * l[3] + 0.5 * r.writes() / seconds;
     if (l[0] >= settings.coldOpsPerSecond()) {
-      warmAt.put(r.tabletId(), System.nanoTime());
+      warmAt.put(r.tabletId(), nanoTime.getAsLong());
     } else {
-      warmAt.putIfAbsent(r.tabletId(), System.nanoTime());
+      warmAt.putIfAbsent(r.tabletId(), nanoTime.getAsLong());
     }
   }
 
@@ -199,7 +209,7 @@ final class Placements {
    * back as a {@link Master.MovePrepared}.
    */
   void prepare(ActorContext<Master.Command> ctx, String id, String from, String to) {
-    moveStarted.put(id, System.nanoTime());
+    moveStarted.put(id, nanoTime.getAsLong());
     ctx.getLog().info("moving tablet {} from {} to {}", id, from, to);
     ctx.pipeToSelf(AskPattern.<TabletActor.Command, StatusReply<Done>>ask(tablets.tablet(id),
         TabletActor.PrepareMove::new, settings.moveTimeout().dividedBy(2), ctx.getSystem().scheduler()),
@@ -208,10 +218,10 @@ final class Placements {
 
   /** A move ended (served at its destination, or given up): logs how long it took. */
   void moveEnded(String id, Logger log, String how) {
-    lastMoved.put(id, System.nanoTime());
+    lastMoved.put(id, nanoTime.getAsLong());
     Long started = moveStarted.remove(id);
     log.info("move of tablet {} {}{}", id, how, started == null ? ""
-        : " after " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
+        : " after " + Duration.ofNanos(nanoTime.getAsLong() - started).toMillis() + " ms");
   }
 
   /**
@@ -221,7 +231,7 @@ final class Placements {
    * longer than {@code absentFor}) on the least loaded Up nodes.
    */
   Plan onTick(Directory d, Logger log) {
-    long now = System.nanoTime();
+    long now = nanoTime.getAsLong();
     List<Master.Event> events = new ArrayList<>();
     load.keySet().removeIf(id -> d.tablet(id) == null);
     lastMoved.keySet().removeIf(id -> d.tablet(id) == null);
@@ -376,7 +386,7 @@ final class Placements {
 
   /** The first step of a merge: the right tablet closes cleanly. The answer comes back as a {@link Master.MergeStep}. */
   void closeRight(ActorContext<Master.Command> ctx, Master.MergeStarted m) {
-    merging.put(m.leftId(), System.nanoTime());
+    merging.put(m.leftId(), nanoTime.getAsLong());
     ctx.pipeToSelf(AskPattern.<TabletActor.Command, StatusReply<Done>>ask(tablets.tablet(m.rightId()),
         TabletActor.CloseForMerge::new, settings.moveTimeout().dividedBy(2), ctx.getSystem().scheduler()),
         (ok, err) -> new Master.MergeStep(m.table(), m.leftId(), m.rightId(), m.childId(), 1,
@@ -395,7 +405,7 @@ final class Placements {
   void mergeEnded(String leftId, Logger log, String how) {
     Long started = merging.remove(leftId);
     log.info("merge {}{}", how, started == null ? ""
-        : " after " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
+        : " after " + Duration.ofNanos(nanoTime.getAsLong() - started).toMillis() + " ms");
   }
 
   /** Moves off draining nodes, within the moves allowed at once; a drained node is asked to leave. */

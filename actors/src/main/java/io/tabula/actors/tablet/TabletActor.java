@@ -441,9 +441,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     return Behaviors.receive(Command.class)
         .onMessage(HandedOff.class, h -> {
           writes.closed();
-          if (h.failure() == null) {
-            node.master().tell(new Master.ReportClosed(info.id(), node.server().logName()));
-          }
+          // Flushed or not, the tablet is closed here: it serves no more, and every write of it this
+          // node acknowledged came before this report (docs/fencing.md, "Before a tablet opens").
+          node.master().tell(new Master.ReportClosed(info.id(), node.server().logName(), h.failure() == null));
           done.accept(h.failure());
           return Behaviors.stopped();
         })

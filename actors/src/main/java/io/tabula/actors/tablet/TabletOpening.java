@@ -29,10 +29,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * How a tablet actor comes to serve its tablet (paper §5.2, a tablet server loading a
- * tablet): find the tablet in the directory, open it from its manifest on the shared storage
- * (creating a new tablet's, replaying what logs of earlier incarnations still hold of it),
- * then have the master record that this node's log now holds its writes. Only then does the
- * actor take requests. The master refuses that record while the tablet is being merged, so a
+ * tablet): ask the master whether it may open it and which logs it replays (the master answers
+ * once every earlier writer of the tablet is fenced or has released it: docs/fencing.md), open
+ * it from its manifest on the shared storage (creating a new tablet's, replaying what those
+ * logs still hold of it), then have the master record that this node's log now holds its
+ * writes (refused if a log it names was not replayed). Only then does the actor take requests. The master refuses that record while the tablet is being merged, so a
  * tablet closed for a merge is never served again behind the merge's back. Runs off the actor's thread; the file work on the blocking-I/O
  * dispatcher.
  */
@@ -107,12 +108,55 @@ final class TabletOpening {
 
   static CompletionStage<Result> open(TabletNode node, String tabletId, ActorSystem<?> system, Executor blockingIo) {
     return directoryWith(node, tabletId, system)
-        .thenApplyAsync(d -> openFiles(node, d, tabletId, system), blockingIo)
-        .thenCompose(o -> o == null ? CompletableFuture.completedFuture(Result.NONE)
-            : reportOpened(node, o, system, 0));
+        .thenCompose(d -> mayOpen(node, tabletId, system, 0))
+        .thenCompose(permit -> {
+          if (permit.result() != null) {
+            return CompletableFuture.completedFuture(permit.result());
+          }
+          return CompletableFuture.supplyAsync(() -> openFiles(node, permit.permit(), system), blockingIo)
+              .thenCompose(o -> o == null ? CompletableFuture.completedFuture(Result.NONE)
+                  : reportOpened(node, o, system, 0));
+        });
   }
 
-  /** The directory, asked again of the master once when it does not have the tablet yet (it may be new). */
+  /** The master's answer to {@link Master.MayOpen}: a permit, or the result when there is none. */
+  private record Permission(Master.OpenPermit permit, Result result) {}
+
+  /**
+   * Asks the master whether this node may open the tablet, and which logs it replays
+   * (docs/fencing.md, "Before a tablet opens"): asked again while the master fences the logs
+   * of the nodes that served it before, or waits for their close reports, or does not answer
+   * (a master moving to another node), every {@code 50 ms} doubling up to a second.
+   */
+  private static CompletionStage<Permission> mayOpen(TabletNode node, String tabletId, ActorSystem<?> system,
+      int attempt) {
+    return Stages.direct(AskPattern.<Master.Command, StatusReply<Master.OpenPermit>>ask(node.master(),
+        r -> new Master.MayOpen(tabletId, node.name(), node.server().logName(), r), ASK,
+        system.scheduler())).handle((reply, err) -> {
+          if (err == null && reply.isSuccess()) {
+            return CompletableFuture.completedFuture(new Permission(reply.getValue(), null));
+          }
+          if (err == null && Refusal.is(reply.getError(), ErrorCode.NOT_FOUND)) {
+            return CompletableFuture.completedFuture(new Permission(null, Result.NONE));
+          }
+          if (err == null && Refusal.is(reply.getError(), ErrorCode.FAILED_PRECONDITION)) {
+            return CompletableFuture.completedFuture(new Permission(null, Result.NOT_NOW));
+          }
+          if (attempt % 10 == 9) {
+            LOG.info("tablet {}: not yet allowed to open ({}); asking again", tabletId,
+                err != null ? err.toString() : reply.getError().getMessage());
+          }
+          long delayMs = Math.min(1_000, 50L << Math.min(attempt, 5));
+          return CompletableFuture.supplyAsync(() -> null,
+                  CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS))
+              .thenCompose(x -> mayOpen(node, tabletId, system, attempt + 1));
+        }).thenCompose(x -> x);
+  }
+
+  /**
+   * The directory, asked again of the master once when it does not have the tablet yet (it may
+   * be new): the node's copy then holds the tablet's table, whose schema the engine opens it with.
+   */
   private static CompletionStage<Directory> directoryWith(TabletNode node, String tabletId, ActorSystem<?> system) {
     Directory d = node.directory().get();
     if (d.tablet(tabletId) != null) {
@@ -123,15 +167,14 @@ final class TabletOpening {
 
   private record Opening(TabletInfo info, TabletServer.Opened opened) {}
 
-  private static Opening openFiles(TabletNode node, Directory d, String tabletId, ActorSystem<?> system) {
-    TabletInfo info = d.tablet(tabletId);
-    if (info == null) {
-      return null;
-    }
+  /** Opens the tablet's files as the master's {@code permit} says: its range, and the logs to replay. */
+  private static Opening openFiles(TabletNode node, Master.OpenPermit permit, ActorSystem<?> system) {
+    TabletInfo info = permit.tablet();
+    String tabletId = info.id();
     TabletServer server = node.server();
     try {
       TabletServer.Opened o = server.openTablet(info.table(), tabletId, info.startRow(), info.endRow(),
-          d.placementOf(tabletId).logs());
+          permit.logs());
       if (o == null) {
         reportFinishedSplit(node, ManifestCodec.read(server.env().storage(), Tablet.dirOf(info.table(), tabletId)),
             system);

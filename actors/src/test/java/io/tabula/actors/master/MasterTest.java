@@ -342,4 +342,58 @@ class MasterTest {
           "the master took snapshots");
     }
   }
+
+  /**
+   * docs/fencing.md, "Before a tablet opens": the master lets a tablet open only once the commit
+   * logs its placement names, other than the opener's own, are fenced (their writers here are
+   * no live members: this master runs without a cluster), answering with the logs to replay from
+   * its own directory; and it refuses to record an open that did not replay one of them, so a
+   * node whose copy of the directory lagged never serves a tablet without its acknowledged
+   * writes.
+   */
+  @Test
+  void aTabletOpensOnlyOnceItsEarlierWritersLogsAreFencedAndAnOpenThatSkippedOneIsRefused() {
+    List<String> fenced = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    MasterNodes nodes = new MasterNodes() {
+      @Override
+      public List<ClusterNodes.NodeInfo> all() {
+        return List.of();
+      }
+
+      @Override
+      public java.util.concurrent.CompletionStage<Void> fenceLogs(java.util.Collection<String> folders) {
+        fenced.addAll(folders);
+        return java.util.concurrent.CompletableFuture.completedFuture(null);
+      }
+    };
+    master = kit.spawn(Master.create(PersistenceId.ofUniqueId("opening-master"), clock::get, System::nanoTime,
+        nodes, null, MasterSettings.DEFAULTS));
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess());
+    String id = directory().tabletsOf("t").get(0).id();
+
+    StatusReply<Master.OpenPermit> first = mayOpen(id, "n1", "n1.a");
+    assertTrue(first.isSuccess(), () -> "a new tablet opens at once: " + first.getError());
+    assertEquals(List.of(), first.getValue().logs());
+    assertTrue(call((ActorRef<StatusReply<Done>> r) -> new Master.ReportOpened(id, "n1", "n1.a", List.of(), r))
+        .isSuccess());
+
+    assertEquals(ErrorCode.UNAVAILABLE, codeOf(mayOpen(id, "n2", "n2.a")),
+        "n1's log is fenced first");
+    assertEquals(List.of("n1.a"), fenced);
+    StatusReply<Master.OpenPermit> second = mayOpen(id, "n2", "n2.a");
+    assertTrue(second.isSuccess(), () -> "once fenced, it may open: " + second.getError());
+    assertEquals(List.of("n1.a"), second.getValue().logs(), "and replays n1's log");
+
+    assertEquals(ErrorCode.FAILED_PRECONDITION, codeOf(call((ActorRef<StatusReply<Done>> r) ->
+        new Master.ReportOpened(id, "n2", "n2.a", List.of(), r))), "an open that skipped n1's log is refused");
+    assertEquals(List.of("n1.a"), directory().placementOf(id).logs(), "and changes nothing");
+    assertTrue(call((ActorRef<StatusReply<Done>> r) -> new Master.ReportOpened(id, "n2", "n2.a", List.of("n1.a"), r))
+        .isSuccess());
+    assertEquals(List.of("n2.a"), directory().placementOf(id).logs());
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(mayOpen("t-nope", "n2", "n2.a")));
+  }
+
+  private StatusReply<Master.OpenPermit> mayOpen(String id, String node, String log) {
+    return call((ActorRef<StatusReply<Master.OpenPermit>> r) -> new Master.MayOpen(id, node, log, r));
+  }
 }

@@ -125,13 +125,17 @@ class TabletActorTest {
   }
 
   /**
-   * A master that records every opening a tablet reports (a tablet serves only once it has)
-   * and passes every message on to {@code probe}.
+   * A master that lets every tablet open as the test's directory has it, records every opening
+   * a tablet reports (a tablet serves only once it has) and passes every message on to
+   * {@code probe}.
    */
   private ActorRef<Master.Command> recordingOpens(TestProbe<Master.Command> probe) {
     return kit.spawn(Behaviors.receive(Master.Command.class).onAnyMessage(m -> {
       if (m instanceof Master.ReportOpened r) {
         r.replyTo().tell(StatusReply.ack());
+      } else if (m instanceof Master.MayOpen o) {
+        o.replyTo().tell(StatusReply.success(new Master.OpenPermit(cache.get().tablet(o.tabletId()),
+            cache.get().placementOf(o.tabletId()).logs())));
       }
       probe.getRef().tell(m);
       return Behaviors.same();

@@ -1,0 +1,136 @@
+package io.tabula.actors.master;
+
+import io.tabula.actors.master.Master.Command;
+import io.tabula.actors.master.Master.Event;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.pattern.StatusReply;
+import org.apache.pekko.persistence.typed.javadsl.Effect;
+import org.apache.pekko.persistence.typed.javadsl.EffectFactories;
+
+/**
+ * The master's side of a tablet coming to serve somewhere and leaving (paper §5.2): where a
+ * tablet without a live owner goes ({@link Master.Place}), whether a node may open it now and
+ * which logs it replays ({@link Master.MayOpen}), and what an open or a close changes in the
+ * directory ({@link Master.ReportOpened}, {@link Master.ReportClosed}). docs/fencing.md, "Before
+ * a tablet opens", gives the rules and why.
+ *
+ * <p>Owned by the master's thread: every method is called from its command handling.
+ */
+final class TabletOpenings {
+  private final EffectFactories<Event, Directory> effects;
+  private final ActorContext<Command> ctx;
+  private final Placements placements;
+  private final OpenChecks checks;
+  private final Consumer<Directory> publish;
+
+  TabletOpenings(EffectFactories<Event, Directory> effects, ActorContext<Command> ctx, Placements placements,
+      OpenChecks checks, Consumer<Directory> publish) {
+    this.effects = effects;
+    this.ctx = ctx;
+    this.placements = placements;
+    this.checks = checks;
+    this.publish = publish;
+  }
+
+  Effect<Event, Directory> onPlace(Directory d, Master.Place c) {
+    TabletInfo t = d.tablet(c.tabletId());
+    if (t == null) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
+          + " is not known").reply());
+    }
+    String owner = d.ownerOf(t.id());
+    if (placements.isUp(owner)) {
+      return effects.reply(c.replyTo(), StatusReply.success(owner));
+    }
+    if (!placements.mayReplace(owner)) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "tablet " + t.id() + " waits for its "
+          + "owner " + owner + " to be fenced before it is placed elsewhere").reply());
+    }
+    String node = placements.leastLoaded(d);
+    if (node == null) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "no node is up to serve tablet "
+          + t.id()).reply());
+    }
+    ctx.getLog().info("placing tablet {} (owner was '{}') on {}", t.id(), owner, node);
+    return effects.persist(new Master.TabletsAssigned(Map.of(t.id(), node))).thenRun(publish::accept)
+        .thenReply(c.replyTo(), s -> StatusReply.success(node));
+  }
+
+  Effect<Event, Directory> onMayOpen(Directory d, Master.MayOpen c) {
+    TabletInfo t = d.tablet(c.tabletId());
+    if (t == null) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
+          + " is not known").reply());
+    }
+    TabletPlacement p = d.placementOf(t.id());
+    if (p.state() == TabletPlacement.State.MERGING) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + t.id()
+          + " is being merged").reply());
+    }
+    if (p.assigned() && !p.owner().equals(c.node())) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + t.id()
+          + " is placed on " + p.owner() + ", not on " + c.node()).reply());
+    }
+    List<String> blocking = checks.blocking(t.id(), p.logs(), c.log());
+    if (!blocking.isEmpty()) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "tablet " + t.id() + " waits until the "
+          + "commit logs " + blocking + " of the nodes that served it before are fenced or released").reply());
+    }
+    return effects.reply(c.replyTo(), StatusReply.success(new Master.OpenPermit(t, p.logs())));
+  }
+
+  Effect<Event, Directory> onReportOpened(Directory d, Master.ReportOpened c) {
+    if (d.tablet(c.tabletId()) == null) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
+          + " is not known").reply());
+    }
+    TabletPlacement p = d.placementOf(c.tabletId());
+    if (p.state() == TabletPlacement.State.MERGING) {
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + c.tabletId()
+          + " is being merged").reply());
+    }
+    List<String> skipped = new ArrayList<>(p.logs());
+    skipped.remove(c.log());
+    skipped.removeAll(c.recovered());
+    if (!skipped.isEmpty()) {
+      ctx.getLog().warn("node {} opened tablet {} without replaying the commit logs {} its placement names: refused; "
+          + "it opens the tablet again", c.node(), c.tabletId(), skipped);
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + c.tabletId()
+          + " was opened without replaying the commit logs " + skipped + "; open it again").reply());
+    }
+    List<Event> events = new ArrayList<>();
+    if (!p.logs().contains(c.log()) || c.recovered().stream().anyMatch(p.logs()::contains)) {
+      events.add(new Master.TabletOpened(c.tabletId(), c.node(), c.log(), c.recovered()));
+    }
+    if (p.state() == TabletPlacement.State.MOVING && p.owner().equals(c.node())) {
+      events.add(new Master.MoveFinished(c.tabletId()));
+      placements.moveEnded(c.tabletId(), ctx.getLog(), "served at " + c.node());
+    }
+    if (events.isEmpty()) {
+      return effects.reply(c.replyTo(), StatusReply.ack());
+    }
+    return effects.persist(events).thenRun(publish::accept).thenReply(c.replyTo(), s -> StatusReply.ack());
+  }
+
+  Effect<Event, Directory> onReportClosed(Directory d, Master.ReportClosed c) {
+    if (!d.placementOf(c.tabletId()).logs().contains(c.log())) {
+      return effects.none();
+    }
+    if (!c.flushed()) {
+      checks.released(c.tabletId(), c.log());
+      return effects.none();
+    }
+    return effects.persist(new Master.TabletClosed(c.tabletId(), c.log())).thenRun(publish::accept);
+  }
+
+  /** At each tick: forgets the checks' records of logs no placement names any more. */
+  void onTick(Directory d) {
+    checks.retain(d);
+  }
+}
