@@ -69,8 +69,17 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
   private final java.util.concurrent.ConcurrentHashMap<String, CompletableFuture<ActorRef>> inFlight =
       new java.util.concurrent.ConcurrentHashMap<>();
 
+  /** Reads the monotonic time its patience goes by from {@code nanoTime}. */
+  private final java.util.function.LongSupplier nanoTime;
+
   MasterAllocation(ActorSystem<?> system, DirectoryCache directory,
       org.apache.pekko.actor.typed.ActorRef<Master.Command> master) {
+    this(system, directory, master, System::nanoTime);
+  }
+
+  MasterAllocation(ActorSystem<?> system, DirectoryCache directory,
+      org.apache.pekko.actor.typed.ActorRef<Master.Command> master, java.util.function.LongSupplier nanoTime) {
+    this.nanoTime = nanoTime;
     this.system = system;
     this.directory = directory;
     this.master = master;
@@ -95,7 +104,7 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
     if (shared != null) {
       return FutureConverters.asScala(shared);
     }
-    allocateWithin(requester, shardId, regions, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PATIENCE_MS))
+    allocateWithin(requester, shardId, regions, nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(PATIENCE_MS))
         .whenComplete((region, err) -> {
           inFlight.remove(shardId, mine);
           if (err != null) {
@@ -125,7 +134,7 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       // Not placeable yet, or the master did not answer in time (busy placing a dead node's
       // tablets, or moving to another node): ask again while there is time.
       boolean again = cause instanceof NotYet || cause instanceof java.util.concurrent.TimeoutException;
-      if (again && System.nanoTime() - deadline < 0) {
+      if (again && nanoTime.getAsLong() - deadline < 0) {
         return allocateWithin(requester, shardId, regions, deadline);
       }
       return err == null ? CompletableFuture.completedFuture(region) : CompletableFuture.<ActorRef>failedFuture(cause);
