@@ -166,9 +166,14 @@ public final class TabletServer implements Closeable {
    * the {@link Opened#recoveredLogs}). Returns the tablet already open if there is one; null
    * if the tablet was split (any child manifest a crash left unwritten is written first).
    * Blocks on file I/O.
+   *
+   * @param logs names of folders under {@code logs/} ({@code "n1.a"}), not paths
+   * @throws InvalidLogNameException if one of {@code logs} is not a folder's name (before
+   *     anything is opened)
    */
   public Opened openTablet(String table, String tabletId, byte[] startRow, byte[] endRow, Collection<String> logs)
       throws IOException {
+    logs.forEach(name -> InvalidLogNameException.check("logs", name));
     Tablet open = tablets.get(tabletId);
     if (open != null) {
       return new Opened(open, 0, List.of());
