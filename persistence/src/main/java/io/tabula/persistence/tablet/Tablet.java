@@ -144,24 +144,8 @@ public final class Tablet implements Closeable {
   /** Opens a tablet from manifest {@code v}, which this owner holds (it claimed or wrote that version). */
   static Tablet open(TabletEnv env, TableSchema schema, ManifestCodec.Versioned v) throws IOException {
     TabletManifest m = v.manifest();
-    Map<String, List<SSTableHandle>> files = new HashMap<>();
-    List<SSTableHandle> opened = new ArrayList<>();
-    try {
-      for (Map.Entry<String, List<TabletManifest.FileRef>> g : m.groups().entrySet()) {
-        boolean inMemory = schema.inMemory(g.getKey());
-        List<SSTableHandle> handles = new ArrayList<>();
-        for (TabletManifest.FileRef f : g.getValue()) {
-          SSTableHandle h = SSTableFiles.open(env, f.path(), f.owned(), inMemory);
-          opened.add(h);
-          handles.add(h);
-        }
-        files.put(g.getKey(), handles);
-      }
-    } catch (IOException | RuntimeException e) {
-      opened.forEach(h -> h.discard(false));
-      throw e;
-    }
-    Tablet t = new Tablet(env, schema, m, v.version(), new TabletVersion(env.newMemtable(), List.of(), files));
+    Tablet t = new Tablet(env, schema, m, v.version(), new TabletVersion(env.newMemtable(), List.of(),
+        SSTableFiles.openAll(env, schema, m)));
     env.memtables().register(t);
     return t;
   }
