@@ -432,9 +432,10 @@ public final class Tablet implements Closeable {
   }
 
   /**
-   * Holds or resumes merging compactions, for a tablet about to split: a merge started now
-   * would only delay the split's last flush, during which writes are refused, and the
-   * children merge their own files afterwards.
+   * Holds merging compactions (waiting for a running one to end), or releases one hold, for a
+   * tablet about to split: a merge started now would only delay the split, during which writes
+   * are refused, and the children merge their own files afterwards. Holds are counted: each
+   * {@code true} is released by one {@code false}.
    */
   public void holdMerges(boolean hold) {
     merges.hold(hold);
@@ -510,16 +511,27 @@ public final class Tablet implements Closeable {
   }
 
   /**
-   * Splits the tablet at {@code row} (paper §6 "Exploiting immutability"): stops taking
-   * writes, waits for those in flight, flushes the memtable, records the split in its
-   * manifest (the commit point), and returns the two children, opened, sharing the parent's
-   * SSTables. This tablet is closed afterwards.
+   * Splits the tablet at {@code row} (paper §6 "Exploiting immutability"): holds merges
+   * (waiting for a running one, which commits first: no merge commits into a split tablet),
+   * stops taking writes, waits for those in flight, flushes the memtable, records the split in
+   * its manifest (the commit point), and returns the two children, opened, sharing the
+   * parent's SSTables. This tablet is closed afterwards; if the split fails, merges resume.
    */
   public List<Tablet> split(byte[] row, String leftId, String rightId) throws IOException {
     if (ByteArrays.compare(row, startRow) <= 0 || (endRow.length > 0 && ByteArrays.compare(row, endRow) >= 0)) {
       throw new IllegalArgumentException("split row " + ByteArrays.show(row) + " is not strictly inside tablet "
           + tabletId);
     }
+    merges.hold(true);
+    try {
+      return splitHoldingMerges(row, leftId, rightId);
+    } catch (IOException | RuntimeException e) {
+      merges.hold(false);
+      throw e;
+    }
+  }
+
+  private List<Tablet> splitHoldingMerges(byte[] row, String leftId, String rightId) throws IOException {
     sequence.startSplit();
     try {
       TabletFlushes.join(freezeAndFlush());

@@ -25,7 +25,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Invariants: (1) the manifest and the files of the installed version change together,
  * under {@link #lock}; (2) a new manifest is durable before its version is installed;
- * (3) the redo point only grows; (4) once {@link #close closed}, a merge commits nothing;
+ * (3) the redo point only grows; (4) once {@link #close closed} or split, a merge commits nothing;
  * (5) files written for a change are deleted only if its manifest was certainly not
  * published, and files a change drops (older manifests too) only if it was published and a
  * look at this node's fence after that found none ({@link #mayDeleteAfter}).
@@ -147,16 +147,19 @@ final class TabletFiles {
    * committed, nothing changes, and {@code out} is deleted if the manifest was certainly not
    * published (else left to the master's sweep, as in {@link #addFlushed}). The inputs are
    * marked obsolete (deleted once no reader holds them) only if the commit was published and
-   * {@link #mayDeleteAfter} allows it: else they are left to the master's sweep too.
+   * {@link #mayDeleteAfter} allows it: else they are left to the master's sweep too. A merge
+   * commits nothing into a closed or split tablet (whose children name its inputs): {@code
+   * out} is deleted then. A split holds merges, so it waits for the running one instead.
    */
   void replaceMerged(String g, List<SSTableHandle> inputs, SSTableHandle out) throws IOException {
     lock.lock();
     try {
-      if (closed) {
-        throw new IOException("tablet " + tablet.id() + " closed during a merging compaction");
-      }
       ManifestCodec.Published published;
       try {
+        if (closed || manifest.state() != TabletManifest.State.ACTIVE) {
+          throw new IOException("tablet " + tablet.id() + " was " + (closed ? "closed" : "split")
+              + " during a merging compaction, which commits nothing");
+        }
         List<TabletManifest.FileRef> refs = manifest.files(g);
         int at = indexOfPath(refs, inputs.get(0).path());
         Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>(manifest.groups());
