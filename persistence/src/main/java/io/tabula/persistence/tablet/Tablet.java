@@ -71,6 +71,8 @@ public final class Tablet implements Closeable {
 
   /** Sequence numbers, visibility, and whether writes are taken. */
   private final TabletSequence sequence;
+  /** Server-assigned timestamps: never below the highest the tablet handed out. */
+  private final ServerTimes serverTimes;
 
   private final String table;
   private final String tabletId;
@@ -88,7 +90,8 @@ public final class Tablet implements Closeable {
     this.dir = dirOf(manifest.table(), manifest.tabletId());
     this.current = version;
     this.sequence = new TabletSequence(manifest.tabletId(), manifest.lastSequence());
-    this.files = new TabletFiles(this, manifest, manifestVersion);
+    this.serverTimes = new ServerTimes(env.clock(), manifest.maxServerTime());
+    this.files = new TabletFiles(this, manifest, manifestVersion, serverTimes);
     this.flushes = new TabletFlushes(this, files, this::scheduleMerge);
     this.merges = new TabletMerges(this, files, flushes);
   }
@@ -238,7 +241,9 @@ public final class Tablet implements Closeable {
       flushes.throwIfFlushesFail();
       return null;
     }
-    RowMutation resolved = MutationEntries.withServerTime(rm, this::serverTime);
+    // The log records the server time taken (the floor of later lives), apart from cells' timestamps.
+    MutationCodec.Logged payload = MutationEntries.withServerTime(rm, serverTimes::next);
+    RowMutation resolved = payload.mutation();
     long base = sequence.begin(ms.size());
     // Into the memtable now, invisible until the log has it, so the log writer's thread does
     // no insert: its callback below only takes a failed write out again, makes the sequence
@@ -246,7 +251,7 @@ public final class Tablet implements Closeable {
     // Group commits follow each other faster that way.
     long before = current.active.approximateBytes();
     Memtable target = insert(resolved, base);
-    CompletableFuture<Void> logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out))
+    CompletableFuture<Void> logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(payload, out))
         .whenComplete((ok, err) -> {
           if (err != null) {
             MutationEntries.forEach(resolved, base, (k, v) -> target.remove(k));
@@ -270,11 +275,6 @@ public final class Tablet implements Closeable {
     return flushes.flushBacklogFull();
   }
 
-  /** Server-assigned timestamps have millisecond granularity, as Cloud Bigtable's. */
-  private long serverTime() {
-    return env.clock().nowMicros() / 1000 * 1000;
-  }
-
   /** Adds the entries to the active memtable; returns it. */
   private Memtable insert(RowMutation rm, long base) {
     memLock.readLock().lock();
@@ -294,10 +294,13 @@ public final class Tablet implements Closeable {
 
   /**
    * Re-applies a commit-log record during recovery. Records at or below the redo point are
-   * ignored (already in SSTables); so is a record seen twice.
+   * ignored (already in SSTables); so is a record seen twice. Either way, the server time the
+   * record took raises the floor of the tablet's server times ({@link ServerTimes}).
    */
   public void replay(long base, byte[] payload) {
-    RowMutation rm = MutationCodec.decode(ByteBuffer.wrap(payload));
+    MutationCodec.Logged logged = MutationCodec.decodeLogged(ByteBuffer.wrap(payload));
+    serverTimes.raise(logged.serverTime());
+    RowMutation rm = logged.mutation();
     long last = base + rm.mutations().size() - 1;
     if (last <= files.redoPoint()) {
       return;

@@ -36,6 +36,8 @@ import java.util.concurrent.locks.ReentrantLock;
 final class TabletFiles {
   private final Tablet tablet;
   private final TabletEnv env;
+  /** The tablet's server times: each manifest records the highest handed out ({@link #commit}). */
+  private final ServerTimes serverTimes;
   /** Held while a manifest is committed and its version installed (short: one small file written). */
   private final ReentrantLock lock = new ReentrantLock();
 
@@ -51,9 +53,10 @@ final class TabletFiles {
   /** Set once, when the tablet closes. */
   private volatile boolean closed;
 
-  TabletFiles(Tablet tablet, TabletManifest manifest, long manifestVersion) {
+  TabletFiles(Tablet tablet, TabletManifest manifest, long manifestVersion, ServerTimes serverTimes) {
     this.tablet = tablet;
     this.env = tablet.env;
+    this.serverTimes = serverTimes;
     this.manifest = manifest;
     this.manifestVersion = manifestVersion;
     this.nextFileNumber = new AtomicLong(manifest.nextFileNumber());
@@ -112,7 +115,7 @@ final class TabletFiles {
           groups.put(g, refs);
         }
         published = commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()),
-            tablet.nextSequenceSnapshot() - 1, nextFileNumber.get()));
+            tablet.nextSequenceSnapshot() - 1, serverTimes.max(), nextFileNumber.get()));
       } catch (ManifestMaybeAdoptedException e) {
         written.values().forEach(h -> h.discard(false));
         throw e;
@@ -166,7 +169,7 @@ final class TabletFiles {
         groups.put(g, replaced(refs, at, at + inputs.size(), out == null ? null
             : new TabletManifest.FileRef(out.path(), true)));
         published = commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1,
-            nextFileNumber.get()));
+            serverTimes.max(), nextFileNumber.get()));
       } catch (ManifestMaybeAdoptedException e) {
         if (out != null) {
           out.discard(false);
@@ -272,8 +275,8 @@ final class TabletFiles {
   List<ManifestCodec.Versioned> recordSplit(TabletManifest.SplitInfo info, long lastSequence) throws IOException {
     lock.lock();
     try {
-      TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, nextFileNumber.get())
-          .asSplit(info);
+      TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, serverTimes.max(),
+          nextFileNumber.get()).asSplit(info);
       mayDeleteAfter(commit(parent));
       List<ManifestCodec.Versioned> children = new java.util.ArrayList<>();
       for (TabletManifest c : parent.children()) {
@@ -291,7 +294,9 @@ final class TabletFiles {
    * holds, which fails if that version exists ({@link ManifestConflictException}). A new owner
    * claims a version as it opens the tablet, so an owner that passed the fence check and then
    * froze cannot replace the new owner's manifest when it resumes (docs/fencing.md). Deletes
-   * nothing: the caller asks {@link #mayDeleteAfter} what it may delete.
+   * nothing: the caller asks {@link #mayDeleteAfter} what it may delete. The callers read
+   * {@code next}'s {@code maxServerTime} after the writes it covers took their server times: a
+   * write took it before it went into the memtable, so before that memtable froze and flushed.
    *
    * @throws ManifestMaybeAdoptedException if the version was published and then superseded, or
    *     whether it was published is unknown: the change's files must stay

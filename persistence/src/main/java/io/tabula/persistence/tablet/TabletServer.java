@@ -260,7 +260,8 @@ public final class TabletServer implements Closeable {
    * {@code leftId} and {@code rightId} of {@code table} (paper §5: "two existing tablets are
    * merged"): their row ranges joined, their SSTables referenced as they are (shared, not
    * owned: nothing is rewritten), and a redo point past both parents' sequences, so the child
-   * replays nothing and its new writes come after every cell it inherits. Both parents must
+   * replays nothing and its new writes come after every cell it inherits, and the higher of
+   * their highest server times, so its own are never below either's. Both parents must
    * be closed cleanly here (flushed) and stay closed; their manifests are left as they were,
    * and the master's directory decides which tablets exist. Blocks on file I/O.
    *
@@ -286,7 +287,8 @@ public final class TabletServer implements Closeable {
     }
     long last = Math.max(left.lastSequence(), right.lastSequence());
     TabletManifest child = new TabletManifest(table, childId, left.startRow(), right.endRow(),
-        TabletManifest.State.ACTIVE, last, last, 1, groups, null);
+        TabletManifest.State.ACTIVE, last, last, Math.max(left.maxServerTime(), right.maxServerTime()), 1, groups,
+        null);
     return ManifestCodec.create(storage, Tablet.dirOf(table, childId), child).manifest();
   }
 
