@@ -3,8 +3,6 @@ package io.tabula.persistence.tablet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tabula.persistence.model.Mutation;
-import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.read.ReadFilter;
 import io.tabula.persistence.schema.ColumnFamily;
 import io.tabula.persistence.schema.TableSchema;
@@ -51,11 +49,11 @@ class SplitWhileMergingTest {
     HoldingStorage storage = new HoldingStorage(new FileStorage(root));
     TabletServer server = open(storage);
     Tablet t = server.createTablet("tbl", "t1", ALL, ALL);
-    List<String> rows = new ArrayList<>(write(t, 0, 10));
+    List<String> rows = new ArrayList<>(LateManifestCommitTest.write(t, 0, 10));
     t.freezeAndFlush().join();
-    rows.addAll(write(t, 10, 20));
+    rows.addAll(LateManifestCommitTest.write(t, 10, 20));
     t.freezeAndFlush().join();
-    rows.addAll(write(t, 20, 25)); // in the memtable: the split flushes them
+    rows.addAll(LateManifestCommitTest.write(t, 20, 25)); // in the memtable: the split flushes them
 
     storage.holdNextSSTable();
     CompletableFuture<Void> merge = t.majorCompact();
@@ -122,17 +120,6 @@ class SplitWhileMergingTest {
       assertTrue(System.nanoTime() < deadline, "the split never waited for the merge");
       Thread.sleep(1);
     }
-  }
-
-  /** Writes rows {@code r<from>} to {@code r<to - 1>} (two digits), acknowledged; returns them. */
-  private static List<String> write(Tablet t, int from, int to) {
-    List<String> rows = new ArrayList<>();
-    for (int i = from; i < to; i++) {
-      String row = String.format("r%02d", i);
-      t.apply(RowMutation.of(b(row), new Mutation.SetCell("f", b("q"), 1000, b("v" + i)))).join();
-      rows.add(row);
-    }
-    return rows;
   }
 
   private static byte[] b(String s) {
