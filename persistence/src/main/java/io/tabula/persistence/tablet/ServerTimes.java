@@ -17,10 +17,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * write gets {@code max(floor(clock / 1000) * 1000, F)}, which becomes {@code F}. So:
  *
  * <ol>
- *   <li>No server time is below one handed out before it, in any life of the tablet, or of its
- *       parent (a split's children inherit its {@code F}, a merge's child the higher of its
- *       parents'). Two may be equal: one cell's versions at one timestamp are one version, and
- *       the write with the higher sequence number, the later, is the one read.
+ *   <li>No server time is below one handed out before it in this life, nor below that of a
+ *       write acknowledged before it was asked for in an earlier life of the tablet (a manifest
+ *       or a replayed record carries it) or of its parents (a split's children inherit the
+ *       parent's {@code F}, a merge's child the higher of its parents'). Two may be equal: one
+ *       cell's versions at one timestamp are one version, and the write with the higher
+ *       sequence number, the later, is the one read.
  *   <li>{@code F} moves with the clock: server times are the clock's whenever the clock is at
  *       or past {@code F}, and stay at {@code F} while it is behind. They never run ahead of
  *       the highest clock reading that gave one.
