@@ -9,10 +9,13 @@ import java.util.List;
 
 /**
  * Binary form of a {@link RowMutation}, as carried in commit-log records
- * (docs/formats/commitlog.md, "Row mutation"):
+ * (docs/formats/commitlog.md, "Row-mutation payload"): a record's payload is the row mutation
+ * as applied, preceded by the server time its cells took if any did ({@link Logged}):
  *
  * <pre>
- * varint rowLen | row | varint count | count × mutation
+ * payload := rowMutation                          (no cell took the server time)
+ *          | 0x00 | i64 serverTime | rowMutation  (cells sent with {@link Mutation#SERVER_TIME} took serverTime)
+ * rowMutation := varint rowLen | row | varint count | count × mutation
  * mutation := u8 code | fields
  *   1 SET_CELL       : bytes family | bytes qualifier | i64 timestamp | bytes value
  *   2 DELETE_COLUMN  : bytes family | bytes qualifier | i64 startInclusive | i64 endExclusive
@@ -21,10 +24,61 @@ import java.util.List;
  * bytes := varint length | that many bytes;  i64 := 8 bytes big-endian
  * </pre>
  *
- * The codes are {@link CellKind} codes. Stateless; thread-safe.
+ * The codes are {@link CellKind} codes. A row mutation never starts with a zero byte (its row
+ * is not empty, so the varint of its length is not 0): that byte marks the server time, so
+ * replay tells a server time from a client's timestamp, and payloads written before server
+ * times were logged read as they are. Stateless; thread-safe.
  */
 public final class MutationCodec {
   private MutationCodec() {}
+
+  /** The byte before a logged server time: a row mutation never starts with it. */
+  private static final byte SERVER_TIME_MARKER = 0;
+
+  /**
+   * A row mutation as a commit-log record carries it: resolved (no cell left at {@link
+   * Mutation#SERVER_TIME}), with the server time its cells sent without a timestamp took, or
+   * {@link #NO_SERVER_TIME} if none was.
+   */
+  public record Logged(RowMutation mutation, long serverTime) {
+    /** No cell of the row mutation took the server time. */
+    public static final long NO_SERVER_TIME = -1;
+
+    public Logged {
+      if (serverTime < 0 && serverTime != NO_SERVER_TIME) {
+        throw new IllegalArgumentException("a server time is at least 0, was " + serverTime);
+      }
+    }
+  }
+
+  /** Appends the payload of {@code logged} to {@code out}: its server time (if any), then its row mutation. */
+  public static void encodeTo(Logged logged, ByteSink out) {
+    if (logged.serverTime() != Logged.NO_SERVER_TIME) {
+      out.putByte(SERVER_TIME_MARKER).putLong(logged.serverTime());
+    }
+    encodeTo(logged.mutation(), out);
+  }
+
+  /**
+   * Decodes a payload {@link #encodeTo(Logged, ByteSink)} wrote, or a bare row mutation (a
+   * payload from before server times were logged: no server time).
+   *
+   * @throws IllegalArgumentException if the bytes are not a well-formed payload
+   */
+  public static Logged decodeLogged(ByteBuffer in) {
+    long serverTime = Logged.NO_SERVER_TIME;
+    if (in.hasRemaining() && in.get(in.position()) == SERVER_TIME_MARKER) {
+      in.get();
+      if (in.remaining() < Long.BYTES) {
+        throw new IllegalArgumentException("payload ends inside its server time");
+      }
+      serverTime = in.getLong();
+      if (serverTime < 0) {
+        throw new IllegalArgumentException("negative server time " + serverTime);
+      }
+    }
+    return new Logged(decode(in), serverTime);
+  }
 
   public static byte[] encode(RowMutation rm) {
     ByteSink out = new ByteSink(encodedSizeEstimate(rm));
@@ -65,7 +119,7 @@ public final class MutationCodec {
   }
 
   /**
-   * Decodes what {@link #encode} wrote.
+   * Decodes a row mutation {@link #encode} wrote.
    *
    * @throws IllegalArgumentException if the bytes are not a well-formed row mutation
    */

@@ -30,13 +30,15 @@ import java.util.zip.CRC32C;
  * manifest (docs/fencing.md).
  *
  * <pre>
- * header: u64 magic "TBLAMNFT" | u32 version | u32 body length | u32 CRC32C(body)
+ * header: u64 magic "TBLAMNFT" | u32 version (2) | u32 body length | u32 CRC32C(body)
  * body:   bytes table | bytes tabletId | bytes startRow | bytes endRow | u8 state
- *         | i64 redoPoint | i64 lastSequence | varint nextFileNumber
+ *         | i64 redoPoint | i64 lastSequence | i64 maxServerTime | varint nextFileNumber
  *         | varint groupCount × (bytes group | varint fileCount × (bytes path | u8 flags))
  *         | if state = SPLIT: bytes splitRow | bytes leftId | bytes rightId
  * bytes := varint length | bytes;  fixed-width integers big-endian;  flags bit 0 = owned
  * </pre>
+ *
+ * Version 1, still read, has no {@code maxServerTime} (read as 0: no server time known).
  */
 public final class ManifestCodec {
   private ManifestCodec() {}
@@ -250,8 +252,8 @@ public final class ManifestCodec {
   static byte[] encode(TabletManifest m) {
     ByteSink body = new ByteSink(256);
     body.putString(m.table()).putString(m.tabletId()).putLengthPrefixed(m.startRow()).putLengthPrefixed(m.endRow())
-        .putByte(m.state().code()).putLong(m.redoPoint()).putLong(m.lastSequence()).putVar(m.nextFileNumber())
-        .putVar(m.groups().size());
+        .putByte(m.state().code()).putLong(m.redoPoint()).putLong(m.lastSequence()).putLong(m.maxServerTime())
+        .putVar(m.nextFileNumber()).putVar(m.groups().size());
     m.groups().forEach((g, files) -> {
       body.putString(g).putVar(files.size());
       for (TabletManifest.FileRef f : files) {
@@ -280,7 +282,7 @@ public final class ManifestCodec {
       throw new CorruptionException(path, ManifestFormat.MAGIC_OFFSET, String.format("bad magic 0x%016x", magic));
     }
     int version = in.getInt(ManifestFormat.VERSION_OFFSET);
-    if (version != ManifestFormat.VERSION) {
+    if (version != ManifestFormat.VERSION && version != ManifestFormat.VERSION_WITHOUT_SERVER_TIME) {
       throw new CorruptionException(path, ManifestFormat.VERSION_OFFSET, "unknown manifest version " + version);
     }
     int len = in.getInt(ManifestFormat.BODY_LENGTH_OFFSET);
@@ -306,6 +308,7 @@ public final class ManifestCodec {
       }
       long redo = in.getLong();
       long last = in.getLong();
+      long maxServerTime = version == ManifestFormat.VERSION_WITHOUT_SERVER_TIME ? 0 : in.getLong();
       long nextFile = VarInts.getVarLong(in);
       int groupCount = VarInts.getVarInt(in);
       Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>();
@@ -326,7 +329,7 @@ public final class ManifestCodec {
       if (in.hasRemaining()) {
         throw new CorruptionException(path, in.position(), in.remaining() + " unexpected bytes after the body");
       }
-      return new TabletManifest(table, id, start, end, state, redo, last, nextFile, groups, split);
+      return new TabletManifest(table, id, start, end, state, redo, last, maxServerTime, nextFile, groups, split);
     } catch (BufferUnderflowException | IllegalArgumentException e) {
       throw new CorruptionException(path, in.position(), "malformed body: " + e.getMessage());
     }

@@ -5,7 +5,7 @@ package io.tabula.persistence.tablet;
  *
  * <pre>
  * offset 0  u64 magic            "TBLAMNFT"
- * offset 8  u32 format version   1
+ * offset 8  u32 format version   2 (1 is still read: no maxServerTime in the body)
  * offset 12 u32 body length      n
  * offset 16 u32 CRC32C of body
  * offset 20 body (n bytes)
@@ -16,7 +16,10 @@ final class ManifestFormat {
 
   /** ASCII "TBLAMNFT": TaBuLA MaNiFesT. */
   static final long MAGIC = 0x54424C414D4E4654L;
-  static final int VERSION = 1;
+  /** Written by this code: the body has {@code maxServerTime}. */
+  static final int VERSION = 2;
+  /** Still read: the body of version 2 without {@code maxServerTime}, which reads as 0. */
+  static final int VERSION_WITHOUT_SERVER_TIME = 1;
 
   static final int MAGIC_OFFSET = 0;
   static final int VERSION_OFFSET = MAGIC_OFFSET + 8;

@@ -1,6 +1,7 @@
 package io.tabula.persistence.tablet;
 
 import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.persistence.encoding.MutationCodec;
 import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.CellKind;
 import io.tabula.persistence.model.Mutation;
@@ -45,9 +46,10 @@ final class MutationEntries {
 
   /**
    * The row mutation with every {@link Mutation#SERVER_TIME} replaced by the time {@code
-   * clock} gives, read only if some mutation needs it.
+   * clock} gives, read only if some mutation needs it, and that time (or {@link
+   * MutationCodec.Logged#NO_SERVER_TIME}): what the commit log records.
    */
-  static RowMutation withServerTime(RowMutation rm, LongSupplier clock) {
+  static MutationCodec.Logged withServerTime(RowMutation rm, LongSupplier clock) {
     List<Mutation> out = null;
     long nowMicros = 0;
     List<Mutation> ms = rm.mutations();
@@ -60,6 +62,7 @@ final class MutationEntries {
         out.set(i, new Mutation.SetCell(s.family(), s.qualifier(), nowMicros, s.value()));
       }
     }
-    return out == null ? rm : new RowMutation(rm.row(), out);
+    return out == null ? new MutationCodec.Logged(rm, MutationCodec.Logged.NO_SERVER_TIME)
+        : new MutationCodec.Logged(new RowMutation(rm.row(), out), nowMicros);
   }
 }

@@ -10,6 +10,10 @@ import io.tabula.persistence.sstable.SSTableWriter;
 import io.tabula.persistence.storage.ReadableFile;
 import io.tabula.persistence.storage.SyncEvery;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 /** Writing a compaction's output to a new SSTable, and opening SSTables, for a tablet. */
 final class SSTableFiles {
@@ -43,6 +47,33 @@ final class SSTableFiles {
       }
     }
     return open(env, path, true, group.inMemory());
+  }
+
+  /**
+   * Opens every SSTable manifest {@code m} names, by locality group (newest first), each read
+   * whole into memory if {@code schema} says so for its group. If one fails to open, those
+   * already opened are closed again (their files kept).
+   */
+  static Map<String, List<SSTableHandle>> openAll(TabletEnv env, TableSchema schema, TabletManifest m)
+      throws IOException {
+    Map<String, List<SSTableHandle>> files = new HashMap<>();
+    List<SSTableHandle> opened = new ArrayList<>();
+    try {
+      for (Map.Entry<String, List<TabletManifest.FileRef>> g : m.groups().entrySet()) {
+        boolean inMemory = schema.inMemory(g.getKey());
+        List<SSTableHandle> handles = new ArrayList<>();
+        for (TabletManifest.FileRef f : g.getValue()) {
+          SSTableHandle h = open(env, f.path(), f.owned(), inMemory);
+          opened.add(h);
+          handles.add(h);
+        }
+        files.put(g.getKey(), handles);
+      }
+    } catch (IOException | RuntimeException e) {
+      opened.forEach(h -> h.discard(false));
+      throw e;
+    }
+    return files;
   }
 
   static SSTableHandle open(TabletEnv env, String path, boolean owned, boolean inMemory) throws IOException {

@@ -71,6 +71,8 @@ public final class Tablet implements Closeable {
 
   /** Sequence numbers, visibility, and whether writes are taken. */
   private final TabletSequence sequence;
+  /** Server-assigned timestamps: never below the highest the tablet handed out. */
+  private final ServerTimes serverTimes;
 
   private final String table;
   private final String tabletId;
@@ -88,7 +90,8 @@ public final class Tablet implements Closeable {
     this.dir = dirOf(manifest.table(), manifest.tabletId());
     this.current = version;
     this.sequence = new TabletSequence(manifest.tabletId(), manifest.lastSequence());
-    this.files = new TabletFiles(this, manifest, manifestVersion);
+    this.serverTimes = new ServerTimes(env.clock(), manifest.maxServerTime());
+    this.files = new TabletFiles(this, manifest, manifestVersion, serverTimes);
     this.flushes = new TabletFlushes(this, files, this::scheduleMerge);
     this.merges = new TabletMerges(this, files, flushes);
   }
@@ -144,24 +147,8 @@ public final class Tablet implements Closeable {
   /** Opens a tablet from manifest {@code v}, which this owner holds (it claimed or wrote that version). */
   static Tablet open(TabletEnv env, TableSchema schema, ManifestCodec.Versioned v) throws IOException {
     TabletManifest m = v.manifest();
-    Map<String, List<SSTableHandle>> files = new HashMap<>();
-    List<SSTableHandle> opened = new ArrayList<>();
-    try {
-      for (Map.Entry<String, List<TabletManifest.FileRef>> g : m.groups().entrySet()) {
-        boolean inMemory = schema.inMemory(g.getKey());
-        List<SSTableHandle> handles = new ArrayList<>();
-        for (TabletManifest.FileRef f : g.getValue()) {
-          SSTableHandle h = SSTableFiles.open(env, f.path(), f.owned(), inMemory);
-          opened.add(h);
-          handles.add(h);
-        }
-        files.put(g.getKey(), handles);
-      }
-    } catch (IOException | RuntimeException e) {
-      opened.forEach(h -> h.discard(false));
-      throw e;
-    }
-    Tablet t = new Tablet(env, schema, m, v.version(), new TabletVersion(env.newMemtable(), List.of(), files));
+    Tablet t = new Tablet(env, schema, m, v.version(), new TabletVersion(env.newMemtable(), List.of(),
+        SSTableFiles.openAll(env, schema, m)));
     env.memtables().register(t);
     return t;
   }
@@ -254,7 +241,9 @@ public final class Tablet implements Closeable {
       flushes.throwIfFlushesFail();
       return null;
     }
-    RowMutation resolved = MutationEntries.withServerTime(rm, this::serverTime);
+    // The log records the server time taken (the floor of later lives), apart from cells' timestamps.
+    MutationCodec.Logged payload = MutationEntries.withServerTime(rm, serverTimes::next);
+    RowMutation resolved = payload.mutation();
     long base = sequence.begin(ms.size());
     // Into the memtable now, invisible until the log has it, so the log writer's thread does
     // no insert: its callback below only takes a failed write out again, makes the sequence
@@ -262,7 +251,7 @@ public final class Tablet implements Closeable {
     // Group commits follow each other faster that way.
     long before = current.active.approximateBytes();
     Memtable target = insert(resolved, base);
-    CompletableFuture<Void> logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(resolved, out))
+    CompletableFuture<Void> logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(payload, out))
         .whenComplete((ok, err) -> {
           if (err != null) {
             MutationEntries.forEach(resolved, base, (k, v) -> target.remove(k));
@@ -286,11 +275,6 @@ public final class Tablet implements Closeable {
     return flushes.flushBacklogFull();
   }
 
-  /** Server-assigned timestamps have millisecond granularity, as Cloud Bigtable's. */
-  private long serverTime() {
-    return env.clock().nowMicros() / 1000 * 1000;
-  }
-
   /** Adds the entries to the active memtable; returns it. */
   private Memtable insert(RowMutation rm, long base) {
     memLock.readLock().lock();
@@ -310,10 +294,13 @@ public final class Tablet implements Closeable {
 
   /**
    * Re-applies a commit-log record during recovery. Records at or below the redo point are
-   * ignored (already in SSTables); so is a record seen twice.
+   * ignored (already in SSTables); so is a record seen twice. Either way, the server time the
+   * record took raises the floor of the tablet's server times ({@link ServerTimes}).
    */
   public void replay(long base, byte[] payload) {
-    RowMutation rm = MutationCodec.decode(ByteBuffer.wrap(payload));
+    MutationCodec.Logged logged = MutationCodec.decodeLogged(ByteBuffer.wrap(payload));
+    serverTimes.raise(logged.serverTime());
+    RowMutation rm = logged.mutation();
     long last = base + rm.mutations().size() - 1;
     if (last <= files.redoPoint()) {
       return;
@@ -448,9 +435,10 @@ public final class Tablet implements Closeable {
   }
 
   /**
-   * Holds or resumes merging compactions, for a tablet about to split: a merge started now
-   * would only delay the split's last flush, during which writes are refused, and the
-   * children merge their own files afterwards.
+   * Holds merging compactions (waiting for a running one to end), or releases one hold, for a
+   * tablet about to split: a merge started now would only delay the split, during which writes
+   * are refused, and the children merge their own files afterwards. Holds are counted: each
+   * {@code true} is released by one {@code false}.
    */
   public void holdMerges(boolean hold) {
     merges.hold(hold);
@@ -526,16 +514,27 @@ public final class Tablet implements Closeable {
   }
 
   /**
-   * Splits the tablet at {@code row} (paper §6 "Exploiting immutability"): stops taking
-   * writes, waits for those in flight, flushes the memtable, records the split in its
-   * manifest (the commit point), and returns the two children, opened, sharing the parent's
-   * SSTables. This tablet is closed afterwards.
+   * Splits the tablet at {@code row} (paper §6 "Exploiting immutability"): holds merges
+   * (waiting for a running one, which commits first: no merge commits into a split tablet),
+   * stops taking writes, waits for those in flight, flushes the memtable, records the split in
+   * its manifest (the commit point), and returns the two children, opened, sharing the
+   * parent's SSTables. This tablet is closed afterwards; if the split fails, merges resume.
    */
   public List<Tablet> split(byte[] row, String leftId, String rightId) throws IOException {
     if (ByteArrays.compare(row, startRow) <= 0 || (endRow.length > 0 && ByteArrays.compare(row, endRow) >= 0)) {
       throw new IllegalArgumentException("split row " + ByteArrays.show(row) + " is not strictly inside tablet "
           + tabletId);
     }
+    merges.hold(true);
+    try {
+      return splitHoldingMerges(row, leftId, rightId);
+    } catch (IOException | RuntimeException e) {
+      merges.hold(false);
+      throw e;
+    }
+  }
+
+  private List<Tablet> splitHoldingMerges(byte[] row, String leftId, String rightId) throws IOException {
     sequence.startSplit();
     try {
       TabletFlushes.join(freezeAndFlush());

@@ -25,7 +25,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Invariants: (1) the manifest and the files of the installed version change together,
  * under {@link #lock}; (2) a new manifest is durable before its version is installed;
- * (3) the redo point only grows; (4) once {@link #close closed}, a merge commits nothing;
+ * (3) the redo point only grows; (4) once {@link #close closed} or split, a merge commits nothing;
  * (5) files written for a change are deleted only if its manifest was certainly not
  * published, and files a change drops (older manifests too) only if it was published and a
  * look at this node's fence after that found none ({@link #mayDeleteAfter}).
@@ -36,6 +36,8 @@ import java.util.concurrent.locks.ReentrantLock;
 final class TabletFiles {
   private final Tablet tablet;
   private final TabletEnv env;
+  /** The tablet's server times: each manifest records the highest handed out ({@link #commit}). */
+  private final ServerTimes serverTimes;
   /** Held while a manifest is committed and its version installed (short: one small file written). */
   private final ReentrantLock lock = new ReentrantLock();
 
@@ -51,9 +53,10 @@ final class TabletFiles {
   /** Set once, when the tablet closes. */
   private volatile boolean closed;
 
-  TabletFiles(Tablet tablet, TabletManifest manifest, long manifestVersion) {
+  TabletFiles(Tablet tablet, TabletManifest manifest, long manifestVersion, ServerTimes serverTimes) {
     this.tablet = tablet;
     this.env = tablet.env;
+    this.serverTimes = serverTimes;
     this.manifest = manifest;
     this.manifestVersion = manifestVersion;
     this.nextFileNumber = new AtomicLong(manifest.nextFileNumber());
@@ -112,7 +115,7 @@ final class TabletFiles {
           groups.put(g, refs);
         }
         published = commit(manifest.withFiles(groups, Math.max(redoPoint, f.redoPoint()),
-            tablet.nextSequenceSnapshot() - 1, nextFileNumber.get()));
+            tablet.nextSequenceSnapshot() - 1, serverTimes.max(), nextFileNumber.get()));
       } catch (ManifestMaybeAdoptedException e) {
         written.values().forEach(h -> h.discard(false));
         throw e;
@@ -147,23 +150,26 @@ final class TabletFiles {
    * committed, nothing changes, and {@code out} is deleted if the manifest was certainly not
    * published (else left to the master's sweep, as in {@link #addFlushed}). The inputs are
    * marked obsolete (deleted once no reader holds them) only if the commit was published and
-   * {@link #mayDeleteAfter} allows it: else they are left to the master's sweep too.
+   * {@link #mayDeleteAfter} allows it: else they are left to the master's sweep too. A merge
+   * commits nothing into a closed or split tablet (whose children name its inputs): {@code
+   * out} is deleted then. A split holds merges, so it waits for the running one instead.
    */
   void replaceMerged(String g, List<SSTableHandle> inputs, SSTableHandle out) throws IOException {
     lock.lock();
     try {
-      if (closed) {
-        throw new IOException("tablet " + tablet.id() + " closed during a merging compaction");
-      }
       ManifestCodec.Published published;
       try {
+        if (closed || manifest.state() != TabletManifest.State.ACTIVE) {
+          throw new IOException("tablet " + tablet.id() + " was " + (closed ? "closed" : "split")
+              + " during a merging compaction, which commits nothing");
+        }
         List<TabletManifest.FileRef> refs = manifest.files(g);
         int at = indexOfPath(refs, inputs.get(0).path());
         Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>(manifest.groups());
         groups.put(g, replaced(refs, at, at + inputs.size(), out == null ? null
             : new TabletManifest.FileRef(out.path(), true)));
         published = commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1,
-            nextFileNumber.get()));
+            serverTimes.max(), nextFileNumber.get()));
       } catch (ManifestMaybeAdoptedException e) {
         if (out != null) {
           out.discard(false);
@@ -269,8 +275,8 @@ final class TabletFiles {
   List<ManifestCodec.Versioned> recordSplit(TabletManifest.SplitInfo info, long lastSequence) throws IOException {
     lock.lock();
     try {
-      TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, nextFileNumber.get())
-          .asSplit(info);
+      TabletManifest parent = manifest.withFiles(manifest.groups(), redoPoint, lastSequence, serverTimes.max(),
+          nextFileNumber.get()).asSplit(info);
       mayDeleteAfter(commit(parent));
       List<ManifestCodec.Versioned> children = new java.util.ArrayList<>();
       for (TabletManifest c : parent.children()) {
@@ -288,7 +294,9 @@ final class TabletFiles {
    * holds, which fails if that version exists ({@link ManifestConflictException}). A new owner
    * claims a version as it opens the tablet, so an owner that passed the fence check and then
    * froze cannot replace the new owner's manifest when it resumes (docs/fencing.md). Deletes
-   * nothing: the caller asks {@link #mayDeleteAfter} what it may delete.
+   * nothing: the caller asks {@link #mayDeleteAfter} what it may delete. The callers read
+   * {@code next}'s {@code maxServerTime} after the writes it covers took their server times: a
+   * write took it before it went into the memtable, so before that memtable froze and flushed.
    *
    * @throws ManifestMaybeAdoptedException if the version was published and then superseded, or
    *     whether it was published is unknown: the change's files must stay

@@ -15,10 +15,13 @@ import java.util.TreeMap;
  *
  * @param endRow exclusive end row; empty for "to the end of the table"
  * @param lastSequence the highest sequence number the tablet had assigned when this was written
+ * @param maxServerTime the highest server-assigned timestamp (µs) the tablet had handed out when
+ *     this was written, that it knew of; 0 for none ({@link ServerTimes})
  * @param split where and into what a {@link State#SPLIT} tablet was split; null otherwise
  */
 public record TabletManifest(String table, String tabletId, byte[] startRow, byte[] endRow, State state,
-    long redoPoint, long lastSequence, long nextFileNumber, Map<String, List<FileRef>> groups, SplitInfo split) {
+    long redoPoint, long lastSequence, long maxServerTime, long nextFileNumber, Map<String, List<FileRef>> groups,
+    SplitInfo split) {
 
   public TabletManifest {
     TreeMap<String, List<FileRef>> g = new TreeMap<>();
@@ -26,6 +29,9 @@ public record TabletManifest(String table, String tabletId, byte[] startRow, byt
     groups = java.util.Collections.unmodifiableSortedMap(g);
     if ((state == State.SPLIT) != (split != null)) {
       throw new IllegalArgumentException("a manifest has split details exactly when its state is SPLIT");
+    }
+    if (maxServerTime < 0) {
+      throw new IllegalArgumentException("a server time is at least 0, was " + maxServerTime);
     }
   }
 
@@ -78,7 +84,7 @@ public record TabletManifest(String table, String tabletId, byte[] startRow, byt
 
   /** A new, empty tablet. */
   public static TabletManifest empty(String table, String tabletId, byte[] startRow, byte[] endRow) {
-    return new TabletManifest(table, tabletId, startRow, endRow, State.ACTIVE, 0, 0, 1, Map.of(), null);
+    return new TabletManifest(table, tabletId, startRow, endRow, State.ACTIVE, 0, 0, 0, 1, Map.of(), null);
   }
 
   public List<FileRef> files(String group) {
@@ -90,19 +96,22 @@ public record TabletManifest(String table, String tabletId, byte[] startRow, byt
   }
 
   /** This manifest with other files, redo point and counters. */
-  public TabletManifest withFiles(Map<String, List<FileRef>> newGroups, long newRedo, long newLast, long newNextFile) {
-    return new TabletManifest(table, tabletId, startRow, endRow, state, newRedo, newLast, newNextFile, newGroups, null);
+  public TabletManifest withFiles(Map<String, List<FileRef>> newGroups, long newRedo, long newLast,
+      long newMaxServerTime, long newNextFile) {
+    return new TabletManifest(table, tabletId, startRow, endRow, state, newRedo, newLast, newMaxServerTime,
+        newNextFile, newGroups, null);
   }
 
   /** This tablet, retired by a split at {@code row} into the two named children. */
   public TabletManifest asSplit(SplitInfo info) {
     return new TabletManifest(table, tabletId, startRow, endRow, State.SPLIT, redoPoint, lastSequence,
-        nextFileNumber, groups, info);
+        maxServerTime, nextFileNumber, groups, info);
   }
 
   /**
    * The manifests of the two children of a split tablet: each covers its half of the row
-   * range and references every parent file as shared; no data is rewritten (paper §6).
+   * range and references every parent file as shared; no data is rewritten (paper §6). Each
+   * carries on the parent's sequence numbers and server times.
    */
   public List<TabletManifest> children() {
     if (split == null) {
@@ -116,17 +125,17 @@ public record TabletManifest(String table, String tabletId, byte[] startRow, byt
     });
     return List.of(
         new TabletManifest(table, split.leftId, startRow, split.splitRow, State.ACTIVE, lastSequence, lastSequence,
-            1, shared, null),
+            maxServerTime, 1, shared, null),
         new TabletManifest(table, split.rightId, split.splitRow, endRow, State.ACTIVE, lastSequence, lastSequence,
-            1, shared, null));
+            maxServerTime, 1, shared, null));
   }
 
   @Override
   public boolean equals(Object o) {
     return o instanceof TabletManifest m && table.equals(m.table) && tabletId.equals(m.tabletId)
         && Arrays.equals(startRow, m.startRow) && Arrays.equals(endRow, m.endRow) && state == m.state
-        && redoPoint == m.redoPoint && lastSequence == m.lastSequence && nextFileNumber == m.nextFileNumber
-        && groups.equals(m.groups) && java.util.Objects.equals(split, m.split);
+        && redoPoint == m.redoPoint && lastSequence == m.lastSequence && maxServerTime == m.maxServerTime
+        && nextFileNumber == m.nextFileNumber && groups.equals(m.groups) && java.util.Objects.equals(split, m.split);
   }
 
   @Override

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -21,7 +22,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>One merge runs at a time per tablet, under {@link #mergeLock}; a flush never waits for
  * it (writers wait for flushes, and a merge takes seconds). Merges can be held (a tablet
- * about to split or close must not have its files replaced under it).
+ * about to split or close must not have its files replaced under it): holding waits for the
+ * running merge to end, and none starts while a hold lasts.
  *
  * <p>Lock order (see {@link Tablet}): {@link #mergeLock}, then the files' lock. Never taken
  * together with the flush lock. Thread-safe.
@@ -34,7 +36,8 @@ final class TabletMerges {
   /** Held by the one merging compaction that runs at a time. */
   private final ReentrantLock mergeLock = new ReentrantLock();
   private final AtomicBoolean scheduled = new AtomicBoolean();
-  private volatile boolean held;
+  /** The holds in place ({@link #hold}): no merge starts while there is one. */
+  private final AtomicInteger holds = new AtomicInteger();
 
   TabletMerges(Tablet tablet, TabletFiles files, TabletFlushes flushes) {
     this.tablet = tablet;
@@ -49,7 +52,7 @@ final class TabletMerges {
    * again when it ends.
    */
   void schedule() {
-    if (!files.closed() && !held && scheduled.compareAndSet(false, true)) {
+    if (!files.closed() && !held() && scheduled.compareAndSet(false, true)) {
       env.merges().execute(() -> {
         scheduled.set(false);
         if (!mergeLock.tryLock()) {
@@ -75,7 +78,7 @@ final class TabletMerges {
       try {
         for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
           int n = tablet.currentVersion().files(g).size();
-          if (n > 0 && !held && !files.closed()) {
+          if (n > 0 && !held() && !files.closed()) {
             compact(g, 0, n);
           }
         }
@@ -86,17 +89,23 @@ final class TabletMerges {
   }
 
   /**
-   * Holds or resumes merging compactions, and when holding, waits for a running one to end:
-   * a tablet about to split or close must not have its files replaced under it.
+   * Holds merging compactions and waits for a running one to end (a tablet about to split or
+   * close must not have its files replaced under it), or releases one hold. Holds are counted:
+   * merges resume once each hold was released, so one holder's release never ends another's
+   * hold (a split asked for by a caller that holds merges already).
    */
   void hold(boolean hold) {
-    held = hold;
     if (hold) {
+      holds.incrementAndGet(); // before the lock: a merge that takes it after this sees the hold
       mergeLock.lock();
       mergeLock.unlock();
-    } else {
+    } else if (holds.updateAndGet(n -> Math.max(0, n - 1)) == 0) {
       schedule();
     }
+  }
+
+  private boolean held() {
+    return holds.get() > 0;
   }
 
   /** Merges one run of files of each group that has too many; whether it merged any. */
@@ -104,7 +113,7 @@ final class TabletMerges {
     boolean merged = false;
     int max = env.options().maxFilesPerGroup();
     for (String g : new ArrayList<>(tablet.currentVersion().files.keySet())) {
-      if (held || files.closed()) {
+      if (held() || files.closed()) {
         return merged;
       }
       List<SSTableHandle> fs = tablet.currentVersion().files(g);

@@ -166,9 +166,14 @@ public final class TabletServer implements Closeable {
    * the {@link Opened#recoveredLogs}). Returns the tablet already open if there is one; null
    * if the tablet was split (any child manifest a crash left unwritten is written first).
    * Blocks on file I/O.
+   *
+   * @param logs names of folders under {@code logs/} ({@code "n1.a"}), not paths
+   * @throws InvalidLogNameException if one of {@code logs} is not a folder's name (before
+   *     anything is opened)
    */
   public Opened openTablet(String table, String tabletId, byte[] startRow, byte[] endRow, Collection<String> logs)
       throws IOException {
+    logs.forEach(name -> InvalidLogNameException.check("logs", name));
     Tablet open = tablets.get(tabletId);
     if (open != null) {
       return new Opened(open, 0, List.of());
@@ -255,7 +260,8 @@ public final class TabletServer implements Closeable {
    * {@code leftId} and {@code rightId} of {@code table} (paper §5: "two existing tablets are
    * merged"): their row ranges joined, their SSTables referenced as they are (shared, not
    * owned: nothing is rewritten), and a redo point past both parents' sequences, so the child
-   * replays nothing and its new writes come after every cell it inherits. Both parents must
+   * replays nothing and its new writes come after every cell it inherits, and the higher of
+   * their highest server times, so its own are never below either's. Both parents must
    * be closed cleanly here (flushed) and stay closed; their manifests are left as they were,
    * and the master's directory decides which tablets exist. Blocks on file I/O.
    *
@@ -281,7 +287,8 @@ public final class TabletServer implements Closeable {
     }
     long last = Math.max(left.lastSequence(), right.lastSequence());
     TabletManifest child = new TabletManifest(table, childId, left.startRow(), right.endRow(),
-        TabletManifest.State.ACTIVE, last, last, 1, groups, null);
+        TabletManifest.State.ACTIVE, last, last, Math.max(left.maxServerTime(), right.maxServerTime()), 1, groups,
+        null);
     return ManifestCodec.create(storage, Tablet.dirOf(table, childId), child).manifest();
   }
 

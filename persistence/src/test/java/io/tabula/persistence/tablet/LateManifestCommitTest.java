@@ -218,7 +218,7 @@ class LateManifestCommitTest {
   }
 
   /** Writes rows {@code r<from>} to {@code r<to - 1>} (two digits), acknowledged; returns them. */
-  private static List<String> write(Tablet t, int from, int to) {
+  static List<String> write(Tablet t, int from, int to) {
     List<String> rows = new ArrayList<>();
     for (int i = from; i < to; i++) {
       String row = String.format("r%02d", i);

@@ -12,6 +12,7 @@ import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,8 +23,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The manifest format against golden files (format drift fails the build) and against
- * damage. Regenerate the golden files after a deliberate format change with
- * {@code -Dtabula.golden.write=persistence/src/test/resources/golden/manifest}.
+ * damage. The files of the current version ({@code golden/manifest/v2/}) must be reproduced
+ * byte for byte; those of version 1 ({@code golden/manifest/}, without {@code maxServerTime})
+ * must still be read. Regenerate the current version's files after a deliberate format change
+ * with {@code -Dtabula.golden.write=persistence/src/test/resources/golden/manifest/v2} and update
+ * docs/formats/manifest.md's worked example.
  */
 class ManifestCodecTest {
   @TempDir
@@ -36,19 +40,34 @@ class ManifestCodecTest {
     return TabletManifest.empty("model", "t0", new byte[0], new byte[0]);
   }
 
+  /** The highest server time of the golden manifest with files: 2023-11-14T22:13:20.123Z. */
+  private static final long SERVER_TIME = 1_700_000_000_123_000L;
+
   static TabletManifest withFiles() {
+    return withFiles(SERVER_TIME);
+  }
+
+  private static TabletManifest withFiles(long maxServerTime) {
     return new TabletManifest("webtable", "t7", b("com.cnn"), b("com.google"), TabletManifest.State.ACTIVE, 4711,
-        4800, 4, Map.of("default", List.of(new TabletManifest.FileRef("tables/webtable/t7/000003.sst", true),
+        4800, maxServerTime, 4, Map.of("default", List.of(new TabletManifest.FileRef("tables/webtable/t7/000003.sst", true),
             new TabletManifest.FileRef("tables/webtable/t1/000009.sst", false)),
             "anchor", List.of(new TabletManifest.FileRef("tables/webtable/t7/000002.sst", true))), null);
   }
 
   static TabletManifest split() {
-    return withFiles().asSplit(new TabletManifest.SplitInfo(b("com.example"), "t8", "t9"));
+    return split(SERVER_TIME);
+  }
+
+  private static TabletManifest split(long maxServerTime) {
+    return withFiles(maxServerTime).asSplit(new TabletManifest.SplitInfo(b("com.example"), "t8", "t9"));
   }
 
   private static final Map<String, TabletManifest> GOLDEN = Map.of("fresh.manifest", fresh(), "files.manifest",
       withFiles(), "split.manifest", split());
+
+  /** The files of version 1, each as it reads now: no server time known. */
+  private static final Map<String, TabletManifest> GOLDEN_V1 = Map.of("fresh.manifest", fresh(), "files.manifest",
+      withFiles(0), "split.manifest", split(0));
 
   @Test
   void goldenFilesDecodeAndAreReproducedByteForByte() throws IOException {
@@ -61,16 +80,28 @@ class ManifestCodecTest {
       return;
     }
     for (Map.Entry<String, TabletManifest> g : GOLDEN.entrySet()) {
-      byte[] encoded = ManifestCodec.encode(g.getValue());
-      byte[] golden;
-      try (InputStream in = getClass().getResourceAsStream("/golden/manifest/" + g.getKey())) {
-        if (in == null) {
-          throw new AssertionError("missing golden file golden/manifest/" + g.getKey());
-        }
-        golden = in.readAllBytes();
-      }
+      byte[] golden = golden("v2/" + g.getKey());
       assertEquals(g.getValue(), ManifestCodec.decode(g.getKey(), golden));
-      assertArrayEquals(golden, encoded, "encoder output drifted from golden/manifest/" + g.getKey());
+      assertArrayEquals(golden, ManifestCodec.encode(g.getValue()),
+          "encoder output drifted from golden/manifest/v2/" + g.getKey());
+    }
+  }
+
+  @Test
+  void versionOneGoldenFilesStillDecodeWithNoServerTime() throws IOException {
+    for (Map.Entry<String, TabletManifest> g : GOLDEN_V1.entrySet()) {
+      byte[] golden = golden(g.getKey());
+      assertEquals(1, ByteBuffer.wrap(golden).getInt(ManifestFormat.VERSION_OFFSET), g.getKey());
+      assertEquals(g.getValue(), ManifestCodec.decode(g.getKey(), golden));
+    }
+  }
+
+  private byte[] golden(String name) throws IOException {
+    try (InputStream in = getClass().getResourceAsStream("/golden/manifest/" + name)) {
+      if (in == null) {
+        throw new AssertionError("missing golden file golden/manifest/" + name);
+      }
+      return in.readAllBytes();
     }
   }
 
@@ -84,6 +115,7 @@ class ManifestCodecTest {
     assertArrayEquals(b("com.google"), kids.get(1).endRow());
     for (TabletManifest k : kids) {
       assertEquals(4800, k.redoPoint());
+      assertEquals(SERVER_TIME, k.maxServerTime(), "a child carries on the parent's server times");
       assertEquals(3, k.groups().values().stream().mapToLong(List::size).sum());
       k.groups().values().forEach(l -> l.forEach(f -> assertEquals(false, f.owned())));
     }

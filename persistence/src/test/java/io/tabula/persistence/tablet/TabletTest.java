@@ -420,6 +420,22 @@ class TabletTest {
     assertTrue(storage.list("tables/tbl/t1").stream().anyMatch(f -> f.endsWith(".sst")));
   }
 
+  /**
+   * The logs to replay are named as folders under {@code logs/}: a path there ("logs/n1") names
+   * a folder that does not exist, so the tablet would open without the writes of the log meant.
+   */
+  @Test
+  void openTabletRefusesALogNameThatIsAPath() throws IOException {
+    server = TabletServer.startOnDemand(new FileStorage(dir), TabletServer.Options.defaults("n2"), now::get,
+        t -> SCHEMA, (what, e) -> { });
+    InvalidLogNameException e = assertThrows(InvalidLogNameException.class,
+        () -> server.openTablet("tbl", "t1", new byte[0], new byte[0], List.of("n1", "logs/n1")));
+    assertEquals("logs", e.parameter());
+    assertEquals("logs/n1", e.name());
+    assertEquals(null, server.tablet("t1"), "nothing opened");
+    assertFalse(ManifestCodec.exists(server.env().storage(), Tablet.dirOf("tbl", "t1")), "nothing created");
+  }
+
   @Test
   void aFailedBackgroundFlushAndAFileLeftBehindAreReported() throws Exception {
     // The log does not sync, so writes succeed while every SSTable's sync fails.

@@ -25,7 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The commit-log format pinned by golden segments. The version 2 segment ({@code v2/}) is a
  * prepared one of 4 KiB: the writer must reproduce it byte for byte, zeros included, and a
  * plain segment must be the same bytes without the zeros; it must replay to the expected
- * records. The version 1 segment, written before segments were prepared, must still replay.
+ * records, the last of which took the server time (its payload carries that time apart from
+ * the cells' timestamps). The version 1 segment, written before segments were prepared and
+ * before payloads carried server times, must still replay to the first three.
  * After a deliberate format change, regenerate the current version with
  * {@code -Dtabula.golden.write=persistence/src/test/resources/golden/commitlog/v2} and update
  * docs/formats/commitlog.md's worked example.
@@ -38,15 +40,28 @@ class CommitLogGoldenTest {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  /** Three records, each acknowledged before the next is sent: three batches. */
+  /** A server time: 2023-11-14T22:13:20.123Z. */
+  private static final long SERVER_TIME = 1_700_000_000_123_000L;
+
+  /**
+   * Four records, each acknowledged before the next is sent: four batches. In the last, the
+   * first cell took the server time and the second has a client's timestamp.
+   */
   static List<Object[]> records() {
     return List.of(
-        new Object[] {"t1", 1L, RowMutation.of(b("com.cnn.www"), new Mutation.SetCell("contents", b(""), 3_000_000L,
-            b("<html>")))},
-        new Object[] {"t1", 2L, RowMutation.of(b("com.cnn.www"), new Mutation.SetCell("anchor", b("cnnsi.com"),
-            9_000_000L, b("CNN")), Mutation.DeleteFromColumn.allVersions("anchor", b("my.look.ca")))},
-        new Object[] {"t2", 7L, RowMutation.of(b("org.example"), new Mutation.DeleteFromFamily("anchor"),
-            Mutation.DeleteFromRow.INSTANCE)});
+        new Object[] {"t1", 1L, logged(RowMutation.of(b("com.cnn.www"), new Mutation.SetCell("contents", b(""),
+            3_000_000L, b("<html>"))))},
+        new Object[] {"t1", 2L, logged(RowMutation.of(b("com.cnn.www"), new Mutation.SetCell("anchor", b("cnnsi.com"),
+            9_000_000L, b("CNN")), Mutation.DeleteFromColumn.allVersions("anchor", b("my.look.ca"))))},
+        new Object[] {"t2", 7L, logged(RowMutation.of(b("org.example"), new Mutation.DeleteFromFamily("anchor"),
+            Mutation.DeleteFromRow.INSTANCE))},
+        new Object[] {"t1", 4L, new MutationCodec.Logged(RowMutation.of(b("com.cnn.www"),
+            new Mutation.SetCell("contents", b(""), SERVER_TIME, b("<html>2")),
+            new Mutation.SetCell("anchor", b("cnnsi.com"), 9_500_000L, b("CNN Sports"))), SERVER_TIME)});
+  }
+
+  private static MutationCodec.Logged logged(RowMutation rm) {
+    return new MutationCodec.Logged(rm, MutationCodec.Logged.NO_SERVER_TIME);
   }
 
   private static byte[] write(Path root, boolean prepared) throws IOException, InterruptedException {
@@ -56,7 +71,8 @@ class CommitLogGoldenTest {
         assertTrue(log.awaitPreparedSegment(30_000), "segment 1 prepared");
       }
       for (Object[] r : records()) {
-        log.append((String) r[0], (Long) r[1], MutationCodec.encode((RowMutation) r[2])).join();
+        MutationCodec.Logged payload = (MutationCodec.Logged) r[2];
+        log.append((String) r[0], (Long) r[1], out -> MutationCodec.encodeTo(payload, out)).join();
       }
     }
     try (ReadableFile f = storage.open("logs/000001.log")) {
@@ -90,33 +106,34 @@ class CommitLogGoldenTest {
     for (int i = plain.length; i < golden.length; i++) {
       assertEquals(0, golden[i], "after the batches, only zeros");
     }
-    assertReplays(golden);
+    assertReplays(golden, records());
   }
 
   @Test
   void versionOneSegmentStillReplays() throws IOException {
-    assertReplays(golden("000001.log"));
+    assertReplays(golden("000001.log"), records().subList(0, 3));
   }
 
-  private void assertReplays(byte[] golden) throws IOException {
+  private void assertReplays(byte[] golden, List<Object[]> want) throws IOException {
     Path copy = Files.createTempDirectory(dir, "copy");
     Files.createDirectories(copy.resolve("logs"));
     Files.write(copy.resolve("logs/000001.log"), golden);
     List<Object[]> got = new ArrayList<>();
     try (CommitLog log = CommitLog.open(new FileStorage(copy), "logs", CommitLogOptions.defaults())) {
-      ReplayResult r = log.replay((t, s, p) -> got.add(new Object[] {t, s, MutationCodec.decode(ByteBuffer.wrap(p))}));
-      assertEquals(3, r.records());
+      ReplayResult r = log.replay((t, s, p) -> got.add(new Object[] {t, s,
+          MutationCodec.decodeLogged(ByteBuffer.wrap(p))}));
+      assertEquals(want.size(), r.records());
       assertEquals(true, r.clean());
     }
-    List<Object[]> want = records();
     assertEquals(want.size(), got.size());
     for (int i = 0; i < want.size(); i++) {
       assertEquals(want.get(i)[0], got.get(i)[0]);
       assertEquals(want.get(i)[1], got.get(i)[1]);
-      RowMutation a = (RowMutation) want.get(i)[2];
-      RowMutation c = (RowMutation) got.get(i)[2];
-      assertArrayEquals(a.row(), c.row());
-      assertEquals(a.mutations().toString(), c.mutations().toString());
+      MutationCodec.Logged a = (MutationCodec.Logged) want.get(i)[2];
+      MutationCodec.Logged c = (MutationCodec.Logged) got.get(i)[2];
+      assertEquals(a.serverTime(), c.serverTime(), "the server time of record " + i);
+      assertArrayEquals(a.mutation().row(), c.mutation().row());
+      assertEquals(a.mutation().mutations().toString(), c.mutation().mutations().toString());
     }
   }
 }
