@@ -216,7 +216,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.info = info;
     this.blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
     this.reads = node.local().serve(info.table(), info.id(), tablet, ctx.getSelf());
-    this.writes = new TabletWrites(ctx, timers, tablet, reads, blockingIo, node.server().env().clock(), quiet);
+    this.writes = new TabletWrites(ctx, timers, tablet, reads, blockingIo, quiet);
     this.splits = new TabletSplits(ctx, node, tablet, info, blockingIo);
     this.reports = new TabletReports(info, tablet, node.master());
   }

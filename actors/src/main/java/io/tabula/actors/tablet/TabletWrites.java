@@ -10,12 +10,12 @@ import io.tabula.actors.tablet.TabletActor.ReadModifyWrite;
 import io.tabula.actors.tablet.TabletActor.RowDecided;
 import io.tabula.actors.tablet.TabletActor.WriteFinished;
 import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.persistence.encoding.MutationCodec;
 import io.tabula.persistence.model.Cell;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.read.ReadFilter;
-import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.CompiledFilter;
@@ -62,26 +62,24 @@ final class TabletWrites {
   static final long HELD_RETRY_MILLIS = 10;
 
   /** A write the engine could not take yet (flush backlog full), with what to do once it is durable. */
-  private record Held(RowMutation mutation, boolean finish, Consumer<Throwable> done) {}
+  private record Held(RowMutation mutation, long serverTime, boolean finish, Consumer<Throwable> done) {}
 
   private final ActorContext<Command> ctx;
   private final TimerScheduler<Command> timers;
   private final Tablet tablet;
   private final TabletReads reads;
   private final Executor blockingIo;
-  private final MicrosClock clock;
   private final QuietCompaction quiet;
   private final RowGate rows = new RowGate();
   private final ArrayDeque<Held> held = new ArrayDeque<>();
 
   TabletWrites(ActorContext<Command> ctx, TimerScheduler<Command> timers, Tablet tablet, TabletReads reads,
-      Executor blockingIo, MicrosClock clock, QuietCompaction quiet) {
+      Executor blockingIo, QuietCompaction quiet) {
     this.ctx = ctx;
     this.timers = timers;
     this.tablet = tablet;
     this.reads = reads;
     this.blockingIo = blockingIo;
-    this.clock = clock;
     this.quiet = quiet;
   }
 
@@ -131,6 +129,11 @@ final class TabletWrites {
    * through its own {@link WriteFinished}; without, the caller sends one.
    */
   private void apply(RowMutation rm, boolean finish, Consumer<Throwable> done) {
+    apply(rm, MutationCodec.Logged.NO_SERVER_TIME, finish, done);
+  }
+
+  /** {@link #apply(RowMutation, boolean, Consumer)} of cells stamped from {@code serverTime} ({@link Tablet#nextServerTime}). */
+  private void apply(RowMutation rm, long serverTime, boolean finish, Consumer<Throwable> done) {
     quiet.wrote();
     TabletLoad load = reads.load();
     Consumer<Throwable> counted = err -> {
@@ -139,17 +142,17 @@ final class TabletWrites {
       }
       done.accept(err);
     };
-    if (!held.isEmpty() || !tryApply(rm, finish, counted)) {
-      held.add(new Held(rm, finish, counted));
+    if (!held.isEmpty() || !tryApply(rm, serverTime, finish, counted)) {
+      held.add(new Held(rm, serverTime, finish, counted));
       timers.startSingleTimer(TabletActor.RetryHeldWrites.INSTANCE, Duration.ofMillis(HELD_RETRY_MILLIS));
     }
   }
 
   /** Whether the engine took the write (or refused it for good, which {@code done} hears of). */
-  private boolean tryApply(RowMutation rm, boolean finish, Consumer<Throwable> done) {
+  private boolean tryApply(RowMutation rm, long serverTime, boolean finish, Consumer<Throwable> done) {
     CompletableFuture<Void> f;
     try {
-      f = tablet.tryApply(rm);
+      f = serverTime == MutationCodec.Logged.NO_SERVER_TIME ? tablet.tryApply(rm) : tablet.tryApply(rm, serverTime);
     } catch (RuntimeException e) {
       done.accept(e);
       if (finish) {
@@ -174,7 +177,7 @@ final class TabletWrites {
   void retryHeld() {
     while (!held.isEmpty()) {
       Held h = held.peek();
-      if (!tryApply(h.mutation(), h.finish(), h.done())) {
+      if (!tryApply(h.mutation(), h.serverTime(), h.finish(), h.done())) {
         timers.startSingleTimer(TabletActor.RetryHeldWrites.INSTANCE, Duration.ofMillis(HELD_RETRY_MILLIS));
         return;
       }
@@ -208,7 +211,8 @@ final class TabletWrites {
           throw e.sentAs("predicate_filter");
         }
         List<Mutation> ms = matched ? c.onMatch() : c.onNoMatch();
-        return new Decision(ms.isEmpty() ? null : new RowMutation(c.row(), ms), matched);
+        return new Decision(ms.isEmpty() ? null : new RowMutation(c.row(), ms), matched,
+            MutationCodec.Logged.NO_SERVER_TIME);
       });
     });
   }
@@ -216,15 +220,17 @@ final class TabletWrites {
   void readModifyWrite(ReadModifyWrite c) {
     rows.exclusive(c.row(), () -> decideOffThread(c, () -> {
       Optional<Row> row = read(c.row());
-      long now = clock.nowMicros() / 1000 * 1000;
+      // A server time like a write's (never below one handed out before, also on an earlier node),
+      // and recorded as taken, so a later write's server time is never below these cells'.
+      long now = tablet.nextServerTime();
       List<Cell> cells = RowUpdates.apply(row.orElse(null), c.rules(), now);
       // Checked like any write: a qualifier or an appended value over its limit is refused here.
-      return new Decision(new RowMutation(c.row(), RowUpdates.asMutations(cells)), new Row(c.row(), cells));
+      return new Decision(new RowMutation(c.row(), RowUpdates.asMutations(cells)), new Row(c.row(), cells), now);
     }));
   }
 
   /** What a row-atomic request decided from the row: the write to make (or none) and the answer once it is durable. */
-  record Decision(RowMutation write, Object answer) {}
+  record Decision(RowMutation write, Object answer, long serverTime) {}
 
   /** A decision computed off the actor. */
   interface Decide {
@@ -265,8 +271,8 @@ final class TabletWrites {
     } else {
       rows.exclusiveWrote(row);
       Object answer = d.decision().answer();
-      apply(d.decision().write(), true, err -> replyTo.tell(err == null ? StatusReply.success(answer)
-          : Refusals.of(err).reply()));
+      apply(d.decision().write(), d.decision().serverTime(), true, err -> replyTo.tell(err == null
+          ? StatusReply.success(answer) : Refusals.of(err).reply()));
     }
   }
 

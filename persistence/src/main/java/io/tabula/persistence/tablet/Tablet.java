@@ -206,7 +206,7 @@ public final class Tablet implements Closeable {
    * @throws TabletUnavailableException if the row is outside the tablet or the tablet is not open
    */
   public CompletableFuture<Void> apply(RowMutation rm) {
-    return apply(rm, true);
+    return apply(rm, true, MutationCodec.Logged.NO_SERVER_TIME);
   }
 
   /**
@@ -220,10 +220,23 @@ public final class Tablet implements Closeable {
    *     failing (retrying would wait forever)
    */
   public CompletableFuture<Void> tryApply(RowMutation rm) {
-    return apply(rm, false);
+    return apply(rm, false, MutationCodec.Logged.NO_SERVER_TIME);
   }
 
-  private CompletableFuture<Void> apply(RowMutation rm, boolean mayWait) {
+  /**
+   * A server time for a caller that stamps cells itself (a read-modify-write), which then
+   * applies them with {@link #tryApply(RowMutation, long)}: never below one handed out before.
+   */
+  public long nextServerTime() {
+    return serverTimes.next();
+  }
+
+  /** {@link #tryApply(RowMutation)} of cells stamped from {@code serverTime}, which the log records as taken. */
+  public CompletableFuture<Void> tryApply(RowMutation rm, long serverTime) {
+    return apply(rm, false, serverTime);
+  }
+
+  private CompletableFuture<Void> apply(RowMutation rm, boolean mayWait, long taken) {
     if (!containsRow(rm.row())) {
       throw new TabletUnavailableException("row " + ByteArrays.show(rm.row()) + " is outside tablet " + tabletId);
     }
@@ -242,7 +255,9 @@ public final class Tablet implements Closeable {
       return null;
     }
     // The log records the server time taken (the floor of later lives), apart from cells' timestamps.
-    MutationCodec.Logged payload = MutationEntries.withServerTime(rm, serverTimes::next);
+    MutationCodec.Logged payload = taken == MutationCodec.Logged.NO_SERVER_TIME
+        ? MutationEntries.withServerTime(rm, serverTimes::next)
+        : new MutationCodec.Logged(MutationEntries.withServerTime(rm, () -> taken).mutation(), taken);
     RowMutation resolved = payload.mutation();
     long base = sequence.begin(ms.size());
     // Into the memtable now, invisible until the log has it, so the log writer's thread does

@@ -107,6 +107,24 @@ class ServerTimeTest {
     assertALaterWriteIsLatest(recovered, "r");
   }
 
+  /**
+   * Cells a caller stamps itself from the tablet's server time (a read-modify-write) count as
+   * handed out: applied with that time, their log record raises the floor of the next life, so
+   * a later server-time write is not shadowed by them after a crash.
+   */
+  @Test
+  void cellsStampedFromAServerTimeRaiseTheFloorOfTheNextLife() throws IOException {
+    TabletServer ahead = node("n1", AHEAD);
+    Tablet t = ahead.openTablet("tbl", "t1", ALL, ALL, List.of()).tablet();
+    long stamped = t.nextServerTime();
+    t.tryApply(RowMutation.of(b("r"), new Mutation.SetCell("f", b("q"), stamped, b("first"))), stamped).join();
+    ahead.abandon();
+    new FileStorage(root).fence("logs/n1");
+
+    Tablet recovered = node("n2", BEHIND).openTablet("tbl", "t1", ALL, ALL, List.of("n1")).tablet();
+    assertALaterWriteIsLatest(recovered, "r");
+  }
+
   /** A restart whose clock was stepped back (an NTP step), after a crash (replay) or a clean stop (manifest). */
   @ParameterizedTest(name = "crash={0}")
   @ValueSource(booleans = {true, false})
