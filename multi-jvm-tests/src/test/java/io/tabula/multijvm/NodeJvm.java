@@ -44,10 +44,19 @@ final class NodeJvm implements AutoCloseable {
    * cluster). A small heap and a light JIT, so that four fit beside the test.
    */
   static NodeJvm start(String name, Path data, NodeJvm seed, Path logs, Path config) throws IOException {
+    return start(name, name + ".log", data, seed, logs, config);
+  }
+
+  /**
+   * As {@link #start(String, Path, NodeJvm, Path, Path)}, its output in {@code logs/logName}:
+   * a later life of a node, under the same name, keeps the earlier life's log.
+   */
+  static NodeJvm start(String name, String logName, Path data, NodeJvm seed, Path logs, Path config)
+      throws IOException {
     int grpc = freePort();
     int http = freePort();
     int cluster = freePort();
-    Path log = logs.resolve(name + ".log");
+    Path log = logs.resolve(logName);
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
         "-XX:+ExitOnOutOfMemoryError", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
@@ -70,6 +79,10 @@ final class NodeJvm implements AutoCloseable {
 
   boolean alive() {
     return process.isAlive();
+  }
+
+  long pid() {
+    return process.pid();
   }
 
   /** Waits until the node answers {@code /ready} with 200 (Up, directory held, its tablets open). */
