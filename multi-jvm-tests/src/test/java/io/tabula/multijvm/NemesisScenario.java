@@ -125,14 +125,28 @@ final class NemesisScenario implements AutoCloseable {
     for (RegisterHistory.Violation v : bad) {
       long from = Math.max(v.from, report.origin());
       long to = Math.max(v.to, from);
-      report.violation(v.getMessage(), from, to, "row " + v.row + ", every operation from " + report.at(from - 3_000_000_000L)
-          + " to " + report.at(to + 3_000_000_000L) + " (repeated reads of one value through one client folded):\n"
-          + registers.rowHistory(v.row, from - 3_000_000_000L, to + 3_000_000_000L, report::at));
+      report.violation(v.getMessage(), from, to, around(registers, v.row, from, to));
     }
     checks.add("register histories: " + (bad.isEmpty() ? "every row linearizable" : bad.size() + " rows not "
         + "linearizable") + " (" + registers.size() + " operations)");
     checks.add(load.verify(healthy.get(0)));
     checkTablets(healthy);
+  }
+
+  /**
+   * Row {@code row}'s operations within 3 s of {@code from} and of {@code to} (the span of a
+   * violation), repeated reads of one value through one client folded.
+   */
+  private String around(RegisterHistory registers, String row, long from, long to) {
+    long margin = TimeUnit.SECONDS.toNanos(3);
+    if (to - from <= 2 * margin) {
+      return "row " + row + " from " + report.at(from - margin) + " to " + report.at(to + margin) + ":\n"
+          + registers.rowHistory(row, from - margin, to + margin, report::at);
+    }
+    return "row " + row + " from " + report.at(from - margin) + " to " + report.at(from + margin) + ":\n"
+        + registers.rowHistory(row, from - margin, from + margin, report::at)
+        + "row " + row + " from " + report.at(to - margin) + " to " + report.at(to + margin) + ":\n"
+        + registers.rowHistory(row, to - margin, to + margin, report::at);
   }
 
   /** Every tablet serving on a node of the cluster, every node listing the same ones, their ranges covering the keys once. */

@@ -151,43 +151,8 @@ final class RegisterHistory {
    * line in order of invocation, times shown by {@code clock}.
    */
   String rowHistory(String row, long from, long to, LongFunction<String> clock) {
-    StringBuilder sb = new StringBuilder();
-    List<Op> in = ops.stream().filter(op -> op.row().equals(row))
-        .filter(op -> op.invoked() <= to && (op.answered() >= from))
-        .sorted(Comparator.comparingLong(Op::invoked)).toList();
-    // Reads of one value through one client, one after another, are folded into one line.
-    Map<String, Op[]> run = new HashMap<>(); // via -> {first, last} of its current run of reads
-    Map<String, Integer> count = new HashMap<>();
-    for (Op op : in) {
-      Op[] r = run.get(op.via());
-      if (!op.write() && r != null && r[0].value().equals(op.value())) {
-        r[1] = op;
-        count.merge(op.via(), 1, Integer::sum);
-        continue;
-      }
-      flush(sb, run.remove(op.via()), count.remove(op.via()), clock);
-      if (op.write()) {
-        sb.append(line(op, clock));
-      } else {
-        run.put(op.via(), new Op[] {op, op});
-        count.put(op.via(), 1);
-      }
-    }
-    run.forEach((via, r) -> flush(sb, r, count.get(via), clock));
-    return sb.toString();
-  }
-
-  private static void flush(StringBuilder sb, Op[] run, Integer count, LongFunction<String> clock) {
-    if (run == null) {
-      return;
-    }
-    if (count == 1) {
-      sb.append(line(run[0], clock));
-    } else {
-      sb.append("  read  ").append(show(run[0].value())).append(" x").append(count).append(", invoked ")
-          .append(time(run[0].invoked(), clock)).append(" .. last answered ").append(time(run[1].answered(), clock))
-          .append(" via ").append(run[0].via()).append('\n');
-    }
+    return folded(ops.stream().filter(op -> op.row().equals(row))
+        .filter(op -> op.invoked() <= to && (op.answered() >= from)).toList(), clock);
   }
 
   private Map<String, List<Op>> byRow() {
@@ -288,10 +253,47 @@ final class RegisterHistory {
   }
 
   private static String ops(List<Op> ops, String a, String b, LongFunction<String> clock) {
+    return folded(ops.stream().filter(op -> op.value().equals(a) || op.value().equals(b)).toList(), clock);
+  }
+
+  /**
+   * {@code ops} one a line in order of invocation, except that reads of one value through one
+   * client, one after another, are folded into one line (how many, from the first's invocation
+   * to the last's answer).
+   */
+  private static String folded(List<Op> ops, LongFunction<String> clock) {
+    record Entry(long at, String text) {}
+    List<Entry> out = new ArrayList<>();
+    Map<String, Op[]> run = new HashMap<>(); // via -> {first, last} of its current run of reads
+    Map<String, Integer> count = new HashMap<>();
+    java.util.function.Consumer<String> close = via -> {
+      Op[] r = run.remove(via);
+      int n = count.remove(via);
+      out.add(new Entry(r[0].invoked(), n == 1 ? line(r[0], clock) : "  read  " + show(r[0].value()) + " x" + n
+          + ", invoked " + time(r[0].invoked(), clock) + " .. last answered " + time(r[1].answered(), clock)
+          + " via " + r[0].via() + "\n"));
+    };
+    for (Op op : ops.stream().sorted(Comparator.comparingLong(Op::invoked)).toList()) {
+      Op[] r = run.get(op.via());
+      if (!op.write() && r != null && r[0].value().equals(op.value())) {
+        r[1] = op;
+        count.merge(op.via(), 1, Integer::sum);
+        continue;
+      }
+      if (r != null) {
+        close.accept(op.via());
+      }
+      if (op.write()) {
+        out.add(new Entry(op.invoked(), line(op, clock)));
+      } else {
+        run.put(op.via(), new Op[] {op, op});
+        count.put(op.via(), 1);
+      }
+    }
+    new ArrayList<>(run.keySet()).forEach(close);
+    out.sort(Comparator.comparingLong(Entry::at));
     StringBuilder sb = new StringBuilder();
-    ops.stream().filter(op -> op.value().equals(a) || op.value().equals(b))
-        .sorted(Comparator.comparingLong(Op::invoked))
-        .forEach(op -> sb.append(line(op, clock)));
+    out.forEach(e -> sb.append(e.text()));
     return sb.toString();
   }
 
