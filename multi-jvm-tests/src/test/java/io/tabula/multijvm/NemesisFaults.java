@@ -31,6 +31,8 @@ final class NemesisFaults {
   static final Duration EXIT_AFTER_FSYNC_REFUSED = Duration.ofSeconds(90);
   static final Duration EXIT_AFTER_DRAIN = Duration.ofSeconds(120);
   private static final Duration CHANGE = Duration.ofSeconds(30);
+  /** How long Management HTTP (tablet lists, moves, drains) may take to answer on a healthy node. */
+  static final Duration MANAGEMENT = Duration.ofSeconds(30);
 
   private final NemesisCluster cluster;
   private final NemesisLoad load;
@@ -216,7 +218,7 @@ final class NemesisFaults {
 
   /** Moves tablet number {@code pick} (mod the count, in row order) to another node, and waits until it serves there. */
   private void move(int pick) throws IOException, InterruptedException, Unavailable {
-    List<String[]> tablets = NemesisGaps.tablets(cluster.healthy().get(0).jvm());
+    List<String[]> tablets = tablets("");
     String[] t = tablets.get(pick % tablets.size());
     List<String> others = new ArrayList<>(NemesisCluster.NAMES);
     others.remove(t[3]);
@@ -225,8 +227,7 @@ final class NemesisFaults {
 
   /** Asks to move one of {@code node}'s tablets (choice {@code pick}) to another node; does not wait for it. */
   private void moveAwayFrom(String node, int pick) throws IOException, InterruptedException, Unavailable {
-    List<String[]> mine = NemesisGaps.tablets(cluster.other(node).jvm()).stream().filter(t -> t[3].equals(node))
-        .toList();
+    List<String[]> mine = tablets(node).stream().filter(t -> t[3].equals(node)).toList();
     if (mine.isEmpty()) {
       report.event(node + " owns no tablet to move away");
       return;
@@ -235,13 +236,17 @@ final class NemesisFaults {
     List<String> others = new ArrayList<>(NemesisCluster.NAMES);
     others.remove(node);
     String to = others.get(pick % others.size());
-    HttpResponse<String> answer = cluster.other(node).jvm().post("/tabula/tablets/" + t[0] + "/move?to=" + to);
-    report.event("asked to move " + t[0] + " from " + node + " to " + to + ": " + answer.statusCode());
+    try {
+      HttpResponse<String> answer = cluster.other(node).jvm().post("/tabula/tablets/" + t[0] + "/move?to=" + to);
+      report.event("asked to move " + t[0] + " from " + node + " to " + to + ": " + answer.statusCode());
+    } catch (IOException e) {
+      report.event("asking to move " + t[0] + " from " + node + " to " + to + " failed: " + e);
+    }
   }
 
   /** Moves a tablet (choice {@code pick}) to {@code node}, and waits until it serves there. */
   private void moveTo(String node, int pick) throws IOException, InterruptedException, Unavailable {
-    List<String[]> tablets = NemesisGaps.tablets(cluster.other(node).jvm());
+    List<String[]> tablets = tablets(node);
     askMove(tablets.get(pick % tablets.size())[0], node);
   }
 
@@ -254,12 +259,12 @@ final class NemesisFaults {
     }
     long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     while (System.nanoTime() < deadline) {
-      String[] o = ClusterFixture.tablets(cluster.healthy().get(0).jvm(), "t").get(id);
+      String[] o = tablets("").stream().filter(t -> t[0].equals(id)).findFirst().orElse(null);
       if (o == null) {
         report.event(id + " is gone (split or merged) before its move to " + to + " finished");
         return;
       }
-      if (o[0].equals(to) && o[1].equals("serving")) {
+      if (o[3].equals(to) && o[4].equals("serving")) {
         report.event(id + " serves on " + to);
         return;
       }
@@ -273,18 +278,21 @@ final class NemesisFaults {
     HttpResponse<String> send() throws IOException, InterruptedException, Unavailable;
   }
 
-  /** Sends {@code ask}, and again while the master answers busy (409, 503) or does not answer, up to 30 s. */
-  private static HttpResponse<String> askAgainWhileBusy(Ask ask) throws IOException, InterruptedException,
-      Unavailable {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+  /**
+   * Sends {@code ask}, and again while the master answers busy (409, 503) or the node does not
+   * answer, up to {@link #MANAGEMENT}; a node that never answers is an unavailability.
+   */
+  private static HttpResponse<String> askAgainWhileBusy(Ask ask) throws InterruptedException, Unavailable {
+    long deadline = System.nanoTime() + MANAGEMENT.toNanos();
     while (true) {
       HttpResponse<String> answer;
       try {
         answer = ask.send();
-      } catch (java.net.http.HttpTimeoutException e) {
+      } catch (IOException e) {
         if (System.nanoTime() > deadline) {
-          throw e;
+          throw new Unavailable("Management HTTP did not answer within " + MANAGEMENT.toSeconds() + " s: " + e);
         }
+        Thread.sleep(500);
         continue;
       }
       boolean busy = answer.statusCode() == 409 || answer.statusCode() == 503;
@@ -295,36 +303,60 @@ final class NemesisFaults {
     }
   }
 
-  private boolean ownsATablet(String node) throws IOException, InterruptedException, Unavailable {
-    return ClusterFixture.tablets(cluster.other(node).jvm(), "t").values().stream()
-        .anyMatch(o -> o[0].equals(node) && o[1].equals("serving"));
+  private boolean ownsATablet(String node) throws InterruptedException, Unavailable {
+    return tablets(node).stream().anyMatch(t -> t[3].equals(node) && t[4].equals("serving"));
+  }
+
+  /**
+   * Table t's tablets ({@link NemesisGaps#tablets}) as a healthy node other than {@code besides}
+   * lists them, asking the healthy nodes in turn for up to {@link #MANAGEMENT}.
+   */
+  private List<String[]> tablets(String besides) throws InterruptedException, Unavailable {
+    long deadline = System.nanoTime() + MANAGEMENT.toNanos();
+    for (int turn = 0; ; turn++) {
+      List<Life> ask = cluster.healthy().stream().filter(l -> !l.name().equals(besides)).toList();
+      if (!ask.isEmpty()) {
+        try {
+          List<String[]> t = NemesisGaps.tablets(ask.get(turn % ask.size()).jvm());
+          if (!t.isEmpty()) {
+            return t;
+          }
+        } catch (IOException notNow) {
+          // that node did not answer in time; ask the next
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        throw new Unavailable("no node listed the tablets within " + MANAGEMENT.toSeconds() + " s");
+      }
+      Thread.sleep(500);
+    }
   }
 
   private void split(Step s) throws IOException, InterruptedException, Unavailable {
     int range = s.pick() % NemesisLoad.RANGES;
     List<Life> healthy = cluster.healthy();
     Life via = healthy.get(s.pick() % healthy.size());
-    int before = NemesisGaps.tablets(via.jvm()).size();
+    int before = tablets("").size();
     int acked = load.burst(range, s.number(), via);
     report.event(acked + " rows of the burst acknowledged through " + via.label());
     long deadline = System.nanoTime() + CHANGE.toNanos();
     int after = before;
     while (after <= before && System.nanoTime() < deadline) {
       Thread.sleep(500);
-      after = NemesisGaps.tablets(cluster.healthy().get(0).jvm()).size();
+      after = tablets("").size();
     }
     report.event("tablets of t: " + before + " before the burst, " + after + " now"
         + (after > before ? "" : " (no split within " + CHANGE.toSeconds() + " s)"));
   }
 
   /** Tablets of t that start at or after "z". */
-  private int zTablets() throws IOException, InterruptedException {
-    return (int) NemesisGaps.tablets(cluster.healthy().get(0).jvm()).stream()
+  private int zTablets() throws InterruptedException, Unavailable {
+    return (int) tablets("").stream()
         .filter(t -> t[1] != null && t[1].compareTo("z") >= 0).count();
   }
 
   /** Waits up to {@link #CHANGE} until the count of z tablets passes {@code done}; notes whether it did. */
-  private void awaitTablets(Predicate<Integer> done, String what) throws IOException, InterruptedException {
+  private void awaitTablets(Predicate<Integer> done, String what) throws InterruptedException, Unavailable {
     long deadline = System.nanoTime() + CHANGE.toNanos();
     while (System.nanoTime() < deadline) {
       int n = zTablets();

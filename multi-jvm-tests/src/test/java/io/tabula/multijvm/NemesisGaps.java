@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Thread-safe: one thread samples while the scenario runs.
  */
 final class NemesisGaps {
-  /** The tablet map at one moment: {id, start, end, owner} in row order, bounds as rows (null: open). */
+  /** The tablet map at one moment: {id, start, end, owner, state} in row order, bounds as rows (null: open). */
   private record Sample(long at, List<String[]> tablets) {}
 
   private final List<Sample> samples = new CopyOnWriteArrayList<>();
@@ -61,13 +61,13 @@ final class NemesisGaps {
     }
   }
 
-  /** {id, start, end, owner} of table t's tablets as {@code via} shows them, bounds as rows (null: open). */
+  /** {id, start, end, owner, state} of table t's tablets as {@code via} shows them, bounds as rows (null: open). */
   static List<String[]> tablets(NodeJvm via) throws IOException, InterruptedException {
     Map<String, String[]> owners = ClusterFixture.tablets(via, "t");
     List<String[]> out = new ArrayList<>();
     for (String[] r : ClusterFixture.ranges(via, "t")) {
       String[] o = owners.get(r[0]);
-      out.add(new String[] {r[0], row(r[1]), row(r[2]), o == null ? "?" : o[0]});
+      out.add(new String[] {r[0], row(r[1]), row(r[2]), o == null ? "?" : o[0], o == null ? "?" : o[1]});
     }
     return out;
   }
@@ -136,27 +136,33 @@ final class NemesisGaps {
         continue;
       }
       sb.append("\n").append(kind.label).append(":\n\n");
-      sb.append("| step | at | longest gap (ms) | register row, its tablet then | client bound to | what |\n");
-      sb.append("|---:|---:|---:|---|---|---|\n");
+      sb.append("| step | at | longest gap (ms) | register row, its tablet then | client bound to | each row's (s) "
+          + "| what |\n");
+      sb.append("|---:|---:|---:|---|---|---|---|\n");
       for (NemesisReport.StepWindow w : of) {
         long worst = -1;
         String where = "-";
         String via = "-";
+        StringBuilder each = new StringBuilder();
         for (Map.Entry<String, Map<String, long[]>> r : reads.entrySet()) {
+          long rowWorst = -1;
           for (Map.Entry<String, long[]> n : r.getValue().entrySet()) {
             if (n.getKey().equals(w.faulty())) {
               continue;
             }
             long[] gap = longestGap(n.getValue(), w.start(), w.end());
+            rowWorst = Math.max(rowWorst, gap == null ? -1 : gap[1] - gap[0]);
             if (gap != null && gap[1] - gap[0] > worst) {
               worst = gap[1] - gap[0];
               where = r.getKey() + " in " + tabletAt(r.getKey(), gap[1]);
               via = n.getKey();
             }
           }
+          each.append(each.length() == 0 ? "" : " ").append(r.getKey().replace(NemesisLoad.REGISTER, ""))
+              .append(':').append(rowWorst < 0 ? "-" : String.format("%.1f", rowWorst / 1e9));
         }
-        sb.append(String.format("| %d | %s | %s | %s | %s | %s |%n", w.number(), report.at(w.start()),
-            worst < 0 ? "-" : Long.toString(NemesisReport.ms(worst)), where, via, w.line().replace("|", "/")));
+        sb.append(String.format("| %d | %s | %s | %s | %s | %s | %s |%n", w.number(), report.at(w.start()),
+            worst < 0 ? "-" : Long.toString(NemesisReport.ms(worst)), where, via, each, w.line().replace("|", "/")));
       }
     }
     return sb.toString();

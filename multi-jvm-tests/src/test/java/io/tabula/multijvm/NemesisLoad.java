@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * node, from when it is ready until its process ends (a stopped life's clients keep their
  * calls waiting on it, and go on after it resumes): a writer of register rows and plain rows
  * with the official client, and a reader of every register row that reads each one every
- * 100 ms (2 s deadline), so the gaps between successful reads show what a fault costs. A
+ * 100 ms (each read cancelled after 2 s), so the gaps between successful reads show what a fault costs. A
  * writer and reader through the Tabula client too. Every register operation is recorded in a
  * {@link RegisterHistory} with its invocation and answer times, its outcome and its client;
  * every plain write is recorded as acknowledged or of unknown outcome.
@@ -180,6 +180,12 @@ final class NemesisLoad {
     }
     long invoked = System.nanoTime();
     ApiFuture<Row> f = c.readRowAsync(T, row, LATEST);
+    try {
+      // The client's deadline does not bound a read that waits on a stopped node: cancel it here.
+      reads.schedule(() -> f.cancel(true), 2, TimeUnit.SECONDS);
+    } catch (RejectedExecutionException stopped) {
+      f.cancel(true);
+    }
     ApiFutures.addCallback(f, new ApiFutureCallback<>() {
       @Override
       public void onSuccess(Row r) {
@@ -452,10 +458,22 @@ final class NemesisLoad {
     List<String> read = new ArrayList<>();
     long invoked = System.nanoTime();
     try (BigtableDataClient c = ClusterFixture.data(via.jvm())) {
-      for (Row r : c.readRows(Query.create(T))) {
-        String key = r.getKey().toStringUtf8();
-        if (!key.endsWith(REGISTER)) {
-          read.add(key);
+      for (int attempt = 1; ; attempt++) {
+        read.clear();
+        try {
+          for (Row r : c.readRows(Query.create(T))) {
+            String key = r.getKey().toStringUtf8();
+            if (!key.endsWith(REGISTER)) {
+              read.add(key);
+            }
+          }
+          break;
+        } catch (ApiException e) {
+          if (attempt == 3) {
+            report.violation("the read-back through " + via.label() + ", with the cluster healthy, failed three "
+                + "times: " + e, invoked, System.nanoTime(), "");
+            return "read-back through " + via.label() + " failed";
+          }
         }
       }
     }

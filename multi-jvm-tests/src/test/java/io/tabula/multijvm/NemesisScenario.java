@@ -158,9 +158,14 @@ final class NemesisScenario implements AutoCloseable {
       boolean serving = true;
       for (Life l : healthy) {
         StringBuilder sb = new StringBuilder();
-        for (Map.Entry<String, String[]> t : ClusterFixture.tablets(l.jvm(), "t").entrySet()) {
-          sb.append(t.getKey()).append('=').append(t.getValue()[0]).append('/').append(t.getValue()[1]).append(' ');
-          serving &= t.getValue()[1].equals("serving") && NemesisCluster.NAMES.contains(t.getValue()[0]);
+        try {
+          for (Map.Entry<String, String[]> t : ClusterFixture.tablets(l.jvm(), "t").entrySet()) {
+            sb.append(t.getKey()).append('=').append(t.getValue()[0]).append('/').append(t.getValue()[1]).append(' ');
+            serving &= t.getValue()[1].equals("serving") && NemesisCluster.NAMES.contains(t.getValue()[0]);
+          }
+        } catch (IOException e) {
+          sb.append("(did not answer: ").append(e).append(')');
+          serving = false;
         }
         views.put(l.label(), sb.toString());
       }

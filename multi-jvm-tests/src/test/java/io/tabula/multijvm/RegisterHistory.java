@@ -258,8 +258,8 @@ final class RegisterHistory {
 
   /**
    * {@code ops} one a line in order of invocation, except that reads of one value through one
-   * client, one after another, are folded into one line (how many, from the first's invocation
-   * to the last's answer).
+   * client, one after another, are folded into one line (how many, and the first's and the
+   * last's times).
    */
   private static String folded(List<Op> ops, LongFunction<String> clock) {
     record Entry(long at, String text) {}
@@ -270,8 +270,9 @@ final class RegisterHistory {
       Op[] r = run.remove(via);
       int n = count.remove(via);
       out.add(new Entry(r[0].invoked(), n == 1 ? line(r[0], clock) : "  read  " + show(r[0].value()) + " x" + n
-          + ", invoked " + time(r[0].invoked(), clock) + " .. last answered " + time(r[1].answered(), clock)
-          + " via " + r[0].via() + "\n"));
+          + " via " + r[0].via() + ": the first invoked " + time(r[0].invoked(), clock) + " answered "
+          + time(r[0].answered(), clock) + ", the last invoked " + time(r[1].invoked(), clock) + " answered "
+          + time(r[1].answered(), clock) + "\n"));
     };
     for (Op op : ops.stream().sorted(Comparator.comparingLong(Op::invoked)).toList()) {
       Op[] r = run.get(op.via());

@@ -157,6 +157,7 @@ class RegisterHistoryTest {
     assertTrue(found.get(0).getMessage().contains("via n2#1"), found.get(0).getMessage());
     String shown = h.rowHistory("r1", 0, 10, t -> "+" + t);
     assertTrue(shown.contains("write value b invoked +2 answered +3 via n2#1"), shown);
-    assertTrue(shown.contains("read  value a x2, invoked +4 .. last answered +7 via n3#1"), shown);
+    assertTrue(shown.contains("read  value a x2 via n3#1: the first invoked +4 answered +5, the last invoked +6 "
+        + "answered +7"), shown);
   }
 }
