@@ -68,19 +68,18 @@ final class ClusterFixture implements AutoCloseable {
    * again on other ports, up to three times.
    */
   NodeJvm add(String name) throws IOException, InterruptedException {
-    return start(name, name + ".log", nodes.isEmpty() ? null : nodes.get(0), config, Duration.ofSeconds(90));
+    return start(name, nodes.isEmpty() ? null : nodes.get(0), config, Duration.ofSeconds(90));
   }
 
   /**
-   * Starts node {@code name} joining {@code seed} (null: it forms the cluster), its output in
-   * {@code logName} under the root, with configuration {@code conf} (null: none), and waits up
-   * to {@code ready} until it is ready; retried on other ports as {@link #add} says. The node
-   * is added to {@link #nodes} as soon as its process starts, so {@link #close} stops it.
+   * Starts node {@code name} joining {@code seed} (null: it forms the cluster), with
+   * configuration {@code conf} (null: none), and waits up to {@code ready} until it is ready;
+   * retried on other ports as {@link #add} says. The node is added to {@link #nodes} as soon as
+   * its process starts, so {@link #close} stops it.
    */
-  NodeJvm start(String name, String logName, NodeJvm seed, Path conf, Duration ready)
-      throws IOException, InterruptedException {
+  NodeJvm start(String name, NodeJvm seed, Path conf, Duration ready) throws IOException, InterruptedException {
     for (int attempt = 1; ; attempt++) {
-      NodeJvm n = NodeJvm.start(name, logName, data, seed, root, conf);
+      NodeJvm n = NodeJvm.start(name, data, seed, root, conf);
       nodes.add(n);
       try {
         n.awaitReady(ready);
@@ -91,7 +90,8 @@ final class ClusterFixture implements AutoCloseable {
         }
         nodes.remove(n);
         n.close();
-        Files.move(n.log, n.log.resolveSibling(logName.replace(".log", "") + "-port-taken-" + attempt + ".log"));
+        Files.move(n.log, n.log.resolveSibling(n.log.getFileName().toString().replace(".log", "") + "-port-taken-"
+            + attempt + ".log"));
         System.out.println(name + ": a port was taken before it bound; starting it again on other ports");
         Thread.sleep(2_000);
       }

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * The four nodes of the nemesis scenario, n1 to n4, on one root: each name is served by one
  * life (a node process) at a time, except while a restart under the same name overlaps an
  * earlier life that is stopped. Starts lives (the same name, fresh ports, a log per life:
- * {@code n2.log}, then {@code n2-life2.log}, ...), sends them signals, cuts them off, and waits
+ * {@code n2.log}, then {@code n2-2.log}, ...), sends them signals, cuts them off, and waits
  * until the cluster is healthy: four lives Up and ready, and every tablet of table t serving
  * on one of them.
  *
@@ -141,11 +141,10 @@ final class NemesisCluster implements AutoCloseable {
     }
     while (true) {
       int number = lives.merge(name, 1, Integer::sum);
-      String logName = number == 1 ? name + ".log" : name + "-life" + number + ".log";
       Life life;
       try {
         NodeJvm seed = first ? null : other(name).jvm();
-        NodeJvm jvm = fixture.start(name, logName, seed, refusingFsync ? refusing : plain, READY);
+        NodeJvm jvm = fixture.start(name, seed, refusingFsync ? refusing : plain, READY);
         life = new Life(name, number, jvm, System.nanoTime());
       } catch (IllegalStateException e) {
         if (String.valueOf(e.getMessage()).contains("is already in the cluster") && System.nanoTime() < deadline) {
@@ -164,7 +163,7 @@ final class NemesisCluster implements AutoCloseable {
         current.put(name, life);
       }
       report.event(String.format("%s life %d ready (pid %d, gRPC %s, log %s%s)", name, number, life.jvm().pid(),
-          life.jvm().endpoint(), logName, refusingFsync ? ", on the fsync-refusing disk" : ""));
+          life.jvm().endpoint(), life.jvm().log.getFileName(), refusingFsync ? ", on the fsync-refusing disk" : ""));
       onStart.forEach(c -> c.accept(life));
       return life;
     }

@@ -44,19 +44,14 @@ final class NodeJvm implements AutoCloseable {
    * cluster). A small heap and a light JIT, so that four fit beside the test.
    */
   static NodeJvm start(String name, Path data, NodeJvm seed, Path logs, Path config) throws IOException {
-    return start(name, name + ".log", data, seed, logs, config);
-  }
-
-  /**
-   * As {@link #start(String, Path, NodeJvm, Path, Path)}, its output in {@code logs/logName}:
-   * a later life of a node, under the same name, keeps the earlier life's log.
-   */
-  static NodeJvm start(String name, String logName, Path data, NodeJvm seed, Path logs, Path config)
-      throws IOException {
     int grpc = freePort();
     int http = freePort();
     int cluster = freePort();
-    Path log = logs.resolve(logName);
+    // A node started again under its name (a new life) logs beside the earlier one's log.
+    Path log = logs.resolve(name + ".log");
+    for (int life = 2; Files.exists(log); life++) {
+      log = logs.resolve(name + "-" + life + ".log");
+    }
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
         "-XX:+ExitOnOutOfMemoryError", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
