@@ -139,8 +139,9 @@ final class NemesisLoad {
     try {
       BigtableDataClient c = ClusterFixture.data(life.jvm(), Duration.ofSeconds(2));
       clients.add(c);
+      AtomicInteger chains = new AtomicInteger(RANGES);
       for (int r = 0; r < RANGES; r++) {
-        readChain(life, c, register(r));
+        readChain(life, c, register(r), chains);
       }
     } catch (IOException e) {
       report.event("could not make a client for " + life.label() + ": " + e);
@@ -173,9 +174,15 @@ final class NemesisLoad {
     }
   }
 
-  /** Reads register {@code row} through {@code life} now, and again 100 ms after each answer, while the life runs. */
-  private void readChain(NemesisCluster.Life life, BigtableDataClient c, String row) {
+  /**
+   * Reads register {@code row} through {@code life} now, and again 100 ms after each answer,
+   * while the life runs; the last of its {@code chains} to end closes the client.
+   */
+  private void readChain(NemesisCluster.Life life, BigtableDataClient c, String row, AtomicInteger chains) {
     if (!running.get() || !life.jvm().alive()) {
+      if (chains.decrementAndGet() == 0 && clients.remove(c)) {
+        c.close();
+      }
       return;
     }
     long invoked = System.nanoTime();
@@ -201,7 +208,7 @@ final class NemesisLoad {
 
       private void next() {
         try {
-          reads.schedule(() -> readChain(life, c, row), 100, TimeUnit.MILLISECONDS);
+          reads.schedule(() -> readChain(life, c, row, chains), 100, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopped) {
           // the load has stopped
         }
@@ -349,6 +356,13 @@ final class NemesisLoad {
         Thread.sleep(200);
         continue;
       }
+      byLife.keySet().removeIf(l -> {
+        boolean gone = !l.jvm().alive();
+        if (gone && clients.remove(byLife.get(l))) {
+          byLife.get(l).close();
+        }
+        return gone;
+      });
       NemesisCluster.Life via = healthy.get(turn++ % healthy.size());
       BigtableDataClient c = byLife.get(via);
       if (c == null) {
@@ -419,7 +433,9 @@ final class NemesisLoad {
     }
     reads.shutdownNow();
     for (BigtableDataClient c : clients) {
-      c.close();
+      if (clients.remove(c)) {
+        c.close();
+      }
     }
     long ackedRegisters = registers.ops().stream().filter(o -> o.write() && o.answered() != RegisterHistory.NEVER)
         .count();

@@ -117,7 +117,7 @@ final class NemesisReport {
     sb.append("`bench/run-nemesis --minutes ").append(minutes).append(" --seed ").append(seed)
         .append("` (replay in the test: `").append(replay()).append("`), ")
         .append(Runtime.getRuntime().availableProcessors()).append(" cores. Times are seconds since the "
-        + "schedule's origin (the first node's start).\n\n");
+        + "scenario began (just before its first node started).\n\n");
     sb.append("## Schedule\n\n```\n");
     schedule.forEach(l -> sb.append(l).append('\n'));
     sb.append("```\n\n## Client-visible unavailability per fault\n\n").append(gaps).append('\n');

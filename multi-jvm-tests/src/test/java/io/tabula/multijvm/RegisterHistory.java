@@ -147,8 +147,8 @@ final class RegisterHistory {
   }
 
   /**
-   * Row {@code row}'s operations invoked or answered within [{@code from}, {@code to}], one a
-   * line in order of invocation, times shown by {@code clock}.
+   * Row {@code row}'s operations under way within [{@code from}, {@code to}], in order of
+   * invocation, repeated reads folded ({@link #folded}), times shown by {@code clock}.
    */
   String rowHistory(String row, long from, long to, LongFunction<String> clock) {
     return folded(ops.stream().filter(op -> op.row().equals(row))
