@@ -2,7 +2,6 @@ package io.tabula.multijvm;
 
 import io.tabula.multijvm.NemesisCluster.Life;
 import io.tabula.multijvm.NemesisCluster.Unavailable;
-import io.tabula.multijvm.NemesisSchedule.Kind;
 import io.tabula.multijvm.NemesisSchedule.Step;
 import java.io.IOException;
 import java.net.http.HttpResponse;
