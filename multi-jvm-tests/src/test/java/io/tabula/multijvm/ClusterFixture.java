@@ -40,7 +40,8 @@ final class ClusterFixture implements AutoCloseable {
 
   final Path root;
   final Path data;
-  final List<NodeJvm> nodes = new ArrayList<>();
+  /** Every node process started, in order; safe to read while a scenario starts more. */
+  final List<NodeJvm> nodes = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   /**
    * A fixture on a fresh temporary root, which outlives {@link #close} (that only stops the
@@ -67,11 +68,21 @@ final class ClusterFixture implements AutoCloseable {
    * again on other ports, up to three times.
    */
   NodeJvm add(String name) throws IOException, InterruptedException {
+    return start(name, nodes.isEmpty() ? null : nodes.get(0), config, Duration.ofSeconds(90));
+  }
+
+  /**
+   * Starts node {@code name} joining {@code seed} (null: it forms the cluster), with
+   * configuration {@code conf} (null: none), and waits up to {@code ready} until it is ready;
+   * retried on other ports as {@link #add} says. The node is added to {@link #nodes} as soon as
+   * its process starts, so {@link #close} stops it.
+   */
+  NodeJvm start(String name, NodeJvm seed, Path conf, Duration ready) throws IOException, InterruptedException {
     for (int attempt = 1; ; attempt++) {
-      NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config);
+      NodeJvm n = NodeJvm.start(name, data, seed, root, conf);
       nodes.add(n);
       try {
-        n.awaitReady(Duration.ofSeconds(90));
+        n.awaitReady(ready);
         return n;
       } catch (IllegalStateException e) {
         if (attempt >= 3 || n.alive() || !n.tail(400).contains("Address already in use")) {
@@ -79,11 +90,17 @@ final class ClusterFixture implements AutoCloseable {
         }
         nodes.remove(n);
         n.close();
-        Files.move(n.log, n.log.resolveSibling(name + "-port-taken-" + attempt + ".log"));
+        Files.move(n.log, n.log.resolveSibling(n.log.getFileName().toString().replace(".log", "") + "-port-taken-"
+            + attempt + ".log"));
         System.out.println(name + ": a port was taken before it bound; starting it again on other ports");
         Thread.sleep(2_000);
       }
     }
+  }
+
+  /** Writes {@code hocon} to {@code fileName} under the root, for {@link #start}; returns its path. */
+  Path config(String fileName, String hocon) throws IOException {
+    return Files.writeString(root.resolve(fileName), hocon);
   }
 
   NodeJvm node(String name) {

@@ -76,6 +76,10 @@ final class NodeJvm implements AutoCloseable {
     return process.isAlive();
   }
 
+  long pid() {
+    return process.pid();
+  }
+
   /** Waits until the node answers {@code /ready} with 200 (Up, directory held, its tablets open). */
   void awaitReady(Duration within) throws IOException, InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();

@@ -128,4 +128,36 @@ class RegisterHistoryTest {
     h.read("r2", null, 6, 7);
     assertTrue(rejected(h).contains("row r2"));
   }
+
+  @Test
+  void aLostWriteInsideALaterValuesSpanIsFoundAmongManyValues() {
+    RegisterHistory h = new RegisterHistory();
+    h.write("r", "a", 0, 1);
+    h.read("r", "a", 2, 3);
+    h.write("r", "b", 4, 5);
+    h.read("r", "b", 6, 7);
+    h.write("r", "c", 8, 9);
+    h.write("r", "d", 12, 13); // acknowledged, then lost: c is read after it
+    h.read("r", "c", 20, 21);
+    assertTrue(rejected(h).contains("value d was written and read within"));
+  }
+
+  @Test
+  void violationsNameEachBadRowAndItsHistoryShowsTheClientsWithRepeatedReadsFolded() {
+    RegisterHistory h = new RegisterHistory();
+    h.write("r1", "a", 0, 1, "n1#1");
+    h.write("r1", "b", 2, 3, "n2#1");
+    h.read("r1", "a", 4, 5, "n3#1"); // stale, twice
+    h.read("r1", "a", 6, 7, "n3#1");
+    h.write("r2", "c", 0, 1, "n1#1");
+    h.read("r2", "c", 2, 3, "n4#1");
+    java.util.List<RegisterHistory.Violation> found = h.violations(t -> "+" + t);
+    org.junit.jupiter.api.Assertions.assertEquals(1, found.size());
+    org.junit.jupiter.api.Assertions.assertEquals("r1", found.get(0).row);
+    assertTrue(found.get(0).getMessage().contains("via n2#1"), found.get(0).getMessage());
+    String shown = h.rowHistory("r1", 0, 10, t -> "+" + t);
+    assertTrue(shown.contains("write value b invoked +2 answered +3 via n2#1"), shown);
+    assertTrue(shown.contains("read  value a x2 via n3#1: the first invoked +4 answered +5, the last invoked +6 "
+        + "answered +7"), shown);
+  }
 }
