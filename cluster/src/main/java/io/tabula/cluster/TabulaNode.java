@@ -265,6 +265,7 @@ public final class TabulaNode implements AutoCloseable {
     system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
         org.apache.pekko.actor.typed.Props.empty());
     MasterNodes nodes = new ClusterMasterNodes(system, cluster, settings.name(), storage,
+        StorageRoots.name(config, settings), rootId,
         new FileSweeper(storage, config.getDuration("tabula.master.sweep-files-grace")));
     Master.Tablets tabletRefs = id -> TabletShards.of(system).tablet(id);
     MasterSettings masterSettings = MasterSettings.from(config.getConfig("tabula.master"));
