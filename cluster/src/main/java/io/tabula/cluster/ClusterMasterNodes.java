@@ -41,10 +41,10 @@ import org.slf4j.LoggerFactory;
  * never on the master's thread.
  *
  * <p>A fence is made only on the cluster's storage root: the root's identity is read again
- * first ({@link LogSweeper#fenceAll}), and on a root that is not the one this node started on (which
- * the cluster's join check compared) the fence is refused. Fencing there would write markers
- * no writer of the cluster looks at, and the recovery that follows would find the dead node's
- * logs absent and drop them.
+ * first ({@link LogSweeper#fenceAll}), and on a root that is not the one this node started on
+ * (which the cluster's join check compared) the fence is refused. Fencing there would write
+ * markers no writer of the cluster looks at, and the recovery that follows would find the dead
+ * node's logs absent and drop them.
  */
 final class ClusterMasterNodes implements MasterNodes {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterMasterNodes.class);

@@ -8,10 +8,10 @@ import org.apache.pekko.cluster.JoinConfigCompatChecker;
 import org.apache.pekko.cluster.Valid;
 
 /**
- * Pekko's join-time configuration check for the storage root (FENCING-REVIEW H6): a node may
- * join a cluster only if it sees the same storage root, told by the root's identity
- * ({@link io.tabula.persistence.storage.RootIdentity}), which each node puts in its
- * configuration before its actor system starts ({@link StorageRoots#identitySettings}).
+ * Pekko's join-time configuration check for the storage root (docs/deploy.md, "One shared
+ * storage root"): a node may join a cluster only if it sees the same storage root, told by the
+ * root's identity ({@link io.tabula.persistence.storage.RootIdentity}), which each node puts in
+ * its configuration before its actor system starts ({@link StorageRoots#identitySettings}).
  * Nodes on different roots would each open the other's tablets empty and fence logs that are
  * not there, losing every row silently.
  *

@@ -78,7 +78,7 @@ public final class TabletServer implements Closeable {
   }
 
   private final Storage storage;
-  /** The identity the storage root had when this server started; null if it had none (a root from before identities). */
+  /** The identity the storage root had when this server started; null if it had none (a root made before them). */
   private final UUID rootId;
   private final Function<String, TableSchema> schemas;
   private final CommitLog log;
