@@ -2,6 +2,8 @@ package io.tabula.cluster;
 
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.MasterNodes;
+import io.tabula.persistence.storage.RootMismatchException;
+import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.tablet.FileSweeper;
 import java.io.IOException;
@@ -10,10 +12,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -27,6 +31,8 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Down;
 import org.apache.pekko.cluster.typed.Leave;
 import org.apache.pekko.cluster.typed.Subscribe;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The cluster as the master of this node sees and acts on it ({@link MasterNodes}): Pekko's
@@ -34,8 +40,15 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * having the live nodes sort them into recovery pieces ({@link LogRecovery}); the sweep of
  * unreferenced SSTables ({@link FileSweeper}). File work runs on the blocking-I/O dispatcher,
  * never on the master's thread.
+ *
+ * <p>A fence is made only on the cluster's storage root: the root's identity is read again
+ * first ({@link LogSweeper#fenceAll}), and on a root that is not the one this node started on
+ * (which the cluster's join check compared) the fence is refused. Fencing there would write
+ * markers no writer of the cluster looks at, and the recovery that follows would find the dead
+ * node's logs absent and drop them.
  */
 final class ClusterMasterNodes implements MasterNodes {
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterMasterNodes.class);
   /** How long one node may take to sort one segment of a dead node's log (64 MiB by default). */
   private static final Duration SORT_TIMEOUT = Duration.ofSeconds(60);
   /** How long the master waits for a dead node's log to be sorted before it places the tablets anyway. */
@@ -45,16 +58,25 @@ final class ClusterMasterNodes implements MasterNodes {
   private final Cluster cluster;
   private final String self;
   private final Storage storage;
+  /** The storage root as its operator named it, for errors. */
+  private final String rootName;
+  /** The identity of the root this node started on, the cluster's. */
+  private final UUID rootId;
+  /** Whether a fence was refused on a root that is not the cluster's: logged once, with why. */
+  private final AtomicBoolean refusalLogged = new AtomicBoolean();
   private final FileSweeper fileSweeper;
   private final Executor blockingIo;
   /** Nodes seen downed or removed, by name; written by the watcher actor, read by the master. */
   private final Set<String> downedOrRemoved = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  ClusterMasterNodes(ActorSystem<?> system, Cluster cluster, String self, Storage storage, FileSweeper fileSweeper) {
+  ClusterMasterNodes(ActorSystem<?> system, Cluster cluster, String self, Storage storage, String rootName,
+      UUID rootId, FileSweeper fileSweeper) {
     this.system = system;
     this.cluster = cluster;
     this.self = self;
     this.storage = storage;
+    this.rootName = rootName;
+    this.rootId = rootId;
     this.fileSweeper = fileSweeper;
     this.blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
     ActorRef<ClusterEvent.ClusterDomainEvent> watcher = system.systemActorOf(
@@ -101,12 +123,32 @@ final class ClusterMasterNodes implements MasterNodes {
     return self;
   }
 
-  /** Fences the node's logs (but {@code spare}), then has the live nodes sort them into recovery pieces (LogRecovery). */
+  /**
+   * Fences the node's logs (but {@code spare}), then has the live nodes sort them into recovery
+   * pieces (LogRecovery). Fails with {@link RootMismatchException} (as the cause) if the storage root
+   * is not the cluster's.
+   *
+   * <p>A node with no log folder at all on the root is fenced with nothing to fence, and that
+   * is logged: it stopped before its storage engine opened its log (which a node does after it
+   * joins), so it acknowledged nothing, or its folders were deleted (a later life of the node
+   * deletes those no tablet names). No marker is left for it: a marker belongs to one life's
+   * folder, and the name a life of that node would give its folder is not known here.
+   */
   @Override
   public CompletionStage<Void> fence(String node, Set<String> spare) {
     return CompletableFuture.supplyAsync(() -> {
       try {
-        return LogSweeper.fenceAll(storage, node, spare);
+        List<String> fenced = LogSweeper.fenceAll(storage, rootName, rootId, node, spare);
+        if (fenced.isEmpty() && spare.isEmpty()) {
+          LOG.warn("node {} has no commit-log folder under logs/ on the storage root {}: nothing to fence (it "
+              + "stopped before it opened its commit log, or its folders were deleted)", node, rootName);
+        }
+        return fenced;
+      } catch (RootMismatchException e) {
+        if (refusalLogged.compareAndSet(false, true)) {
+          LOG.error("refusing to fence on a storage root that is not the cluster's: {}", e.getMessage());
+        }
+        throw new UncheckedIOException(e);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -116,13 +158,20 @@ final class ClusterMasterNodes implements MasterNodes {
         .completeOnTimeout(null, SORT_WAIT.toMillis(), TimeUnit.MILLISECONDS), blockingIo);
   }
 
+  /** Fences the commit-log folders {@code folders}, on the cluster's storage root only (as {@link #fence}). */
   @Override
   public CompletionStage<Void> fenceLogs(java.util.Collection<String> folders) {
     return CompletableFuture.runAsync(() -> {
       try {
+        RootIdentity.check(storage, rootName, rootId, "the commit logs " + folders + " are not fenced");
         for (String f : folders) {
           storage.fence(Storage.path("logs", f));
         }
+      } catch (RootMismatchException e) {
+        if (refusalLogged.compareAndSet(false, true)) {
+          LOG.error("refusing to fence on a storage root that is not the cluster's: {}", e.getMessage());
+        }
+        throw new UncheckedIOException(e);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

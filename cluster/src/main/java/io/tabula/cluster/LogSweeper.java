@@ -2,11 +2,14 @@ package io.tabula.cluster;
 
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletPlacement;
+import io.tabula.persistence.storage.RootIdentity;
+import io.tabula.persistence.storage.RootMismatchException;
 import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -54,10 +57,19 @@ final class LogSweeper {
 
   /**
    * Fences every commit-log folder of node {@code node} (each of its lives, docs/fencing.md) but
-   * those named in {@code spare}: a life that still runs acknowledges nothing more. Returns the
-   * folders fenced. Blocks on file I/O.
+   * those named in {@code spare} (the lives of its live members): a life that still runs
+   * acknowledges nothing more. Only on the cluster's storage root: the root's identity is read
+   * first and must be {@code rootId} (the root {@code rootName} this node started on). Returns
+   * the folders fenced: none if the node has no folder on this root but those spared. Blocks on
+   * file I/O.
+   *
+   * @throws RootMismatchException if the root is not the cluster's: nothing is fenced (the
+   *     markers would be where no writer of the cluster looks, and a recovery after them would
+   *     find the node's logs absent)
    */
-  static List<String> fenceAll(Storage storage, String node, Set<String> spare) throws IOException {
+  static List<String> fenceAll(Storage storage, String rootName, UUID rootId, String node, Set<String> spare)
+      throws IOException {
+    RootIdentity.check(storage, rootName, rootId, "node " + node + "'s commit logs are not fenced");
     List<String> fenced = new java.util.ArrayList<>();
     for (String f : folders(storage, node)) {
       if (!spare.contains(f)) {

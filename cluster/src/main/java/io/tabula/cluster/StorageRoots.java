@@ -3,10 +3,14 @@ package io.tabula.cluster;
 import com.typesafe.config.Config;
 import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.storage.HdfsStorage;
+import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.Storage;
+import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.UUID;
 
 /** A node's storage root, from its configuration: local files, HDFS, or a class of the operator's. */
 final class StorageRoots {
@@ -46,6 +50,40 @@ final class StorageRoots {
   static String name(Config config, NodeSettings settings) {
     String uri = config.getString("tabula.node.storage-uri").trim();
     return uri.isEmpty() ? settings.dataDir().toString() : uri;
+  }
+
+  /**
+   * The settings that carry the storage root's identity to Pekko's join-time check ({@link
+   * StorageRootCheck}): the root's id, read from the root (and written there first if the root
+   * has none: {@link RootIdentity#establish}), the root's name, and the check itself. Opens the
+   * root to do so, and closes it. Blocks on file I/O.
+   */
+  static Map<String, Object> identitySettings(Config config, NodeSettings settings) throws IOException {
+    Storage storage = open(config, settings.dataDir());
+    try {
+      return Map.of(StorageRootCheck.ID, RootIdentity.establish(storage).toString(), StorageRootCheck.NAME,
+          name(config, settings), StorageRootCheck.CHECKER_KEY, StorageRootCheck.class.getName());
+    } finally {
+      if (storage instanceof Closeable c) { // an HDFS client and its threads
+        c.close();
+      }
+    }
+  }
+
+  /**
+   * The identity of the storage root this node started on, as {@link #identitySettings} put it
+   * in its configuration.
+   *
+   * @throws IllegalArgumentException if the configuration has none (it was not made by
+   *     TabulaNode.embeddedConfig)
+   */
+  static UUID identity(Config config) {
+    String id = config.hasPath(StorageRootCheck.ID) ? config.getString(StorageRootCheck.ID).trim() : "";
+    if (id.isEmpty()) {
+      throw new IllegalArgumentException("the configuration has no storage root identity (" + StorageRootCheck.ID
+          + "); create the actor system with TabulaNode.embeddedConfig(...)");
+    }
+    return UUID.fromString(id);
   }
 
   /** The HDFS storage root {@code uri}, with the client settings of {@code hdfs} (tabula.node.hdfs). */

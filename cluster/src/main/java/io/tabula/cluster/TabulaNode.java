@@ -22,7 +22,7 @@ import io.tabula.cluster.sharding.LostRequests;
 import io.tabula.cluster.sharding.OwnedTablets;
 import io.tabula.cluster.sharding.TabletShards;
 import io.tabula.persistence.schema.TableSchema;
-import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.tablet.FileSweeper;
 import io.tabula.persistence.tablet.MicrosClock;
@@ -39,11 +39,13 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
@@ -154,10 +156,13 @@ public final class TabulaNode implements AutoCloseable {
    * The configuration an actor system that hosts a Tabula node runs with: {@code
    * application} (an application's own settings, with its {@code tabula.node} section) layered
    * as {@link #configuration} describes, and the settings derived from the node's (its cluster
-   * roles, remoting address, the master journal's) on top. An application that embeds a node
-   * creates its {@code ActorSystem}, named {@value #SYSTEM_NAME}, with this, then calls
-   * {@link #embed}. Creates the data directory. Each call names a new life of the node (the
-   * commit-log folder it will write, stated in its roles): create one actor system per call.
+   * roles, remoting address, the master journal's, the storage root's identity with the
+   * join-time check that compares it: {@link StorageRootCheck}) on top. An application that
+   * embeds a node creates its {@code ActorSystem}, named {@value #SYSTEM_NAME}, with this, then
+   * calls {@link #embed}. Creates the data directory, and opens the storage root to read its
+   * identity, writing one first if it has none (docs/formats/root-id.md). Each call
+   * names a new life of the node (the commit-log folder it will write, stated in its roles):
+   * create one actor system per call.
    */
   public static Config embeddedConfig(Config application) {
     Config config = configuration(application);
@@ -168,6 +173,12 @@ public final class TabulaNode implements AutoCloseable {
       throw new UncheckedIOException("cannot create the data directory " + settings.dataDir(), e);
     }
     Map<String, Object> derived = new HashMap<>(MasterJournalSetup.derivedSettings(config, settings));
+    try {
+      derived.putAll(StorageRoots.identitySettings(config, settings));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read or create the identity of the storage root "
+          + StorageRoots.name(config, settings) + ": " + e.getMessage(), e);
+    }
     derived.put("pekko.remote.artery.canonical.hostname", settings.host());
     derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
     // A node without a gRPC endpoint advertises port 0: clients are then sent to the node they asked.
@@ -210,6 +221,7 @@ public final class TabulaNode implements AutoCloseable {
           + "cluster has them");
     }
     NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
+    StorageRoots.identity(config);
     String role = ClusterNodes.roles(settings.name(), "", "", "").get(0);
     if (!config.getStringList("pekko.cluster.roles").contains(role)
         || ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).isEmpty()) {
@@ -227,20 +239,27 @@ public final class TabulaNode implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the storage root " + StorageRoots.name(config, settings), e);
     }
-    LOG.info("storage root: {}", storage instanceof FileStorage f ? f.root() : storage);
+    UUID rootId = StorageRoots.identity(config);
+    try {
+      // The root the configuration was made from, still (the join check compared that one).
+      RootIdentity.check(storage, StorageRoots.name(config, settings), rootId, "this node does not start");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e.getMessage(), e);
+    }
+    LOG.info("storage root: {} (root id {})", storage, rootId);
     Cluster cluster = Cluster.get(system);
     if (config.getString("tabula.node.join-by").equals("bootstrap")) {
       // Management HTTP first: the bootstrap's contact points are the nodes' Management endpoints.
       join(PekkoManagement.get(system).start(), wait, "starting Management HTTP");
       org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap.get(system).start();
-      awaitUp(cluster, "Pekko Management's cluster bootstrap", wait);
+      awaitUp(system, "Pekko Management's cluster bootstrap", wait);
       refuseDuplicateName(cluster, settings);
     } else if (!config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
       // An embedding application's own seed nodes: Pekko joins them by itself.
-      awaitUp(cluster, "pekko.cluster.seed-nodes", wait);
+      awaitUp(system, "pekko.cluster.seed-nodes " + config.getStringList("pekko.cluster.seed-nodes"), wait);
       refuseDuplicateName(cluster, settings);
     } else {
-      joinCluster(cluster, settings, wait);
+      joinCluster(system, settings, wait);
     }
     MasterJournalSetup.prepare(system, config, settings, storage, wait);
 
@@ -250,6 +269,7 @@ public final class TabulaNode implements AutoCloseable {
     system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
         org.apache.pekko.actor.typed.Props.empty());
     MasterNodes nodes = new ClusterMasterNodes(system, cluster, settings.name(), storage,
+        StorageRoots.name(config, settings), rootId,
         new FileSweeper(storage, config.getDuration("tabula.master.sweep-files-grace")));
     Master.Tablets tabletRefs = id -> TabletShards.of(system).tablet(id);
     MasterSettings masterSettings = MasterSettings.from(config.getConfig("tabula.master"));
@@ -350,7 +370,8 @@ public final class TabulaNode implements AutoCloseable {
    * waits until this node is Up. Refuses to start if a node of the same name is already a
    * member: two nodes of one name would be given each other's tablets.
    */
-  private static void joinCluster(Cluster cluster, NodeSettings settings, Duration wait) {
+  private static void joinCluster(ActorSystem<?> system, NodeSettings settings, Duration wait) {
+    Cluster cluster = Cluster.get(system);
     if (settings.join().isEmpty()) {
       cluster.manager().tell(Join.create(cluster.selfMember().address()));
     } else {
@@ -361,13 +382,27 @@ public final class TabulaNode implements AutoCloseable {
       }
       cluster.manager().tell(new JoinSeedNodes(seeds));
     }
-    awaitUp(cluster, "seeds " + settings.join(), wait);
+    awaitUp(system, "seeds " + settings.join(), wait);
     refuseDuplicateName(cluster, settings);
   }
 
-  private static void awaitUp(Cluster cluster, String how, Duration wait) {
+  /**
+   * Waits until this node is Up. Fails at once if its actor system began to shut down
+   * meanwhile: with {@link ClusterJoinRefusedException} when the cluster refused it at join
+   * (Pekko's configuration check, which compares the storage roots: {@link StorageRootCheck}).
+   */
+  private static void awaitUp(ActorSystem<?> system, String how, Duration wait) {
+    Cluster cluster = Cluster.get(system);
     long deadline = System.nanoTime() + wait.toNanos();
     while (cluster.selfMember().status() != MemberStatus.up()) {
+      java.util.Optional<CoordinatedShutdown.Reason> stopping = CoordinatedShutdown.get(system).getShutdownReason();
+      if (stopping.isPresent()) {
+        if (stopping.get() == CoordinatedShutdown.incompatibleConfigurationDetectedReason()) {
+          throw new ClusterJoinRefusedException(StorageRootCheck.refusedAtJoin(system.settings().config(), how));
+        }
+        throw new IllegalStateException("did not join the cluster (" + how + "): the node began to shut down ("
+            + stopping.get() + ")");
+      }
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException("did not join the cluster (" + how + ") within " + wait);
       }

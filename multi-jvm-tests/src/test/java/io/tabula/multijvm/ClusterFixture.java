@@ -103,6 +103,16 @@ final class ClusterFixture implements AutoCloseable {
     return Files.writeString(root.resolve(fileName), hocon);
   }
 
+  /**
+   * Starts node {@code name} over the storage root {@code data} (the scenario's own root, or
+   * another), joining the first node, without waiting for it to be ready: it may be refused.
+   */
+  NodeJvm start(String name, Path data) throws IOException {
+    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config);
+    nodes.add(n);
+    return n;
+  }
+
   NodeJvm node(String name) {
     return nodes.stream().filter(n -> n.name.equals(name)).findFirst().orElseThrow();
   }

@@ -172,9 +172,12 @@ final class TabletOpening {
     TabletInfo info = permit.tablet();
     String tabletId = info.id();
     TabletServer server = node.server();
+    java.util.List<String> logs = permit.logs();
+    // Without a manifest, a tablet is new only if the directory knows of no data of it.
+    TabletServer.IfNoManifest ifNone = info.files().isEmpty() && logs.isEmpty() ? TabletServer.IfNoManifest.CREATE
+        : TabletServer.IfNoManifest.FAIL;
     try {
-      TabletServer.Opened o = server.openTablet(info.table(), tabletId, info.startRow(), info.endRow(),
-          permit.logs());
+      TabletServer.Opened o = server.openTablet(info.table(), tabletId, info.startRow(), info.endRow(), logs, ifNone);
       if (o == null) {
         reportFinishedSplit(node, ManifestCodec.read(server.env().storage(), Tablet.dirOf(info.table(), tabletId)),
             system);
@@ -186,7 +189,7 @@ final class TabletOpening {
       }
       return new Opening(info, o);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot open tablet " + tabletId, e);
+      throw new UncheckedIOException("cannot open tablet " + tabletId + ": " + e.getMessage(), e);
     }
   }
 

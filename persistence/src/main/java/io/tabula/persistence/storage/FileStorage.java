@@ -27,6 +27,12 @@ public final class FileStorage implements Storage {
     return root;
   }
 
+  /** The root folder's path, as errors and logs name this storage. */
+  @Override
+  public String toString() {
+    return root.toString();
+  }
+
   private Path resolve(String path) {
     if (path.startsWith("/") || path.contains("..")) {
       throw new IllegalArgumentException("storage path must be relative and stay under the root: " + path);

@@ -66,4 +66,10 @@ public abstract class ForwardingStorage implements Storage {
   public void syncDirectory(String dir) throws IOException {
     delegate.syncDirectory(dir);
   }
+
+  /** The storage it forwards to, as errors and logs name it (a root's path or URI). */
+  @Override
+  public String toString() {
+    return delegate.toString();
+  }
 }

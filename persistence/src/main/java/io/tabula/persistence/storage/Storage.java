@@ -101,6 +101,11 @@ public interface Storage {
    * reads the folder after this call sees every record ever acknowledged from it. This default
    * makes an empty, durable {@value #FENCE_MARKER} file in the folder: a path-based check,
    * which a writer still holding its segment open cannot miss. Idempotent.
+   *
+   * <p>A folder that does not exist (deleted after its fencer listed it) is created holding
+   * only the marker: a tombstone, so that a writer which creates the folder again (its next
+   * segment) finds itself fenced. It does not stand for a log that was there: the caller
+   * decides what a missing folder means before fencing.
    */
   default void fence(String dir) throws IOException {
     String marker = path(dir, FENCE_MARKER);

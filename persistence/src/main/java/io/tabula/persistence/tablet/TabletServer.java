@@ -3,6 +3,8 @@ package io.tabula.persistence.tablet;
 import io.tabula.persistence.cache.BlockCache;
 import io.tabula.persistence.cache.ScanCache;
 import io.tabula.persistence.schema.TableSchema;
+import io.tabula.persistence.storage.RootIdentity;
+import io.tabula.persistence.storage.RootMismatchException;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.wal.CommitLog;
 import io.tabula.persistence.wal.CommitLogOptions;
@@ -15,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -29,6 +32,12 @@ import java.util.function.Function;
  * tablet with a manifest under {@code tables/} is opened, a split that was recorded but
  * not finished is finished, and the log is replayed into the tablets past their redo
  * points.
+ *
+ * <p>It remembers the identity of the storage root it started on ({@link RootIdentity}) and
+ * reads the root's identity again before it opens a tablet: on a root that is not that one
+ * (another machine's disk, a file system mounted over the data directory) a tablet's files
+ * are simply absent, and opening it would serve it empty. A tablet without a manifest is
+ * created only when its caller says it never held data ({@link IfNoManifest}).
  *
  * <p>Thread-safe. Owns the log, the cache, the executor and the tablets; {@link #close()}
  * flushes every tablet and closes them all.
@@ -69,6 +78,8 @@ public final class TabletServer implements Closeable {
   }
 
   private final Storage storage;
+  /** The identity the storage root had when this server started; null if it had none (a root made before them). */
+  private final UUID rootId;
   private final Function<String, TableSchema> schemas;
   private final CommitLog log;
   private final ExecutorService background;
@@ -92,9 +103,10 @@ public final class TabletServer implements Closeable {
   private final boolean onDemand;
   private ReplayResult recovery;
 
-  private TabletServer(Storage storage, Options options, MicrosClock clock, Function<String, TableSchema> schemas,
-      CommitLog log, BackgroundFailures failures, boolean onDemand) {
+  private TabletServer(Storage storage, UUID rootId, Options options, MicrosClock clock,
+      Function<String, TableSchema> schemas, CommitLog log, BackgroundFailures failures, boolean onDemand) {
     this.storage = storage;
+    this.rootId = rootId;
     this.schemas = schemas;
     this.log = log;
     this.logName = options.nodeId();
@@ -124,8 +136,9 @@ public final class TabletServer implements Closeable {
    */
   public static TabletServer open(Storage storage, Options options, MicrosClock clock,
       Function<String, TableSchema> schemas, BackgroundFailures failures) throws IOException {
+    UUID rootId = RootIdentity.read(storage).orElse(null);
     CommitLog log = CommitLog.open(storage, Storage.path("logs", options.nodeId()), options.log(), failures::report);
-    TabletServer server = new TabletServer(storage, options, clock, schemas, log, failures, false);
+    TabletServer server = new TabletServer(storage, rootId, options, clock, schemas, log, failures, false);
     try {
       server.recover();
     } catch (IOException | RuntimeException e) {
@@ -139,7 +152,8 @@ public final class TabletServer implements Closeable {
    * Starts the storage side of a cluster node: a new commit log in {@code logs/<nodeId>},
    * which must not exist yet (a restarted node takes a new name, so it never appends to the
    * log of its previous life), and no tablet open: the node opens each tablet it is given
-   * with {@link #openTablet}.
+   * with {@link #openTablet}. A cluster node's root has an identity ({@link
+   * RootIdentity#establish}) before this: every open is checked against it.
    *
    * @param schemas the schema of a table by name (the master's metadata)
    */
@@ -150,39 +164,72 @@ public final class TabletServer implements Closeable {
       throw new IllegalStateException("commit-log folder " + dir + " already exists: a node's log folder is never "
           + "reused");
     }
-    return new TabletServer(storage, options, clock, schemas, CommitLog.open(storage, dir, options.log(), failures::report),
-        failures, true);
+    UUID rootId = RootIdentity.read(storage).orElse(null);
+    return new TabletServer(storage, rootId, options, clock, schemas, CommitLog.open(storage, dir, options.log(),
+        failures::report), failures, true);
   }
 
   /** A tablet this server opened, and what it replayed from the logs it was given to open it. */
   public record Opened(Tablet tablet, long replayedRecords, List<String> recoveredLogs) {}
 
+  /** What {@link #openTablet} does with a tablet that has no manifest. */
+  public enum IfNoManifest {
+    /**
+     * Creates it, empty: whoever places the tablet knows it never held data (in a cluster, the
+     * master's directory records no file of it and names no log that may hold its writes).
+     */
+    CREATE,
+    /** Fails with {@link TabletMissingException}: the tablet held data, and this root does not have it. */
+    FAIL
+  }
+
   /**
-   * Opens tablet {@code tabletId} of {@code table} from its manifest (creating it, empty,
-   * over {@code [startRow, endRow)} if it has none), then replays its records past its redo
-   * point from each of {@code logs} other than this server's own: the logs of earlier
-   * incarnations that served it without closing it cleanly. If anything was replayed the
-   * tablet flushes before this returns, so those logs are no longer needed for it (they are
-   * the {@link Opened#recoveredLogs}). Returns the tablet already open if there is one; null
-   * if the tablet was split (any child manifest a crash left unwritten is written first).
-   * Blocks on file I/O.
+   * {@link #openTablet(String, String, byte[], byte[], Collection, IfNoManifest)} creating a
+   * tablet that has no manifest: for a caller that knows every tablet it opens without one is
+   * new (a single process, a test). A cluster node asks its master's directory instead.
+   */
+  public Opened openTablet(String table, String tabletId, byte[] startRow, byte[] endRow, Collection<String> logs)
+      throws IOException {
+    return openTablet(table, tabletId, startRow, endRow, logs, IfNoManifest.CREATE);
+  }
+
+  /**
+   * Opens tablet {@code tabletId} of {@code table} from its manifest (if it has none: creating
+   * it, empty, over {@code [startRow, endRow)}, or failing, as {@code ifNoManifest} says), then
+   * replays its records past its redo point from each of {@code logs} other than this server's
+   * own: the logs of earlier incarnations that served it without closing it cleanly. If
+   * anything was replayed the tablet flushes before this returns, so those logs are no longer
+   * needed for it (they are the {@link Opened#recoveredLogs}). Returns the tablet already open
+   * if there is one; null if the tablet was split (any child manifest a crash left unwritten is
+   * written first). Blocks on file I/O.
    *
    * @param logs names of folders under {@code logs/} ({@code "n1.a"}), not paths
    * @throws InvalidLogNameException if one of {@code logs} is not a folder's name (before
    *     anything is opened)
+   * @throws RootMismatchException if the storage root's identity is not the one this server
+   *     started with (or it has none now): nothing is read or written
+   * @throws TabletMissingException if the tablet has no manifest and {@code ifNoManifest} is
+   *     {@link IfNoManifest#FAIL}: nothing is written
    */
-  public Opened openTablet(String table, String tabletId, byte[] startRow, byte[] endRow, Collection<String> logs)
-      throws IOException {
+  public Opened openTablet(String table, String tabletId, byte[] startRow, byte[] endRow, Collection<String> logs,
+      IfNoManifest ifNoManifest) throws IOException {
     logs.forEach(name -> InvalidLogNameException.check("logs", name));
     Tablet open = tablets.get(tabletId);
     if (open != null) {
       return new Opened(open, 0, List.of());
+    }
+    if (rootId != null) {
+      RootIdentity.check(storage, storage.toString(), rootId, "tablet " + tabletId + " of table " + table
+          + " is not opened");
     }
     // A tablet whose close failed here has its writes since its last flush in this server's own
     // log: it replays that too (its sealed segments, and the live one up to what is written).
     boolean pinned = closedUnflushed.containsKey(tabletId);
     String dir = Tablet.dirOf(table, tabletId);
     if (!ManifestCodec.exists(storage, dir)) {
+      if (ifNoManifest == IfNoManifest.FAIL) {
+        throw new TabletMissingException(table, tabletId, dir, storage.toString());
+      }
       return new Opened(createTablet(table, tabletId, startRow, endRow), 0, List.of());
     }
     ManifestCodec.Versioned claimed = ManifestCodec.claim(storage, dir);

@@ -1,0 +1,137 @@
+package io.tabula.multijvm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.models.Query;
+import com.google.cloud.bigtable.data.v2.models.Row;
+import com.google.cloud.bigtable.data.v2.models.RowMutation;
+import com.google.cloud.bigtable.data.v2.models.TableId;
+import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.RootIdentity;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Nodes that do not share one storage root (FENCING-REVIEW H6; docs/fencing.md's assumption
+ * of one shared root): n1 on root A, n2 on root B joining n1, which is what two machines
+ * with local disks look like. Were they one cluster, a tablet moved from n1 to n2 would open
+ * on B, find no manifest there, and serve empty: every row lost, with no error anywhere.
+ * The join must be refused, naming both roots, before any tablet can move, and n1 keeps
+ * serving its rows.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+@ExtendWith(ClusterFixture.LogsOnFailure.class)
+class SeparateRootsTest {
+  private static final List<String> KEYS = List.of("a1", "a2", "a3", "m1", "m2", "m3");
+
+  @Test
+  void aNodeOnAnotherStorageRootIsRefusedAtJoin() throws Exception {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      NodeJvm n1 = cluster.add("n1");
+      ClusterFixture.createTable(n1, "t", List.of("k"));
+      try (BigtableDataClient c = ClusterFixture.data(n1)) {
+        for (String k : KEYS) {
+          c.mutateRow(RowMutation.create(TableId.of("t"), k).setCell("f", "q", "v-" + k));
+        }
+        assertEquals(KEYS, read(c), "the rows, through n1");
+      }
+
+      Path rootB = Files.createDirectories(cluster.root.resolve("data-b"));
+      NodeJvm n2 = cluster.start("n2", rootB);
+      if (readyOrExited(n2)) {
+        // The cluster formed over two roots: this is what it costs.
+        for (String id : ClusterFixture.tablets(n1, "t").keySet()) {
+          var answer = n1.post("/tabula/tablets/" + id + "/move?to=n2");
+          assertEquals(202, answer.statusCode(), answer.body());
+          awaitServingAt(n1, id, "n2");
+        }
+        try (BigtableDataClient c = ClusterFixture.data(n1)) {
+          assertEquals(KEYS, read(c), "the rows read back through n1 after both tablets moved to n2, "
+              + "which joined over another storage root");
+        }
+        fail("n2, on another storage root, joined n1's cluster");
+      }
+      assertFalse(n2.alive(), "n2 stopped");
+      String idA = RootIdentity.read(new FileStorage(cluster.data)).orElseThrow().toString();
+      String idB = RootIdentity.read(new FileStorage(rootB)).orElseThrow().toString();
+      String refused = line(n2.tail(400), "tabula: the cluster");
+      assertContains(refused, "refused this node at join", "n2 exits with why");
+      assertContains(refused, rootB + " (root id " + idB + ")", "n2's error names its own root");
+      assertContains(refused, "docs/deploy.md", "n2's error points at the deployment guide");
+      String refusal = line(n1.tail(2000), "Found incompatible settings");
+      assertContains(refusal, rootB + " (root id " + idB + ")", "n1's refusal names n2's root");
+      assertContains(refusal, cluster.data + " (root id " + idA + ")", "n1's refusal names the cluster's root");
+      assertContains(refusal, "one shared storage root", "n1's refusal says what is wrong");
+
+      Map<String, String[]> tablets = ClusterFixture.tablets(n1, "t");
+      for (String[] owner : tablets.values()) {
+        assertEquals("n1", owner[0], "no tablet left n1");
+      }
+      try (BigtableDataClient c = ClusterFixture.data(n1)) {
+        assertEquals(KEYS, read(c), "n1 still serves every row");
+      }
+    }
+  }
+
+  private static List<String> read(BigtableDataClient c) {
+    List<String> keys = new ArrayList<>();
+    for (Row r : c.readRows(Query.create(TableId.of("t")))) {
+      keys.add(r.getKey().toStringUtf8());
+    }
+    return keys;
+  }
+
+  /** The first line of {@code log} that contains {@code part}. */
+  private static String line(String log, String part) {
+    return log.lines().filter(l -> l.contains(part)).findFirst()
+        .orElseGet(() -> fail("no line with \"" + part + "\" in:\n" + log));
+  }
+
+  private static void assertContains(String text, String part, String what) {
+    if (!text.contains(part)) {
+      fail(what + ": no \"" + part + "\" in:\n" + text);
+    }
+  }
+
+  /** Waits until {@code n} is ready (true) or its process has ended (false), up to 120 s. */
+  private static boolean readyOrExited(NodeJvm n) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+    while (n.alive()) {
+      try {
+        if (n.get("/ready").statusCode() == 200) {
+          return true;
+        }
+      } catch (IOException notYet) {
+        // not listening yet
+      }
+      if (System.nanoTime() > deadline) {
+        fail(n.name + " neither became ready nor stopped within 120 s; its log:\n" + n.tail(80));
+      }
+      Thread.sleep(200);
+    }
+    return false;
+  }
+
+  private static void awaitServingAt(NodeJvm via, String id, String to) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      String[] o = ClusterFixture.tablets(via, "t").get(id);
+      if (o != null && o[0].equals(to) && o[1].equals("serving")) {
+        return;
+      }
+      Thread.sleep(100);
+    }
+    fail("tablet " + id + " did not serve at " + to + " within 60 s");
+  }
+}
