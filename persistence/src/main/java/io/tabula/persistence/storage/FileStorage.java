@@ -2,17 +2,20 @@ package io.tabula.persistence.storage;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 
 /** {@link Storage} on a local directory, through {@link FileChannel}. Thread-safe. */
 public final class FileStorage implements Storage {
@@ -85,9 +88,24 @@ public final class FileStorage implements Storage {
     return new ChannelReadableFile(path, ch, size);
   }
 
+  /**
+   * Whether a file or folder of that name exists, following links. Only "no such file" (also:
+   * a link to nothing) is an answer of false. Every other error of the look (EIO, EACCES,
+   * ESTALE, ELOOP...) is thrown: {@link Files#exists} would answer false for those, and a fence
+   * that cannot be looked for would read as no fence.
+   *
+   * @throws UncheckedIOException if whether it exists cannot be told
+   */
   @Override
   public boolean exists(String path) {
-    return Files.exists(resolve(path));
+    try {
+      Files.readAttributes(resolve(path), BasicFileAttributes.class);
+      return true;
+    } catch (NoSuchFileException e) {
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot tell whether " + path + " exists", e);
+    }
   }
 
   @Override
@@ -100,15 +118,19 @@ public final class FileStorage implements Storage {
     return Files.getLastModifiedTime(resolve(path)).toMillis();
   }
 
+  /**
+   * The names in the folder, sorted; empty if there is no folder of that name. Every other
+   * error (EIO, EACCES, ELOOP, a file of that name...) is thrown, never read as an empty folder.
+   */
   @Override
   public List<String> list(String dir) throws IOException {
-    Path p = resolve(dir);
-    if (!Files.isDirectory(p)) {
-      return List.of();
-    }
     List<String> names = new ArrayList<>();
-    try (Stream<Path> s = Files.list(p)) {
+    try (DirectoryStream<Path> s = Files.newDirectoryStream(resolve(dir))) {
       s.forEach(x -> names.add(x.getFileName().toString()));
+    } catch (NoSuchFileException e) {
+      return List.of();
+    } catch (DirectoryIteratorException e) {
+      throw e.getCause();
     }
     names.sort(null);
     return names;

@@ -48,6 +48,13 @@ public interface Storage {
   /** Opens an existing file for positional reads. */
   ReadableFile open(String path) throws IOException;
 
+  /**
+   * Whether a file or folder of that name exists. False only for a name that is not there: an
+   * error that keeps the answer from being known is thrown, never answered as false (a fence
+   * that cannot be looked for must not read as no fence).
+   *
+   * @throws java.io.UncheckedIOException if whether it exists cannot be told
+   */
   boolean exists(String path);
 
   /** Size in bytes of an existing file. */
@@ -63,7 +70,11 @@ public interface Storage {
     return System.currentTimeMillis();
   }
 
-  /** Names (not paths) of the entries directly under {@code dir}, sorted; empty if it does not exist. */
+  /**
+   * Names (not paths) of the entries directly under {@code dir}, sorted; empty if there is no
+   * folder of that name. Any other error is thrown, never read as an empty folder (a recovery
+   * would then drop a log that holds acknowledged writes).
+   */
   List<String> list(String dir) throws IOException;
 
   /** Deletes a file, or an empty folder, if it exists; a folder that is not empty is an error. */

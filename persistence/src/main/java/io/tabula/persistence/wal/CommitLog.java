@@ -374,8 +374,8 @@ public final class CommitLog implements Closeable {
     boolean fencedNow;
     try {
       fencedNow = storage.isFenced(dir);
-    } catch (java.io.UncheckedIOException e) {
-      failLost(group, new LogSyncFailedException(dir, e.getCause()));
+    } catch (RuntimeException e) { // the look failed (UncheckedIOException), or the storage broke otherwise
+      failLost(group, new LogSyncFailedException(dir, e instanceof java.io.UncheckedIOException u ? u.getCause() : e));
       return true;
     }
     if (fencedNow) {
@@ -535,8 +535,12 @@ public final class CommitLog implements Closeable {
    * segment, its highest sequence there is at or below {@code durableUpTo} of that tablet.
    */
   public void deleteObsoleteSegments(ToLongFunction<String> durableUpTo) throws IOException {
-    if (isLost()) {
-      return; // the folder is (about to be) recovered by another node: it decides what is obsolete
+    try {
+      if (isLost()) {
+        return; // the folder is (about to be) recovered by another node: it decides what is obsolete
+      }
+    } catch (java.io.UncheckedIOException e) {
+      throw e.getCause(); // whether it is fenced cannot be told: delete nothing
     }
     List<String> obsolete = new ArrayList<>();
     synchronized (sealed) {

@@ -6,6 +6,7 @@ import io.tabula.persistence.storage.ReadableFile;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -64,9 +65,9 @@ public final class LogPieces {
    */
   public static long replay(Storage storage, String dir, String tabletId, RecordVisitor visitor,
       BiConsumer<String, Throwable> degraded) throws IOException {
-    boolean fenced = storage.isFenced(dir); // before the listing: a fenced folder gets no new segment
+    boolean fenced = isFenced(storage, dir); // before the listing: a fenced folder gets no new segment
     List<String> segments = segments(storage, dir);
-    int lastWithData = LogReader.lastWithData(storage, segmentPaths(storage, dir));
+    int lastWithData = LogReader.lastWithData(storage, paths(dir, segments));
     long delivered = 0;
     for (int i = 0; i < segments.size(); i++) {
       boolean last = i >= lastWithData;
@@ -104,20 +105,33 @@ public final class LogPieces {
    * work one node does for the master's recovery of a dead node's log.
    */
   public static void sortSegment(Storage storage, String dir, String segment) throws IOException {
-    if (!storage.isFenced(dir)) {
+    if (!isFenced(storage, dir)) {
       return;
     }
     List<String> segments = segments(storage, dir);
     if (!segments.contains(segment)) {
       throw new IllegalArgumentException("no segment " + segment + " in " + dir);
     }
-    int lastWithData = LogReader.lastWithData(storage, segmentPaths(storage, dir));
+    int lastWithData = LogReader.lastWithData(storage, paths(dir, segments));
     ensureSorted(storage, dir, segment, segments.indexOf(segment) >= lastWithData);
+  }
+
+  /** Whether {@code dir} is fenced; a look that failed is thrown as the error it is, never read as "not fenced". */
+  private static boolean isFenced(Storage storage, String dir) throws IOException {
+    try {
+      return storage.isFenced(dir);
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
   }
 
   /** The paths of the segments of {@code dir}, by number. */
   static List<String> segmentPaths(Storage storage, String dir) throws IOException {
-    return segments(storage, dir).stream().map(n -> Storage.path(dir, n)).toList();
+    return paths(dir, segments(storage, dir));
+  }
+
+  private static List<String> paths(String dir, List<String> names) {
+    return names.stream().map(n -> Storage.path(dir, n)).toList();
   }
 
   /** The segment file names of {@code dir}, by number. */
