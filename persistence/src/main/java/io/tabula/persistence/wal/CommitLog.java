@@ -49,9 +49,10 @@ import java.util.function.ToLongFunction;
  * ({@link Storage#isFenced}). If it has, the group fails with {@link LogFencedException}, the
  * log fails as a whole, and nothing in the folder is touched again (no cut, no deletion):
  * another node recovers it now. So every acknowledged record was durable before the fence was
- * set, and a recovery that reads the folder after setting the fence sees it. (With
- * {@link Durability#OS_BUFFERED}, where an acknowledged record is not yet durable anyway, the
- * writer does not check: the node looks for the fence on its own schedule.)
+ * set, and a recovery that reads the folder after setting the fence sees it. With {@link
+ * Durability#OS_BUFFERED} the writer checks after each group's write, one look per group as
+ * well: an acknowledged record was then in the folder's file (in the page cache) before the
+ * fence, and a recovery reads it, unless the machine lost its page cache meanwhile.
  *
  * <p>Invariants: (1) records of one caller appear in the log in call order; (2) a sealed
  * segment was fully synced before the next was started; (3) only sealed segments whose
@@ -287,7 +288,7 @@ public final class CommitLog implements Closeable {
       recordsWritten += group.size();
       bytesWritten += batch.size();
       synced = current.position();
-      if (options.durability() == Durability.FSYNC && fencedOrUnknown(group)) {
+      if (fencedOrUnknown(group)) { // in both modes: a buffered log must not outlive its fence either
         return;
       }
     } catch (LogSyncFailedException e) {

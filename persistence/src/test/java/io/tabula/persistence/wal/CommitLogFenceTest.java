@@ -69,4 +69,21 @@ class CommitLogFenceTest {
     assertInstanceOf(LogSyncFailedException.class, e.getCause());
     assertThrows(IOException.class, log::close);
   }
+
+  /**
+   * Fencing review H7: a log in {@link Durability#OS_BUFFERED} mode looks at the fence after each
+   * group's write too. A node that was paused or cut off, and resumes after the fence, would
+   * otherwise acknowledge writes the recovery (which read the folder already) never sees: lost
+   * with no power cut. The mode's only risk is a power cut or kernel crash.
+   */
+  @Test
+  void aBufferedLogAcknowledgesNothingAfterTheFence() throws IOException {
+    CommitLog log = CommitLog.open(new FileStorage(root), DIR, new CommitLogOptions(64L << 20, Durability.OS_BUFFERED));
+    log.append("t", 1, p("before")).join();
+    new FileStorage(root).fence(DIR); // another node, sharing the root
+    CompletionException e = assertThrows(CompletionException.class, () -> log.append("t", 2, p("after")).join());
+    assertInstanceOf(LogFencedException.class, e.getCause());
+    assertInstanceOf(LogFencedException.class, log.whenLost().join());
+    assertThrows(IOException.class, log::close);
+  }
 }
