@@ -1,5 +1,6 @@
 package io.tabula.persistence.wal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
@@ -11,7 +12,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -59,33 +59,43 @@ import java.util.function.ToLongFunction;
  * records are all at or below their tablets' redo points are deleted.
  *
  * <p>Thread-safe. {@link #close()} writes and syncs what is queued, then stops the writer.
+ * Locks: one monitor, {@link #queue}'s, guards what callers and the writer thread share (the
+ * queue, closing, the failure); the writer's own state is its thread's alone. The sealed
+ * segments ({@link SealedSegments}), the preparer ({@link SegmentPreparer}) and the readers'
+ * fence looks ({@link FenceChecks}) have locks of their own, each taken alone: this class
+ * calls them, and completes futures, only without holding {@link #queue}.
  */
 public final class CommitLog implements Closeable {
   private record Pending(String tabletId, byte[] tabletIdBytes, long sequence, Consumer<ByteSink> payload,
       CompletableFuture<Void> done) {}
 
+  // Set at open: immutable, or thread-safe themselves.
   private final Storage storage;
   private final String dir;
   private final CommitLogOptions options;
   private final List<String> oldSegments;
-  /** Sealed segments (old and rolled) with the highest sequence of each tablet in them; null until known. */
-  private final Map<String, Map<String, Long>> sealed = new TreeMap<>();
-  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
   private final Thread writer;
-  private boolean closing;
-  private IOException failure;
+  /** Sealed segments (old and rolled) with the highest sequence of each tablet in them; its own lock. */
+  private final SealedSegments sealed;
+  /** Makes the next segment ahead of the writer, and hands out segment numbers; its own lock. */
+  private final SegmentPreparer preparer;
+  /** Readers' looks at the fence, shared ({@link #isFenced}); its own lock. */
+  private final FenceChecks fenceChecks;
   /** Completes once a group found the folder fenced. */
   private final CompletableFuture<Void> fenced = new CompletableFuture<>();
-  /** Readers' looks at the fence, shared ({@link #isFenced}). */
-  private final FenceChecks fenceChecks;
   /** Completes, with why, once the log acknowledges nothing more: fenced, or an fsync failed. */
   private final CompletableFuture<LogLostException> lost = new CompletableFuture<>();
+  /** Group commit's spins, and the count of records queued they watch (set under the lock, read without). */
+  private final GroupCommitWaits waits = new GroupCommitWaits();
 
-  /** Makes the next segment ahead of the writer, and hands out segment numbers. */
-  private final SegmentPreparer preparer;
-  /** In OS_BUFFERED mode, syncs the current segment in the background as it grows; else null. */
-  private final WriteBack writeBack;
-  private static final long WRITE_BACK_BYTES = 1 << 20;
+  // Shared by callers and the writer thread, under the log's one lock: the queue's monitor.
+  /** Records queued for the writer. */
+  @GuardedBy("queue")
+  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+  @GuardedBy("queue")
+  private boolean closing;
+  @GuardedBy("queue")
+  private IOException failure;
 
   // Owned by the writer thread.
   private WritableFile current;
@@ -94,14 +104,16 @@ public final class CommitLog implements Closeable {
   private long synced;
   private final Map<String, Long> currentMax = new HashMap<>();
   private final ByteSink batch = new ByteSink(1 << 16);
+  /** In OS_BUFFERED mode, syncs the current segment in the background as it grows; else null. */
+  private final WriteBack writeBack;
+  private static final long WRITE_BACK_BYTES = 1 << 20;
+
   // Totals for the node's metrics: written only by the writer thread, read by any.
   private volatile long groupsWritten;
   private volatile long recordsWritten;
   private volatile long bytesWritten;
   private volatile long syncs;
   private volatile long syncNanos;
-  /** Group commit's spins, and the count of records queued they watch. */
-  private final GroupCommitWaits waits = new GroupCommitWaits();
 
   /**
    * What the log has written since it opened: groups (one write and, with
@@ -122,11 +134,11 @@ public final class CommitLog implements Closeable {
     this.fenceChecks = new FenceChecks(() -> storage.isFenced(dir));
     this.options = options;
     this.oldSegments = oldSegments;
-    oldSegments.forEach(s -> sealed.put(s, null));
+    this.sealed = new SealedSegments(oldSegments);
     // Only an fsync'd log gains from them: a buffered one syncs at its rolls only, and the zeros would cost it.
     this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest,
         options.preallocate() && options.durability() == Durability.FSYNC, this::isLost, failures,
-        this::leftBlank, () -> bytesWritten);
+        sealed::leftBlank, () -> bytesWritten);
     this.writeBack = options.durability() == Durability.OS_BUFFERED ? new WriteBack(dir, WRITE_BACK_BYTES) : null;
     this.writer = new Thread(this::run, "tabula-commit-log");
     this.writer.setDaemon(true);
@@ -333,7 +345,7 @@ public final class CommitLog implements Closeable {
           syncAndSeal();
         } catch (IOException e) {
           p.file().close(); // blank, and numbered after the one that failed to seal: replay skips it
-          leftBlank(p.file().path());
+          sealed.leftBlank(p.file().path());
           throw e;
         }
         use(p);
@@ -350,13 +362,6 @@ public final class CommitLog implements Closeable {
         synced = 0;
         current.append(LogRecords.header(number)); // synced with the first batch
       }
-    }
-  }
-
-  /** A blank segment left in the folder: it holds no record, so it goes with the next obsolete segments. */
-  private void leftBlank(String path) {
-    synchronized (sealed) {
-      sealed.put(path, Map.of());
     }
   }
 
@@ -396,12 +401,14 @@ public final class CommitLog implements Closeable {
     }
     lost.complete(why);
     group.forEach(p -> p.done().completeExceptionally(why));
+    List<Pending> queued;
     synchronized (queue) {
       failure = why;
-      queue.forEach(p -> p.done().completeExceptionally(why));
+      queued = new ArrayList<>(queue);
       queue.clear();
       waits.queued(0);
     }
+    queued.forEach(p -> p.done().completeExceptionally(why)); // outside the lock: their callbacks may append
   }
 
   /**
@@ -500,9 +507,7 @@ public final class CommitLog implements Closeable {
     WritableFile f = current;
     current = null;
     f.close();
-    synchronized (sealed) {
-      sealed.put(path, new HashMap<>(currentMax));
-    }
+    sealed.sealed(path, currentMax);
     currentMax.clear();
   }
 
@@ -512,11 +517,7 @@ public final class CommitLog implements Closeable {
    * corruption (thrown).
    */
   public ReplayResult replay(RecordVisitor visitor) throws IOException {
-    return LogReplay.replay(storage, dir, oldSegments, visitor, (path, maxSequence) -> {
-      synchronized (sealed) {
-        sealed.put(path, maxSequence);
-      }
-    });
+    return LogReplay.replay(storage, dir, oldSegments, visitor, sealed::sealed);
   }
 
   /**
@@ -543,17 +544,7 @@ public final class CommitLog implements Closeable {
     } catch (java.io.UncheckedIOException e) {
       throw e.getCause(); // whether it is fenced cannot be told: delete nothing
     }
-    List<String> obsolete = new ArrayList<>();
-    synchronized (sealed) {
-      for (Map.Entry<String, Map<String, Long>> e : sealed.entrySet()) {
-        Map<String, Long> max = e.getValue();
-        if (max != null && max.entrySet().stream().allMatch(t -> t.getValue() <= durableUpTo.applyAsLong(t.getKey()))) {
-          obsolete.add(e.getKey());
-        }
-      }
-      obsolete.forEach(sealed::remove);
-    }
-    for (String p : obsolete) {
+    for (String p : sealed.takeObsolete(durableUpTo)) {
       storage.delete(p);
       storage.delete(LogPieces.pieceOf(p)); // if a tablet reopened here had it sorted; a no-op otherwise
     }
@@ -570,9 +561,7 @@ public final class CommitLog implements Closeable {
 
   /** Segments on disk that are sealed (for tests and operations). */
   public List<String> sealedSegments() {
-    synchronized (sealed) {
-      return new ArrayList<>(sealed.keySet());
-    }
+    return sealed.paths();
   }
 
   /** Writes and syncs everything queued, stops the writer, closes the current segment. */
