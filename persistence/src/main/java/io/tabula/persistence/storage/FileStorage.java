@@ -48,9 +48,20 @@ public final class FileStorage implements Storage {
 
   @Override
   public WritableFile createNew(String path) throws IOException {
-    Path p = resolve(path);
-    Files.createDirectories(p.getParent());
-    return new ChannelWritableFile(path, FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
+    Files.createDirectories(resolve(path).getParent());
+    return createNewInFolder(path);
+  }
+
+  /** {@code O_CREAT|O_EXCL} in the folder as it is: a missing folder fails the open with ENOENT. */
+  @Override
+  public WritableFile createNewInFolder(String path) throws IOException {
+    return new ChannelWritableFile(path, FileChannel.open(resolve(path), StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE));
+  }
+
+  @Override
+  public void createDirectories(String dir) throws IOException {
+    Files.createDirectories(resolve(dir));
   }
 
   @Override
@@ -144,7 +155,7 @@ public final class FileStorage implements Storage {
   @Override
   public void rename(String from, String to) throws IOException {
     Path target = resolve(to);
-    Files.createDirectories(target.getParent());
+    makeFolderOf(from, to);
     try {
       Files.move(resolve(from), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
@@ -155,7 +166,7 @@ public final class FileStorage implements Storage {
   @Override
   public boolean renameIfAbsent(String from, String to) throws IOException {
     Path target = resolve(to);
-    Files.createDirectories(target.getParent());
+    makeFolderOf(from, to);
     try {
       Files.createLink(target, resolve(from));
       return true;
@@ -163,6 +174,13 @@ public final class FileStorage implements Storage {
       return false;
     } finally {
       Files.deleteIfExists(resolve(from));
+    }
+  }
+
+  /** Makes the folder of {@code to}, unless it is {@code from}'s (then it exists, or the rename fails anyway). */
+  private void makeFolderOf(String from, String to) throws IOException {
+    if (!Storage.parent(from).equals(Storage.parent(to))) {
+      Files.createDirectories(resolve(to).getParent());
     }
   }
 

@@ -52,7 +52,10 @@ import java.util.function.ToLongFunction;
  * set, and a recovery that reads the folder after setting the fence sees it. With {@link
  * Durability#OS_BUFFERED} the writer checks after each group's write, one look per group as
  * well: an acknowledged record was then in the folder's file (in the page cache) before the
- * fence, and a recovery reads it, unless the machine lost its page cache meanwhile.
+ * fence, and a recovery reads it, unless the machine lost its page cache meanwhile. The log
+ * makes its folder when it opens, and never again: segments are made only in the folder as it
+ * is ({@link Storage#createNewInFolder}), and a folder that is gone reads as fenced, so a log
+ * whose folder was removed under it acknowledges nothing more.
  *
  * <p>Invariants: (1) records of one caller appear in the log in call order; (2) a sealed
  * segment was fully synced before the next was started; (3) only sealed segments whose
@@ -155,12 +158,14 @@ public final class CommitLog implements Closeable {
   }
 
   /**
-   * Opens the log in {@code dir}. Segments already there become the old segments, read by
-   * {@link #replay}; new records go to a new segment numbered after them. The failures of its
-   * background work, which cost speed but lose nothing, go to {@code failures}.
+   * Opens the log in {@code dir}, making the folder if it does not exist. Segments already
+   * there become the old segments, read by {@link #replay}; new records go to a new segment
+   * numbered after them. The failures of its background work, which cost speed but lose
+   * nothing, go to {@code failures}.
    */
   public static CommitLog open(Storage storage, String dir, CommitLogOptions options,
       BiConsumer<String, Throwable> failures) throws IOException {
+    storage.createDirectories(dir); // the only time the folder is made: a folder removed later reads as fenced
     List<String> names = LogPieces.segments(storage, dir);
     long highest = names.isEmpty() ? 0 : CommitLogFormat.segmentNumber(names.get(names.size() - 1));
     List<String> old = names.stream().map(n -> Storage.path(dir, n)).toList();
@@ -357,7 +362,8 @@ public final class CommitLog implements Closeable {
         use(next.prepared());
       } else {
         long number = next.number();
-        current = storage.create(Storage.path(dir, CommitLogFormat.segmentName(number)));
+        // Only in the folder as it is: if it was removed, this fails and the log is lost as fenced.
+        current = storage.createNewInFolder(Storage.path(dir, CommitLogFormat.segmentName(number)));
         currentPrepared = false;
         synced = 0;
         current.append(LogRecords.header(number)); // synced with the first batch
@@ -527,6 +533,7 @@ public final class CommitLog implements Closeable {
    * longer be written to.
    *
    * @return how many records were delivered
+   * @throws LogFolderMissingException if there is no folder {@code dir}
    */
   public static long readFolder(Storage storage, String dir, RecordVisitor visitor) throws IOException {
     return LogReplay.readFolder(storage, dir, visitor);

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>The tests run as root, for whom permissions restrict nothing, so the error here is a real
  * one that root gets too: a folder that is a symbolic link to itself, which every {@code stat}
- * and listing through it fails with ELOOP.
+ * and listing through it fails with ELOOP. And the folder rules every storage keeps for the
+ * commit log ({@link FolderContract}, fencing review H2).
  */
 class FileStorageTest {
   private static final String DIR = "logs/n1.a";
@@ -63,6 +64,11 @@ class FileStorageTest {
     assertThrows(IOException.class, () -> CommitLog.readFolder(storage, DIR, (id, seq, payload) -> { }));
     assertThrows(IOException.class, () -> LogPieces.replay(storage, DIR, "t1", (id, seq, payload) -> { },
         (what, why) -> { }));
+  }
+
+  @Test
+  void foldersAreMadeOnlyOnPurposeAndAMissingOneIsFenced() throws IOException {
+    FolderContract.check(new FileStorage(root));
   }
 
   @Test

@@ -111,7 +111,7 @@ class FencedServerTest {
     // The new owner opens it (here without fencing n1's log: the old owner is past its check).
     TabletServer fresh = TabletServer.startOnDemand(new FileStorage(root), TabletServer.Options.defaults("n2"),
         () -> 6_000_000L, t -> SCHEMA, (what, e) -> { });
-    Tablet owned = fresh.openTablet("tbl", "t1", new byte[0], new byte[0], List.of("logs/n1")).tablet();
+    Tablet owned = fresh.openTablet("tbl", "t1", new byte[0], new byte[0], List.of("n1")).tablet();
     owned.apply(put("new-owner")).join();
     owned.freezeAndFlush().join();
     Map<String, List<String>> ownersFiles = owned.files();
