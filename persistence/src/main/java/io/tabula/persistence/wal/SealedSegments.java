@@ -68,10 +68,15 @@ final class SealedSegments {
         obsolete.add(path);
       }
     });
+    List<String> taken = new ArrayList<>(obsolete.size());
     synchronized (lock) {
-      obsolete.removeIf(path -> !segments.remove(path, known.get(path))); // another caller took it meanwhile
+      for (String path : obsolete) {
+        if (segments.remove(path, known.get(path))) { // else another caller took it meanwhile
+          taken.add(path);
+        }
+      }
     }
-    return obsolete;
+    return taken;
   }
 
   /** The paths of the sealed segments, in order. */
