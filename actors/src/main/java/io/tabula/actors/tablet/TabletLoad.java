@@ -1,5 +1,6 @@
 package io.tabula.actors.tablet;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.RowMutation;
@@ -37,13 +38,13 @@ public final class TabletLoad {
   private final LongAdder rowsWritten = new LongAdder();
   private final LongAdder bytesWritten = new LongAdder();
   private final Object sampleLock = new Object();
-  // @GuardedBy("sampleLock")
+  @GuardedBy("sampleLock")
   private final byte[][] sample = new byte[SAMPLE_SIZE][];
   /** Where the next sampled key goes. */
-  // @GuardedBy("sampleLock")
+  @GuardedBy("sampleLock")
   private int next;
   /** How many slots hold a key (at most SAMPLE_SIZE). */
-  // @GuardedBy("sampleLock")
+  @GuardedBy("sampleLock")
   private int filled;
   /** The last report's figures per second: written by the tablet's actor, read by the metrics. */
   private volatile double[] lastRates = new double[4];

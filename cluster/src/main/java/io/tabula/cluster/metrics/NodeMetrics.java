@@ -1,5 +1,6 @@
 package io.tabula.cluster.metrics;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
@@ -60,17 +61,17 @@ public final class NodeMetrics implements AutoCloseable {
   private final Supplier<Set<String>> tables;
   private final ReentrantLock refreshing = new ReentrantLock();
   /** Tables with meters of their own, to their meters. */
-  // @GuardedBy("refreshing")
+  @GuardedBy("refreshing")
   private final Map<String, List<Meter>> tableMeters = new HashMap<>();
   /** Tables counted under "_other": seen while every per-table meter was taken. */
-  // @GuardedBy("refreshing")
+  @GuardedBy("refreshing")
   private final java.util.Set<String> inOther = new java.util.HashSet<>();
   /** Totals of the deleted tables that were counted under "_other", so its counters never go down. */
-  // @GuardedBy("refreshing")
+  @GuardedBy("refreshing")
   private final long[] others = new long[4];
   private final JvmGcMetrics gc = new JvmGcMetrics();
   private final GrpcMetrics grpc = new GrpcMetrics(registry);
-  // @GuardedBy("refreshing")
+  @GuardedBy("refreshing")
   private final MultiGauge hotTablets;
 
   /**

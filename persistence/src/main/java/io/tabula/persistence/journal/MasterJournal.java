@@ -195,6 +195,7 @@ public final class MasterJournal implements Closeable {
     records.forEach(history::apply);
   }
 
+  @GuardedBy("this")
   private void roll() throws IOException {
     if (segment != null) {
       segment.close();

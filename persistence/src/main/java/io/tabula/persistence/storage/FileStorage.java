@@ -2,17 +2,20 @@ package io.tabula.persistence.storage;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 
 /** {@link Storage} on a local directory, through {@link FileChannel}. Thread-safe. */
 public final class FileStorage implements Storage {
@@ -51,9 +54,20 @@ public final class FileStorage implements Storage {
 
   @Override
   public WritableFile createNew(String path) throws IOException {
-    Path p = resolve(path);
-    Files.createDirectories(p.getParent());
-    return new ChannelWritableFile(path, FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
+    Files.createDirectories(resolve(path).getParent());
+    return createNewInFolder(path);
+  }
+
+  /** {@code O_CREAT|O_EXCL} in the folder as it is: a missing folder fails the open with ENOENT. */
+  @Override
+  public WritableFile createNewInFolder(String path) throws IOException {
+    return new ChannelWritableFile(path, FileChannel.open(resolve(path), StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE));
+  }
+
+  @Override
+  public void createDirectories(String dir) throws IOException {
+    Files.createDirectories(resolve(dir));
   }
 
   @Override
@@ -91,9 +105,24 @@ public final class FileStorage implements Storage {
     return new ChannelReadableFile(path, ch, size);
   }
 
+  /**
+   * Whether a file or folder of that name exists, following links. Only "no such file" (also:
+   * a link to nothing) is an answer of false. Every other error of the look (EIO, EACCES,
+   * ESTALE, ELOOP...) is thrown: {@link Files#exists} would answer false for those, and a fence
+   * that cannot be looked for would read as no fence.
+   *
+   * @throws UncheckedIOException if whether it exists cannot be told
+   */
   @Override
   public boolean exists(String path) {
-    return Files.exists(resolve(path));
+    try {
+      Files.readAttributes(resolve(path), BasicFileAttributes.class);
+      return true;
+    } catch (NoSuchFileException e) {
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot tell whether " + path + " exists", e);
+    }
   }
 
   @Override
@@ -106,15 +135,19 @@ public final class FileStorage implements Storage {
     return Files.getLastModifiedTime(resolve(path)).toMillis();
   }
 
+  /**
+   * The names in the folder, sorted; empty if there is no folder of that name. Every other
+   * error (EIO, EACCES, ELOOP, a file of that name...) is thrown, never read as an empty folder.
+   */
   @Override
   public List<String> list(String dir) throws IOException {
-    Path p = resolve(dir);
-    if (!Files.isDirectory(p)) {
-      return List.of();
-    }
     List<String> names = new ArrayList<>();
-    try (Stream<Path> s = Files.list(p)) {
+    try (DirectoryStream<Path> s = Files.newDirectoryStream(resolve(dir))) {
       s.forEach(x -> names.add(x.getFileName().toString()));
+    } catch (NoSuchFileException e) {
+      return List.of();
+    } catch (DirectoryIteratorException e) {
+      throw e.getCause();
     }
     names.sort(null);
     return names;
@@ -128,7 +161,7 @@ public final class FileStorage implements Storage {
   @Override
   public void rename(String from, String to) throws IOException {
     Path target = resolve(to);
-    Files.createDirectories(target.getParent());
+    makeFolderOf(from, to);
     try {
       Files.move(resolve(from), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
@@ -139,7 +172,7 @@ public final class FileStorage implements Storage {
   @Override
   public boolean renameIfAbsent(String from, String to) throws IOException {
     Path target = resolve(to);
-    Files.createDirectories(target.getParent());
+    makeFolderOf(from, to);
     try {
       Files.createLink(target, resolve(from));
       return true;
@@ -147,6 +180,13 @@ public final class FileStorage implements Storage {
       return false;
     } finally {
       Files.deleteIfExists(resolve(from));
+    }
+  }
+
+  /** Makes the folder of {@code to}, unless it is {@code from}'s (then it exists, or the rename fails anyway). */
+  private void makeFolderOf(String from, String to) throws IOException {
+    if (!Storage.parent(from).equals(Storage.parent(to))) {
+      Files.createDirectories(resolve(to).getParent());
     }
   }
 

@@ -6,9 +6,10 @@ import java.util.List;
 /**
  * A {@link Storage} that hands every call to another one: a base for storages that change a
  * few calls (tests that inject faults, a storage that counts). The fence ({@link #fence},
- * {@link #isFenced}) and {@link #createNew} are not forwarded: their defaults go through this
- * storage's own {@link #create} and {@link #exists}, as they would on a disk that behaves as
- * this one does (so {@code createNew} is a check, then a create, here).
+ * {@link #isFenced}), {@link #createNew} and {@link #createNewInFolder} are not forwarded: their
+ * defaults go through this storage's own {@link #create} and {@link #exists}, as they would on
+ * a disk that behaves as this one does (so {@code createNew} is a check, then a create, here,
+ * and {@code createNewInFolder} a look at the folder first).
  */
 public abstract class ForwardingStorage implements Storage {
   protected final Storage delegate;
@@ -20,6 +21,11 @@ public abstract class ForwardingStorage implements Storage {
   @Override
   public WritableFile create(String path) throws IOException {
     return delegate.create(path);
+  }
+
+  @Override
+  public void createDirectories(String dir) throws IOException {
+    delegate.createDirectories(dir);
   }
 
   @Override

@@ -31,14 +31,16 @@ import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
  *   <li><b>Names.</b> Creating, renaming and deleting are single namenode operations, logged
  *       durably by the namenode before it answers, so {@link #syncDirectory} has nothing to
  *       do. {@link #renameIfAbsent} is the namenode's own rename, which refuses an existing
- *       target atomically; {@link #createNew} is a create without overwrite.
+ *       target atomically; {@link #createNew} is a create without overwrite, and {@link
+ *       #createNewInFolder} the namenode's non-recursive one.
  *   <li><b>Fencing.</b> {@link #fence} writes the {@value Storage#FENCE_MARKER} marker (which
  *       the log writer checks after each sync), then recovers the HDFS lease of every file in
  *       the folder and waits until the namenode has closed each one: the dead or frozen
  *       writer's next {@code hsync} then fails, and every byte it had synced is in the
  *       file's final length. A recovery that does not finish within {@code
  *       leaseRecoveryTimeout} fails with {@link LeaseRecoveryTimeoutException} and is
- *       retried by the caller, as HBase and Accumulo learned to.
+ *       retried by the caller, as HBase and Accumulo learned to. {@link #isFenced} is one
+ *       listing of the folder: the marker, or no folder at all, is a fence.
  *   <li><b>Reads.</b> Positional reads ({@code pread}), which need no shared cursor, so one
  *       open file serves every reader; the block cache and bloom filters stay in front.
  *   <li><b>Cutting back.</b> HDFS cannot truncate a file that is open for writing, so
@@ -122,9 +124,38 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
     try {
       return new HdfsWritableFile(path, fs.create(resolve(path), false));
     } catch (org.apache.hadoop.fs.FileAlreadyExistsException e) {
-      java.nio.file.FileAlreadyExistsException taken = new java.nio.file.FileAlreadyExistsException(path);
-      taken.initCause(e);
-      throw taken;
+      throw taken(path, e);
+    }
+  }
+
+  private static java.nio.file.FileAlreadyExistsException taken(String path, IOException cause) {
+    java.nio.file.FileAlreadyExistsException taken = new java.nio.file.FileAlreadyExistsException(path);
+    taken.initCause(cause);
+    return taken;
+  }
+
+  /**
+   * The namenode's non-recursive create, without overwrite: one call, which fails if the file
+   * exists or its folder does not.
+   */
+  @Override
+  public WritableFile createNewInFolder(String path) throws IOException {
+    try {
+      return new HdfsWritableFile(path, fs.createFile(resolve(path)).overwrite(false).build());
+    } catch (org.apache.hadoop.fs.FileAlreadyExistsException e) {
+      throw taken(path, e);
+    } catch (FileNotFoundException e) {
+      java.nio.file.NoSuchFileException noFolder = new java.nio.file.NoSuchFileException(Storage.parent(path), null,
+          "no such folder to create " + path + " in");
+      noFolder.initCause(e);
+      throw noFolder;
+    }
+  }
+
+  @Override
+  public void createDirectories(String dir) throws IOException {
+    if (!fs.mkdirs(resolve(dir))) {
+      throw new IOException("cannot make the folder " + dir);
     }
   }
 
@@ -198,7 +229,7 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
   @Override
   public void rename(String from, String to) throws IOException {
     Path target = resolve(to);
-    fs.mkdirs(target.getParent());
+    makeFolderOf(from, to);
     if (fs instanceof DistributedFileSystem d) {
       d.rename(resolve(from), target, Options.Rename.OVERWRITE);
     } else if (!fs.rename(resolve(from), target)) {
@@ -209,7 +240,7 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
   @Override
   public boolean renameIfAbsent(String from, String to) throws IOException {
     Path target = resolve(to);
-    fs.mkdirs(target.getParent());
+    makeFolderOf(from, to);
     if (fs.rename(resolve(from), target)) {
       return true;
     }
@@ -218,6 +249,13 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
       return false;
     }
     throw new FileNotFoundException("cannot publish " + from + " as " + to + ": " + from + " is gone");
+  }
+
+  /** Makes the folder of {@code to}, unless it is {@code from}'s (then it exists, or the rename fails anyway). */
+  private void makeFolderOf(String from, String to) throws IOException {
+    if (!Storage.parent(from).equals(Storage.parent(to))) {
+      fs.mkdirs(resolve(to).getParent());
+    }
   }
 
   /** Nothing to do: the namenode logs each name operation durably before it answers. */
@@ -234,6 +272,29 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
   public void fence(String dir) throws IOException {
     Storage.super.fence(dir);
     recoverLeases(dir);
+  }
+
+  /**
+   * Whether the folder holds the marker or is gone, in one namenode call (a listing of the
+   * folder, which holds tens of files), where the default's two looks would be two: the log
+   * writer makes one look per group commit.
+   */
+  @Override
+  public boolean isFenced(String dir) {
+    FileStatus[] st;
+    try {
+      st = fs.listStatus(resolve(dir));
+    } catch (FileNotFoundException gone) {
+      return true;
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("cannot reach HDFS to look for the fence of " + dir, e);
+    }
+    for (FileStatus s : st) {
+      if (s.getPath().getName().equals(FENCE_MARKER)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -8,7 +8,9 @@ import java.util.List;
  * {@code Env}), so tests can inject torn writes, failed fsyncs and a full disk.
  *
  * <p>Paths are relative, '/'-separated names under the storage root, such as
- * {@code "logs/node-1/000001.log"}. Parent folders are created as needed.
+ * {@code "logs/node-1/000001.log"}. Parent folders are created as needed, except by {@link
+ * #createNewInFolder} and by a rename within one folder: the commit log's files never make the
+ * folder they go in, so a log folder that was removed stays removed (and reads as fenced).
  * Implementations are thread-safe.
  */
 public interface Storage {
@@ -27,6 +29,27 @@ public interface Storage {
     }
     return create(path);
   }
+
+  /**
+   * Creates a file for appending that must not exist yet, in a folder that must exist: unlike
+   * the other ways to create a file, this never makes a folder. The commit log makes its
+   * segments this way, so a segment made after its folder was removed fails instead of making
+   * the folder again, without the fence marker.
+   *
+   * @throws java.nio.file.FileAlreadyExistsException if the file exists
+   * @throws java.nio.file.NoSuchFileException if its folder does not exist (this default checks
+   *     first, a check a concurrent removal can slip past; the file system's version is atomic)
+   */
+  default WritableFile createNewInFolder(String path) throws IOException {
+    String folder = parent(path);
+    if (!folder.isEmpty() && !exists(folder)) {
+      throw new java.nio.file.NoSuchFileException(folder, null, "no such folder to create " + path + " in");
+    }
+    return createNew(path);
+  }
+
+  /** Makes the folder {@code dir}, and every folder above it that is missing; nothing if it exists. */
+  void createDirectories(String dir) throws IOException;
 
   /**
    * Whether {@link #overwrite} works here: whether a file's bytes can be written again in
@@ -48,6 +71,13 @@ public interface Storage {
   /** Opens an existing file for positional reads. */
   ReadableFile open(String path) throws IOException;
 
+  /**
+   * Whether a file or folder of that name exists. False only for a name that is not there: an
+   * error that keeps the answer from being known is thrown, never answered as false (a fence
+   * that cannot be looked for must not read as no fence).
+   *
+   * @throws java.io.UncheckedIOException if whether it exists cannot be told
+   */
   boolean exists(String path);
 
   /** Size in bytes of an existing file. */
@@ -63,19 +93,27 @@ public interface Storage {
     return System.currentTimeMillis();
   }
 
-  /** Names (not paths) of the entries directly under {@code dir}, sorted; empty if it does not exist. */
+  /**
+   * Names (not paths) of the entries directly under {@code dir}, sorted; empty if there is no
+   * folder of that name. Any other error is thrown, never read as an empty folder (a recovery
+   * would then drop a log that holds acknowledged writes).
+   */
   List<String> list(String dir) throws IOException;
 
   /** Deletes a file, or an empty folder, if it exists; a folder that is not empty is an error. */
   void delete(String path) throws IOException;
 
-  /** Atomically replaces {@code to} with {@code from}. */
+  /**
+   * Atomically replaces {@code to} with {@code from}. Makes {@code to}'s folder if it is missing,
+   * unless it is {@code from}'s own folder: a rename within a folder never makes the folder.
+   */
   void rename(String from, String to) throws IOException;
 
   /**
    * Renames {@code from} to {@code to} unless {@code to} exists already, atomically with
    * respect to other such renames: of two processes publishing to one name, exactly one wins
-   * and the other's {@code from} is deleted. Returns whether this call published it. This
+   * and the other's {@code from} is deleted. Returns whether this call published it. Makes
+   * {@code to}'s folder as {@link #rename} does. This
    * default checks first (a check-then-rename a concurrent publisher can slip into); the file
    * system's version uses a hard link, which fails if the name is taken.
    */
@@ -102,10 +140,10 @@ public interface Storage {
    * makes an empty, durable {@value #FENCE_MARKER} file in the folder: a path-based check,
    * which a writer still holding its segment open cannot miss. Idempotent.
    *
-   * <p>A folder that does not exist (deleted after its fencer listed it) is created holding
-   * only the marker: a tombstone, so that a writer which creates the folder again (its next
-   * segment) finds itself fenced. It does not stand for a log that was there: the caller
-   * decides what a missing folder means before fencing.
+   * <p>A folder that does not exist (deleted after its fencer listed it) is made, holding only
+   * the marker: a tombstone. (A missing folder reads as fenced anyway, and a log never makes its
+   * folder again.) It does not stand for a log that was there: the caller decides what a
+   * missing folder means before fencing.
    */
   default void fence(String dir) throws IOException {
     String marker = path(dir, FENCE_MARKER);
@@ -118,9 +156,17 @@ public interface Storage {
     syncDirectory(dir);
   }
 
-  /** Whether the commit-log folder {@code dir} has been fenced ({@link #fence}). */
+  /**
+   * Whether the commit-log folder {@code dir} has been fenced ({@link #fence}), or does not
+   * exist. A log's folder is made when the log opens and is never made again, so a folder
+   * that is gone was removed (a later life of the node sweeping it, an operator) and nobody
+   * will recover what is written there: its writer must acknowledge nothing more, as if
+   * fenced. This default is two looks, the marker's and then, if there is none, the folder's.
+   *
+   * @throws java.io.UncheckedIOException if that cannot be told ({@link #exists})
+   */
   default boolean isFenced(String dir) {
-    return exists(path(dir, FENCE_MARKER));
+    return exists(path(dir, FENCE_MARKER)) || !exists(dir);
   }
 
   /** Joins path parts with '/'. */

@@ -1,5 +1,6 @@
 package io.tabula.persistence.wal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
@@ -11,7 +12,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -49,42 +49,56 @@ import java.util.function.ToLongFunction;
  * ({@link Storage#isFenced}). If it has, the group fails with {@link LogFencedException}, the
  * log fails as a whole, and nothing in the folder is touched again (no cut, no deletion):
  * another node recovers it now. So every acknowledged record was durable before the fence was
- * set, and a recovery that reads the folder after setting the fence sees it. (With
- * {@link Durability#OS_BUFFERED}, where an acknowledged record is not yet durable anyway, the
- * writer does not check: the node looks for the fence on its own schedule.)
+ * set, and a recovery that reads the folder after setting the fence sees it. With {@link
+ * Durability#OS_BUFFERED} the writer checks after each group's write, one look per group as
+ * well: an acknowledged record was then in the folder's file (in the page cache) before the
+ * fence, and a recovery reads it, unless the machine lost its page cache meanwhile. The log
+ * makes its folder when it opens, and never again: segments are made only in the folder as it
+ * is ({@link Storage#createNewInFolder}), and a folder that is gone reads as fenced, so a log
+ * whose folder was removed under it acknowledges nothing more.
  *
  * <p>Invariants: (1) records of one caller appear in the log in call order; (2) a sealed
  * segment was fully synced before the next was started; (3) only sealed segments whose
  * records are all at or below their tablets' redo points are deleted.
  *
  * <p>Thread-safe. {@link #close()} writes and syncs what is queued, then stops the writer.
+ * Locks: one monitor, {@link #queue}'s, guards what callers and the writer thread share (the
+ * queue, closing, the failure); the writer's own state is its thread's alone. The sealed
+ * segments ({@link SealedSegments}), the preparer ({@link SegmentPreparer}) and the readers'
+ * fence looks ({@link FenceChecks}) have locks of their own, each taken alone: this class
+ * calls them, and completes futures, only without holding {@link #queue}.
  */
 public final class CommitLog implements Closeable {
   private record Pending(String tabletId, byte[] tabletIdBytes, long sequence, Consumer<ByteSink> payload,
       CompletableFuture<Void> done) {}
 
+  // Set at open: immutable, or thread-safe themselves.
   private final Storage storage;
   private final String dir;
   private final CommitLogOptions options;
   private final List<String> oldSegments;
-  /** Sealed segments (old and rolled) with the highest sequence of each tablet in them; null until known. */
-  private final Map<String, Map<String, Long>> sealed = new TreeMap<>();
-  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
   private final Thread writer;
-  private boolean closing;
-  private IOException failure;
+  /** Sealed segments (old and rolled) with the highest sequence of each tablet in them; its own lock. */
+  private final SealedSegments sealed;
+  /** Makes the next segment ahead of the writer, and hands out segment numbers; its own lock. */
+  private final SegmentPreparer preparer;
+  /** Readers' looks at the fence, shared ({@link #isFenced}); its own lock. */
+  private final FenceChecks fenceChecks;
   /** Completes once a group found the folder fenced. */
   private final CompletableFuture<Void> fenced = new CompletableFuture<>();
-  /** Readers' looks at the fence, shared ({@link #isFenced}). */
-  private final FenceChecks fenceChecks;
   /** Completes, with why, once the log acknowledges nothing more: fenced, or an fsync failed. */
   private final CompletableFuture<LogLostException> lost = new CompletableFuture<>();
+  /** Group commit's spins, and the count of records queued they watch (set under the lock, read without). */
+  private final GroupCommitWaits waits = new GroupCommitWaits();
 
-  /** Makes the next segment ahead of the writer, and hands out segment numbers. */
-  private final SegmentPreparer preparer;
-  /** In OS_BUFFERED mode, syncs the current segment in the background as it grows; else null. */
-  private final WriteBack writeBack;
-  private static final long WRITE_BACK_BYTES = 1 << 20;
+  // Shared by callers and the writer thread, under the log's one lock: the queue's monitor.
+  /** Records queued for the writer. */
+  @GuardedBy("queue")
+  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+  @GuardedBy("queue")
+  private boolean closing;
+  @GuardedBy("queue")
+  private IOException failure;
 
   // Owned by the writer thread.
   private WritableFile current;
@@ -93,14 +107,16 @@ public final class CommitLog implements Closeable {
   private long synced;
   private final Map<String, Long> currentMax = new HashMap<>();
   private final ByteSink batch = new ByteSink(1 << 16);
+  /** In OS_BUFFERED mode, syncs the current segment in the background as it grows; else null. */
+  private final WriteBack writeBack;
+  private static final long WRITE_BACK_BYTES = 1 << 20;
+
   // Totals for the node's metrics: written only by the writer thread, read by any.
   private volatile long groupsWritten;
   private volatile long recordsWritten;
   private volatile long bytesWritten;
   private volatile long syncs;
   private volatile long syncNanos;
-  /** Group commit's spins, and the count of records queued they watch. */
-  private final GroupCommitWaits waits = new GroupCommitWaits();
 
   /**
    * What the log has written since it opened: groups (one write and, with
@@ -121,11 +137,11 @@ public final class CommitLog implements Closeable {
     this.fenceChecks = new FenceChecks(() -> storage.isFenced(dir));
     this.options = options;
     this.oldSegments = oldSegments;
-    oldSegments.forEach(s -> sealed.put(s, null));
+    this.sealed = new SealedSegments(oldSegments);
     // Only an fsync'd log gains from them: a buffered one syncs at its rolls only, and the zeros would cost it.
     this.preparer = new SegmentPreparer(storage, dir, options.segmentBytes(), highest,
         options.preallocate() && options.durability() == Durability.FSYNC, this::isLost, failures,
-        this::leftBlank, () -> bytesWritten);
+        sealed::leftBlank, () -> bytesWritten);
     this.writeBack = options.durability() == Durability.OS_BUFFERED ? new WriteBack(dir, WRITE_BACK_BYTES) : null;
     this.writer = new Thread(this::run, "tabula-commit-log");
     this.writer.setDaemon(true);
@@ -142,12 +158,14 @@ public final class CommitLog implements Closeable {
   }
 
   /**
-   * Opens the log in {@code dir}. Segments already there become the old segments, read by
-   * {@link #replay}; new records go to a new segment numbered after them. The failures of its
-   * background work, which cost speed but lose nothing, go to {@code failures}.
+   * Opens the log in {@code dir}, making the folder if it does not exist. Segments already
+   * there become the old segments, read by {@link #replay}; new records go to a new segment
+   * numbered after them. The failures of its background work, which cost speed but lose
+   * nothing, go to {@code failures}.
    */
   public static CommitLog open(Storage storage, String dir, CommitLogOptions options,
       BiConsumer<String, Throwable> failures) throws IOException {
+    storage.createDirectories(dir); // the only time the folder is made: a folder removed later reads as fenced
     List<String> names = LogPieces.segments(storage, dir);
     long highest = names.isEmpty() ? 0 : CommitLogFormat.segmentNumber(names.get(names.size() - 1));
     List<String> old = names.stream().map(n -> Storage.path(dir, n)).toList();
@@ -287,7 +305,7 @@ public final class CommitLog implements Closeable {
       recordsWritten += group.size();
       bytesWritten += batch.size();
       synced = current.position();
-      if (options.durability() == Durability.FSYNC && fencedOrUnknown(group)) {
+      if (fencedOrUnknown(group)) { // in both modes: a buffered log must not outlive its fence either
         return;
       }
     } catch (LogSyncFailedException e) {
@@ -332,7 +350,7 @@ public final class CommitLog implements Closeable {
           syncAndSeal();
         } catch (IOException e) {
           p.file().close(); // blank, and numbered after the one that failed to seal: replay skips it
-          leftBlank(p.file().path());
+          sealed.leftBlank(p.file().path());
           throw e;
         }
         use(p);
@@ -344,18 +362,12 @@ public final class CommitLog implements Closeable {
         use(next.prepared());
       } else {
         long number = next.number();
-        current = storage.create(Storage.path(dir, CommitLogFormat.segmentName(number)));
+        // Only in the folder as it is: if it was removed, this fails and the log is lost as fenced.
+        current = storage.createNewInFolder(Storage.path(dir, CommitLogFormat.segmentName(number)));
         currentPrepared = false;
         synced = 0;
         current.append(LogRecords.header(number)); // synced with the first batch
       }
-    }
-  }
-
-  /** A blank segment left in the folder: it holds no record, so it goes with the next obsolete segments. */
-  private void leftBlank(String path) {
-    synchronized (sealed) {
-      sealed.put(path, Map.of());
     }
   }
 
@@ -374,8 +386,8 @@ public final class CommitLog implements Closeable {
     boolean fencedNow;
     try {
       fencedNow = storage.isFenced(dir);
-    } catch (java.io.UncheckedIOException e) {
-      failLost(group, new LogSyncFailedException(dir, e.getCause()));
+    } catch (RuntimeException e) { // the look failed (UncheckedIOException), or the storage broke otherwise
+      failLost(group, new LogSyncFailedException(dir, e instanceof java.io.UncheckedIOException u ? u.getCause() : e));
       return true;
     }
     if (fencedNow) {
@@ -395,12 +407,14 @@ public final class CommitLog implements Closeable {
     }
     lost.complete(why);
     group.forEach(p -> p.done().completeExceptionally(why));
+    List<Pending> queued;
     synchronized (queue) {
       failure = why;
-      queue.forEach(p -> p.done().completeExceptionally(why));
+      queued = new ArrayList<>(queue);
       queue.clear();
       waits.queued(0);
     }
+    queued.forEach(p -> p.done().completeExceptionally(why)); // outside the lock: their callbacks may append
   }
 
   /**
@@ -499,9 +513,7 @@ public final class CommitLog implements Closeable {
     WritableFile f = current;
     current = null;
     f.close();
-    synchronized (sealed) {
-      sealed.put(path, new HashMap<>(currentMax));
-    }
+    sealed.sealed(path, currentMax);
     currentMax.clear();
   }
 
@@ -511,11 +523,7 @@ public final class CommitLog implements Closeable {
    * corruption (thrown).
    */
   public ReplayResult replay(RecordVisitor visitor) throws IOException {
-    return LogReplay.replay(storage, dir, oldSegments, visitor, (path, maxSequence) -> {
-      synchronized (sealed) {
-        sealed.put(path, maxSequence);
-      }
-    });
+    return LogReplay.replay(storage, dir, oldSegments, visitor, sealed::sealed);
   }
 
   /**
@@ -525,6 +533,7 @@ public final class CommitLog implements Closeable {
    * longer be written to.
    *
    * @return how many records were delivered
+   * @throws LogFolderMissingException if there is no folder {@code dir}
    */
   public static long readFolder(Storage storage, String dir, RecordVisitor visitor) throws IOException {
     return LogReplay.readFolder(storage, dir, visitor);
@@ -535,20 +544,14 @@ public final class CommitLog implements Closeable {
    * segment, its highest sequence there is at or below {@code durableUpTo} of that tablet.
    */
   public void deleteObsoleteSegments(ToLongFunction<String> durableUpTo) throws IOException {
-    if (isLost()) {
-      return; // the folder is (about to be) recovered by another node: it decides what is obsolete
-    }
-    List<String> obsolete = new ArrayList<>();
-    synchronized (sealed) {
-      for (Map.Entry<String, Map<String, Long>> e : sealed.entrySet()) {
-        Map<String, Long> max = e.getValue();
-        if (max != null && max.entrySet().stream().allMatch(t -> t.getValue() <= durableUpTo.applyAsLong(t.getKey()))) {
-          obsolete.add(e.getKey());
-        }
+    try {
+      if (isLost()) {
+        return; // the folder is (about to be) recovered by another node: it decides what is obsolete
       }
-      obsolete.forEach(sealed::remove);
+    } catch (java.io.UncheckedIOException e) {
+      throw e.getCause(); // whether it is fenced cannot be told: delete nothing
     }
-    for (String p : obsolete) {
+    for (String p : sealed.takeObsolete(durableUpTo)) {
       storage.delete(p);
       storage.delete(LogPieces.pieceOf(p)); // if a tablet reopened here had it sorted; a no-op otherwise
     }
@@ -565,9 +568,7 @@ public final class CommitLog implements Closeable {
 
   /** Segments on disk that are sealed (for tests and operations). */
   public List<String> sealedSegments() {
-    synchronized (sealed) {
-      return new ArrayList<>(sealed.keySet());
-    }
+    return sealed.paths();
   }
 
   /** Writes and syncs everything queued, stops the writer, closes the current segment. */

@@ -6,6 +6,7 @@ import io.tabula.persistence.storage.ReadableFile;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -61,12 +62,14 @@ public final class LogPieces {
    * log) is skipped; damage in a segment is thrown. If a piece cannot be made or read (a full
    * disk, a file system without hard links, a damaged piece), the segment is read whole
    * instead, and {@code degraded} hears why. Returns how many records were delivered.
+   *
+   * @throws LogFolderMissingException if there is no folder {@code dir}
    */
   public static long replay(Storage storage, String dir, String tabletId, RecordVisitor visitor,
       BiConsumer<String, Throwable> degraded) throws IOException {
-    boolean fenced = storage.isFenced(dir); // before the listing: a fenced folder gets no new segment
-    List<String> segments = segments(storage, dir);
-    int lastWithData = LogReader.lastWithData(storage, segmentPaths(storage, dir));
+    boolean fenced = isFenced(storage, dir); // before the listing: a fenced folder gets no new segment
+    List<String> segments = segmentsToRecover(storage, dir);
+    int lastWithData = LogReader.lastWithData(storage, paths(dir, segments));
     long delivered = 0;
     for (int i = 0; i < segments.size(); i++) {
       boolean last = i >= lastWithData;
@@ -102,25 +105,65 @@ public final class LogPieces {
    * Sorts segment {@code segment} of the log folder {@code dir} into its piece, unless the
    * piece is there already or the folder is not fenced (its segments may still change). The
    * work one node does for the master's recovery of a dead node's log.
+   *
+   * @throws LogFolderMissingException if there is no folder {@code dir}
    */
   public static void sortSegment(Storage storage, String dir, String segment) throws IOException {
-    if (!storage.isFenced(dir)) {
+    if (!isFenced(storage, dir)) {
       return;
     }
-    List<String> segments = segments(storage, dir);
+    List<String> segments = segmentsToRecover(storage, dir);
     if (!segments.contains(segment)) {
       throw new IllegalArgumentException("no segment " + segment + " in " + dir);
     }
-    int lastWithData = LogReader.lastWithData(storage, segmentPaths(storage, dir));
+    int lastWithData = LogReader.lastWithData(storage, paths(dir, segments));
     ensureSorted(storage, dir, segment, segments.indexOf(segment) >= lastWithData);
   }
 
-  /** The paths of the segments of {@code dir}, by number. */
-  static List<String> segmentPaths(Storage storage, String dir) throws IOException {
-    return segments(storage, dir).stream().map(n -> Storage.path(dir, n)).toList();
+  /** Whether {@code dir} is fenced; a look that failed is thrown as the error it is, never read as "not fenced". */
+  private static boolean isFenced(Storage storage, String dir) throws IOException {
+    try {
+      return storage.isFenced(dir);
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
   }
 
-  /** The segment file names of {@code dir}, by number. */
+  /**
+   * The paths of the segments of the log folder {@code dir} that a recovery reads, by number.
+   *
+   * @throws LogFolderMissingException if there is no such folder
+   */
+  static List<String> segmentPathsToRecover(Storage storage, String dir) throws IOException {
+    return paths(dir, segmentsToRecover(storage, dir));
+  }
+
+  /**
+   * The segment file names of the log folder {@code dir} that a recovery reads, by number.
+   * A folder named for recovery always exists (a log makes its folder when it opens), so a
+   * missing one is an error, not an empty log.
+   *
+   * @throws LogFolderMissingException if there is no such folder
+   */
+  private static List<String> segmentsToRecover(Storage storage, String dir) throws IOException {
+    List<String> names = segments(storage, dir);
+    if (names.isEmpty()) { // a listing does not tell an empty folder from a missing one
+      try {
+        if (!storage.exists(dir)) {
+          throw new LogFolderMissingException(dir);
+        }
+      } catch (UncheckedIOException e) {
+        throw e.getCause();
+      }
+    }
+    return names;
+  }
+
+  private static List<String> paths(String dir, List<String> names) {
+    return names.stream().map(n -> Storage.path(dir, n)).toList();
+  }
+
+  /** The segment file names of {@code dir}, by number (none if there is no such folder). */
   public static List<String> segments(Storage storage, String dir) throws IOException {
     List<String> names = new ArrayList<>();
     for (String name : storage.list(dir)) {
@@ -207,7 +250,7 @@ public final class LogPieces {
     }
     String tmp = piece + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
     try {
-      try (WritableFile w = storage.create(tmp)) {
+      try (WritableFile w = storage.createNewInFolder(tmp)) { // never makes the log's folder again
         byte[] header = new byte[HEADER_SIZE];
         ByteSink.putLongAt(header, 0, MAGIC);
         ByteSink.putIntAt(header, 8, VERSION);

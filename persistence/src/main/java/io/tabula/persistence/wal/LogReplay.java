@@ -45,7 +45,7 @@ final class LogReplay {
 
   /** See {@link CommitLog#readFolder}. */
   static long readFolder(Storage storage, String dir, RecordVisitor visitor) throws IOException {
-    List<String> paths = LogPieces.segmentPaths(storage, dir);
+    List<String> paths = LogPieces.segmentPathsToRecover(storage, dir);
     int last = LogReader.lastWithData(storage, paths);
     long records = 0;
     for (int i = 0; i < paths.size(); i++) {
@@ -63,7 +63,8 @@ final class LogReplay {
   private static void cutTornTail(Storage storage, String dir, String path, byte[] bytes, int validEnd)
       throws IOException {
     String tmp = path + ".cut";
-    try (WritableFile w = storage.create(tmp)) {
+    storage.delete(tmp); // one a crash left
+    try (WritableFile w = storage.createNewInFolder(tmp)) { // never makes the log's folder again
       w.append(bytes, 0, validEnd);
       w.sync();
     }

@@ -45,7 +45,9 @@ import java.util.function.LongSupplier;
  * taken at close, are blank, and go to {@code leftBlank}, for the log to delete with the other
  * segments nobody needs (or for a later life of the folder to). Only its own half-made
  * {@code .prep} files, which no reader takes for segments, are deleted here. So after a fence
- * the preparer removes nothing a recovery may have listed.
+ * the preparer removes nothing a recovery may have listed. It makes files only in the log's
+ * folder as it is ({@link Storage#createNewInFolder}, a rename within the folder), never the
+ * folder: the log made it when it opened, and a folder removed since reads as fenced.
  *
  * <p>Threads: one daemon thread of its own, which does all the file work. {@link #next} and
  * {@link #take} are called by the log's writer and never wait for I/O.
@@ -243,7 +245,7 @@ final class SegmentPreparer implements Closeable {
     String tmp = name + PREPARING;
     byte[] zeros = new byte[CHUNK];
     try {
-      try (WritableFile w = storage.create(tmp)) {
+      try (WritableFile w = storage.createNewInFolder(tmp)) { // never makes the log's folder again
         w.append(LogRecords.header(n));
         rateSince = System.nanoTime();
         rateBytes = logBytes.getAsLong();

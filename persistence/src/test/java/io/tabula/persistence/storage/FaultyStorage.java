@@ -190,6 +190,14 @@ public final class FaultyStorage implements Storage {
   }
 
   @Override
+  public void createDirectories(String dir) throws IOException {
+    live(() -> {
+      delegate.createDirectories(dir);
+      return null;
+    });
+  }
+
+  @Override
   public boolean canOverwrite() {
     return delegate.canOverwrite();
   }

@@ -94,6 +94,14 @@ class HdfsStorageTest {
     }
   }
 
+  /** {@link FolderContract}: here a look at the fence is one namenode call. */
+  @Test
+  void foldersAreMadeOnlyOnPurposeAndAMissingOneIsFenced() throws IOException {
+    try (HdfsStorage s = hdfs.storage(folder())) {
+      FolderContract.check(s);
+    }
+  }
+
   /**
    * A node's log writer goes on after another node fenced its folder (it was frozen, say):
    * the fence recovers the HDFS leases, so the writer's next sync fails and it acknowledges

@@ -518,7 +518,10 @@ class CommitLogTest {
         return null;
       }));
     }
+    long ackedBy = System.nanoTime() + 20_000_000_000L;
     while (acked.size() < 200) {
+      assertTrue(System.nanoTime() < ackedBy, "the writers had 200 records acknowledged within 20 s, not "
+          + acked.size() + " (" + fencedFailures.get() + " fenced, " + otherFailures.get() + " other failures)");
       Thread.sleep(1);
     }
     Storage recovery = new FileStorage(root);
