@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
@@ -61,17 +62,46 @@ final class MasterJournalSetup {
     return systemName + "-singleton-pekko://" + systemName + "/system/singletonManagermaster";
   }
 
-  /** The journal plugins the master can run on: files on the storage root, or pekko-persistence-jdbc. */
-  static final java.util.Set<String> MASTER_JOURNALS = java.util.Set.of("tabula.master-journal", "jdbc-journal");
+  /**
+   * The journal plugins the master can run on (files on the storage root, or
+   * pekko-persistence-jdbc), each with the snapshot store that goes with it.
+   */
+  private static final Map<String, String> SNAPSHOTS_OF_JOURNAL = Map.of(
+      "tabula.master-journal", "tabula.master-snapshots", "jdbc-journal", "jdbc-snapshot-store");
+
+  /** The master's journal plugin, {@code tabula.master.journal-plugin}. */
+  static String journalPlugin(Config c) {
+    return c.getString("tabula.master.journal-plugin");
+  }
 
   /**
-   * The master's journal plugin: {@code tabula.master.journal-plugin} if set (an application
-   * that embeds a node and has a default journal of its own sets it), else the actor system's
-   * default journal.
+   * Refuses a start whose master would not run on one of Tabula's journals (with its snapshot
+   * store), or whose actor system's default journal or snapshot store is one of the master's.
+   * The defaults serve every persistent actor that names no plugin of its own, such as an
+   * embedding application's: its recovery through the master's journal would open the journal
+   * as a new epoch and fence the running master (on a node without the lease it would fail).
+   * Earlier versions of a node's settings (and of config/postgres.conf) set the default to the
+   * master's journal: the message says where that setting went.
    */
-  static String journalPlugin(Config c) {
-    String own = c.getString("tabula.master.journal-plugin");
-    return own.isEmpty() ? c.getString("pekko.persistence.journal.plugin") : own;
+  static void checkPlugins(Config c) {
+    String journal = journalPlugin(c);
+    String snapshots = c.getString("tabula.master.snapshot-plugin");
+    if (!snapshots.equals(SNAPSHOTS_OF_JOURNAL.get(journal))) {
+      throw new StartRefusedException(StartRefusedException.Reason.MASTER_JOURNAL, "tabula.master.journal-plugin "
+          + "and snapshot-plugin are \"" + journal + "\" and \"" + snapshots + "\": they must be Tabula's, as every "
+          + "node of the cluster has them: \"tabula.master-journal\" and \"tabula.master-snapshots\" (the default, on "
+          + "the storage root) or \"jdbc-journal\" and \"jdbc-snapshot-store\" (config/postgres.conf)");
+    }
+    for (String key : List.of("pekko.persistence.journal.plugin", "pekko.persistence.snapshot-store.plugin")) {
+      String plugin = c.getString(key);
+      if (SNAPSHOTS_OF_JOURNAL.containsKey(plugin) || SNAPSHOTS_OF_JOURNAL.containsValue(plugin)) {
+        throw new StartRefusedException(StartRefusedException.Reason.MASTER_JOURNAL, key + " is \"" + plugin
+            + "\", a plugin of the master's: a persistent actor with no journal of its own would recover through "
+            + "it, opening the master's journal as a new epoch and fencing the running master. The master names "
+            + "its journal itself: set tabula.master.journal-plugin and snapshot-plugin instead (config/postgres.conf "
+            + "does), and leave the actor system's defaults unset or to the application's own journal");
+      }
+    }
   }
 
   /** Whether the master's journal is in PostgreSQL and fenced by a {@link PostgresLease} master lease. */
