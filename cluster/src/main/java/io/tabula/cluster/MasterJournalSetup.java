@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The master's journal and lease as a node sets them up: on the storage root (the default,
  * fenced by the journal's epochs), or in PostgreSQL (fenced by the lease's row:
- * docs/fencing.md, "The master on PostgreSQL").
+ * docs/fencing.md, "The master on PostgreSQL"); and the checks a start makes of them
+ * ({@link #checkPlugins}, {@link #checkFenced}; docs/deploy.md, "Checked at start").
  */
 final class MasterJournalSetup {
   private static final Logger LOG = LoggerFactory.getLogger(MasterJournalSetup.class);
@@ -102,6 +103,41 @@ final class MasterJournalSetup {
             + "does), and leave the actor system's defaults unset or to the application's own journal");
       }
     }
+  }
+
+  /**
+   * Refuses the master's journal on pekko-persistence-jdbc with a database other than
+   * PostgreSQL (H2, the default url; MySQL...) for a node that can be in a cluster, unless
+   * {@code tabula.master.allow-unfenced-journal} is on. Only PostgreSQL gets a fence (the
+   * lease's row, checked by a trigger: docs/fencing.md, "The master on PostgreSQL"); on any
+   * other database a master that lost its lease but has not noticed yet still writes, so one
+   * master at a time would rest on the lease's timing alone.
+   */
+  static void checkFenced(Config c, NodeSettings s) {
+    String url = c.getString("pekko-persistence-jdbc.shared-databases.tabula.db.url");
+    if (!journalPlugin(c).equals("jdbc-journal") || url.startsWith("jdbc:postgresql:")
+        || c.getBoolean("tabula.master.allow-unfenced-journal") || !canBeInACluster(c, s)) {
+      return;
+    }
+    String[] scheme = url.split(":", 3); // jdbc:<database>:..., named without its address or credentials
+    throw new StartRefusedException(StartRefusedException.Reason.UNFENCED_JOURNAL, "the master's journal is "
+        + "pekko-persistence-jdbc on " + (scheme.length > 1 ? "a " + scheme[1] + " database" : "a database other than "
+        + "PostgreSQL") + ", which Tabula cannot fence: a master that "
+        + "lost its lease could still write to it, with only the lease's timing to keep two masters apart, and "
+        + "this node can be in a cluster (it joins seeds, joins by bootstrap or listens on a fixed cluster port). "
+        + "Keep the master's journal on the storage root (the default, fenced by its epochs) or in PostgreSQL "
+        + "(config/postgres.conf), or set tabula.master.allow-unfenced-journal = on to accept the risk");
+  }
+
+  /**
+   * Whether other nodes can be members of this node's cluster: it joins seeds (its own or
+   * Pekko's), finds its cluster by bootstrap, or listens on a fixed cluster port that others
+   * can be told to join. A node on a port picked at random that joins nobody forms a cluster
+   * no other node is told of.
+   */
+  private static boolean canBeInACluster(Config c, NodeSettings s) {
+    return !s.join().isEmpty() || c.getString("tabula.node.join-by").equals("bootstrap")
+        || !c.getStringList("pekko.cluster.seed-nodes").isEmpty() || s.clusterPort() != 0;
   }
 
   /** Whether the master's journal is in PostgreSQL and fenced by a {@link PostgresLease} master lease. */

@@ -219,6 +219,7 @@ public final class TabulaNode implements AutoCloseable {
 
   private static TabulaNode boot(ActorSystem<?> system, Config config, NodeSettings settings) {
     MasterJournalSetup.checkPlugins(config);
+    MasterJournalSetup.checkFenced(config, settings);
     Duration wait = settings.masterStartTimeout();
     Storage storage;
     try {
