@@ -68,6 +68,43 @@ final class StorageRoots {
       }
       conf.addResource(new org.apache.hadoop.fs.Path(p.toUri()));
     }
+    // Also hdfs-default.xml and an hdfs-site.xml on the class path, as the HDFS client reads them.
+    org.apache.hadoop.hdfs.HdfsConfiguration.init();
+    refuseObserverReads(conf, root);
     return new HdfsStorage(root, conf, hdfs.getDuration("lease-recovery-timeout"));
+  }
+
+  /** What Hadoop's client configuration names the proxy provider of a nameservice by. */
+  private static final String PROVIDER_KEY = "dfs.client.failover.proxy.provider.";
+
+  /**
+   * Refuses an HDFS client that may read from observer namenodes for the storage root's
+   * nameservice: a proxy provider ({@code dfs.client.failover.proxy.provider.<nameservice>})
+   * that is, extends, or is named as an observer-reading one (Hadoop's {@code
+   * ObserverReadProxyProvider} and its kin). An observer may answer {@code exists(FENCED)}
+   * before it has applied a fence another client wrote through the active namenode: Hadoop
+   * promises read-your-writes only within one client, or after an {@code msync}, so a fenced
+   * writer could go on acknowledging and a fenced reader go on answering as current. Only the
+   * root's nameservice is looked at: the node's client reads no other.
+   */
+  static void refuseObserverReads(org.apache.hadoop.conf.Configuration conf, java.net.URI root) {
+    String key = PROVIDER_KEY + root.getHost();
+    String provider = conf.getTrimmed(key, "");
+    if (provider.isEmpty()) {
+      return;
+    }
+    Class<?> c = conf.getClassByNameOrNull(provider);
+    boolean observer = provider.contains("ObserverRead");
+    for (; c != null && !observer; c = c.getSuperclass()) {
+      observer = c.getSimpleName().contains("ObserverRead");
+    }
+    if (observer) {
+      throw new StartRefusedException(StartRefusedException.Reason.HDFS_OBSERVER_READS, key + " is " + provider
+          + ", which reads from observer namenodes: an observer can answer that a commit-log folder is not "
+          + "fenced after another node fenced it through the active namenode, and the fenced node would go on "
+          + "acknowledging writes. Give the storage root's nameservice a provider that reads from the active "
+          + "namenode (org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider) in the Hadoop "
+          + "client's files (tabula.node.hdfs.config-files, or an hdfs-site.xml on the class path; docs/deploy.md)");
+    }
   }
 }
