@@ -13,9 +13,10 @@ final class StorageRoots {
   private StorageRoots() {}
 
   /**
-   * The storage root: the files under {@code dataDir}, or an instance of the {@link Storage}
+   * The storage root: the files under {@code dataDir} (refused on an NFS mount without the
+   * version and options Tabula needs: {@link NfsMounts}), or an instance of the {@link Storage}
    * class that {@code tabula.node.storage-class} names, made with its public constructor that
-   * takes the data directory.
+   * takes the data directory, or HDFS (refused with observer reads).
    */
   static Storage open(Config config, Path dataDir) throws IOException {
     String uri = config.getString("tabula.node.storage-uri").trim();
@@ -24,6 +25,7 @@ final class StorageRoots {
     }
     String name = config.getString("tabula.node.storage-class").trim();
     if (name.isEmpty()) {
+      NfsMounts.checkDataDir(dataDir, config.getBoolean("tabula.node.allow-unsafe-nfs"));
       return new FileStorage(dataDir);
     }
     try {
