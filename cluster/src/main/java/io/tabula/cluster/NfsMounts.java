@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Whether a storage root on local files sits on an NFS mount that gives what Tabula's file
- * operations need across machines (docs/deploy.md, "A shared POSIX file system"):
+ * operations need across machines (docs/deploy.md, "A shared POSIX file system instead of
+ * HDFS"):
  *
  * <ol>
  *   <li>NFS 4.1 or later ({@value #VERSION}). Its sessions make a retransmitted LINK or
