@@ -13,9 +13,10 @@ import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
 /**
  * The configuration actor tests run with: every message sent to an actor goes through its
  * serializer ({@code serialize-messages = on}, so a missing Kryo registration fails the
- * test), and the master's journal and snapshots live in files under a test's temporary
- * directory, the way a node keeps them under its storage root (MasterJournals), so a new actor
- * system on the same directory recovers what an earlier one wrote. {@link #withJdbcJournalIn}
+ * test), and the master's journal and snapshots (the plugins it names by default) live in
+ * files under a test's temporary directory, the way a node keeps them under its storage root
+ * (MasterJournals), so a new actor system on the same directory recovers what an earlier one
+ * wrote. {@link #withJdbcJournalIn}
  * is the journal nodes kept before (pekko-persistence-jdbc on an H2 file), for the migration.
  *
  * <p>Pekko exempts its own classes from {@code serialize-messages}, {@code StatusReply}
@@ -30,17 +31,13 @@ public final class ActorTestConfig {
         logging-filter = "org.apache.pekko.event.slf4j.Slf4jLoggingFilter"
         loglevel = INFO
         actor.serialize-messages = on
-        persistence {
-          journal.plugin = "tabula.master-journal"
-          snapshot-store.plugin = "tabula.master-snapshots"
-        }
       }
       """;
 
   private static final String JDBC = """
-      pekko.persistence {
-        journal.plugin = "jdbc-journal"
-        snapshot-store.plugin = "jdbc-snapshot-store"
+      tabula.master {
+        journal-plugin = "jdbc-journal"
+        snapshot-plugin = "jdbc-snapshot-store"
       }
       jdbc-journal.use-shared-db = "tabula"
       jdbc-snapshot-store.use-shared-db = "tabula"

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The master's journal and lease as a node sets them up: on the storage root (the default,
  * fenced by the journal's epochs), or in PostgreSQL (fenced by the lease's row:
- * docs/fencing.md, "The master on PostgreSQL").
+ * docs/fencing.md, "The master on PostgreSQL"); and the checks a start makes of them
+ * ({@link #checkPlugins}, {@link #checkFenced}; docs/deploy.md, "Checked at start").
  */
 final class MasterJournalSetup {
   private static final Logger LOG = LoggerFactory.getLogger(MasterJournalSetup.class);
@@ -61,17 +63,81 @@ final class MasterJournalSetup {
     return systemName + "-singleton-pekko://" + systemName + "/system/singletonManagermaster";
   }
 
-  /** The journal plugins the master can run on: files on the storage root, or pekko-persistence-jdbc. */
-  static final java.util.Set<String> MASTER_JOURNALS = java.util.Set.of("tabula.master-journal", "jdbc-journal");
+  /**
+   * The journal plugins the master can run on (files on the storage root, or
+   * pekko-persistence-jdbc), each with the snapshot store that goes with it.
+   */
+  private static final Map<String, String> SNAPSHOTS_OF_JOURNAL = Map.of(
+      "tabula.master-journal", "tabula.master-snapshots", "jdbc-journal", "jdbc-snapshot-store");
+
+  /** The master's journal plugin, {@code tabula.master.journal-plugin}. */
+  static String journalPlugin(Config c) {
+    return c.getString("tabula.master.journal-plugin");
+  }
 
   /**
-   * The master's journal plugin: {@code tabula.master.journal-plugin} if set (an application
-   * that embeds a node and has a default journal of its own sets it), else the actor system's
-   * default journal.
+   * Refuses a start whose master would not run on one of Tabula's journals (with its snapshot
+   * store), or whose actor system's default journal or snapshot store is one of the master's.
+   * The defaults serve every persistent actor that names no plugin of its own, such as an
+   * embedding application's: its recovery through the master's journal would open the journal
+   * as a new epoch and fence the running master (on a node without the lease it would fail).
+   * Earlier versions of a node's settings (and of config/postgres.conf) set the default to the
+   * master's journal: the message says where that setting went.
    */
-  static String journalPlugin(Config c) {
-    String own = c.getString("tabula.master.journal-plugin");
-    return own.isEmpty() ? c.getString("pekko.persistence.journal.plugin") : own;
+  static void checkPlugins(Config c) {
+    String journal = journalPlugin(c);
+    String snapshots = c.getString("tabula.master.snapshot-plugin");
+    if (!snapshots.equals(SNAPSHOTS_OF_JOURNAL.get(journal))) {
+      throw new StartRefusedException(StartRefusedException.Reason.MASTER_JOURNAL, "tabula.master.journal-plugin "
+          + "and snapshot-plugin are \"" + journal + "\" and \"" + snapshots + "\": they must be Tabula's, as every "
+          + "node of the cluster has them: \"tabula.master-journal\" and \"tabula.master-snapshots\" (the default, on "
+          + "the storage root) or \"jdbc-journal\" and \"jdbc-snapshot-store\" (config/postgres.conf)");
+    }
+    for (String key : List.of("pekko.persistence.journal.plugin", "pekko.persistence.snapshot-store.plugin")) {
+      String plugin = c.getString(key);
+      if (SNAPSHOTS_OF_JOURNAL.containsKey(plugin) || SNAPSHOTS_OF_JOURNAL.containsValue(plugin)) {
+        throw new StartRefusedException(StartRefusedException.Reason.MASTER_JOURNAL, key + " is \"" + plugin
+            + "\", a plugin of the master's: a persistent actor with no journal of its own would recover through "
+            + "it, opening the master's journal as a new epoch and fencing the running master. The master names "
+            + "its journal itself: set tabula.master.journal-plugin and snapshot-plugin instead (config/postgres.conf "
+            + "does), and leave the actor system's defaults unset or to the application's own journal");
+      }
+    }
+  }
+
+  /**
+   * Refuses the master's journal on pekko-persistence-jdbc with a database other than
+   * PostgreSQL (H2, the default url; MySQL...) for a node that can be in a cluster, unless
+   * {@code tabula.master.allow-unfenced-journal} is on. Only PostgreSQL gets a fence (the
+   * lease's row, checked by a trigger: docs/fencing.md, "The master on PostgreSQL"); on any
+   * other database a master that lost its lease but has not noticed yet still writes, so one
+   * master at a time would rest on the lease's timing alone.
+   */
+  static void checkFenced(Config c, NodeSettings s) {
+    String url = c.getString("pekko-persistence-jdbc.shared-databases.tabula.db.url");
+    if (!journalPlugin(c).equals("jdbc-journal") || url.startsWith("jdbc:postgresql:")
+        || c.getBoolean("tabula.master.allow-unfenced-journal") || !canBeInACluster(c, s)) {
+      return;
+    }
+    String[] scheme = url.split(":", 3); // jdbc:<database>:..., named without its address or credentials
+    throw new StartRefusedException(StartRefusedException.Reason.UNFENCED_JOURNAL, "the master's journal is "
+        + "pekko-persistence-jdbc on " + (scheme.length > 1 ? "a " + scheme[1] + " database" : "a database other than "
+        + "PostgreSQL") + ", which Tabula cannot fence: a master that "
+        + "lost its lease could still write to it, with only the lease's timing to keep two masters apart, and "
+        + "this node can be in a cluster (it joins seeds, joins by bootstrap or listens on a fixed cluster port). "
+        + "Keep the master's journal on the storage root (the default, fenced by its epochs) or in PostgreSQL "
+        + "(config/postgres.conf), or set tabula.master.allow-unfenced-journal = on to accept the risk");
+  }
+
+  /**
+   * Whether other nodes can be members of this node's cluster: it joins seeds (its own or
+   * Pekko's), finds its cluster by bootstrap, or listens on a fixed cluster port that others
+   * can be told to join. A node on a port picked at random that joins nobody forms a cluster
+   * no other node is told of.
+   */
+  private static boolean canBeInACluster(Config c, NodeSettings s) {
+    return !s.join().isEmpty() || c.getString("tabula.node.join-by").equals("bootstrap")
+        || !c.getStringList("pekko.cluster.seed-nodes").isEmpty() || s.clusterPort() != 0;
   }
 
   /** Whether the master's journal is in PostgreSQL and fenced by a {@link PostgresLease} master lease. */

@@ -17,9 +17,10 @@ final class StorageRoots {
   private StorageRoots() {}
 
   /**
-   * The storage root: the files under {@code dataDir}, or an instance of the {@link Storage}
+   * The storage root: the files under {@code dataDir} (refused on an NFS mount without the
+   * version and options Tabula needs: {@link NfsMounts}), or an instance of the {@link Storage}
    * class that {@code tabula.node.storage-class} names, made with its public constructor that
-   * takes the data directory.
+   * takes the data directory, or HDFS (refused with observer reads).
    */
   static Storage open(Config config, Path dataDir) throws IOException {
     String uri = config.getString("tabula.node.storage-uri").trim();
@@ -28,6 +29,7 @@ final class StorageRoots {
     }
     String name = config.getString("tabula.node.storage-class").trim();
     if (name.isEmpty()) {
+      NfsMounts.checkDataDir(dataDir, config.getBoolean("tabula.node.allow-unsafe-nfs"));
       return new FileStorage(dataDir);
     }
     try {
@@ -106,6 +108,43 @@ final class StorageRoots {
       }
       conf.addResource(new org.apache.hadoop.fs.Path(p.toUri()));
     }
+    // Also hdfs-default.xml and an hdfs-site.xml on the class path, as the HDFS client reads them.
+    org.apache.hadoop.hdfs.HdfsConfiguration.init();
+    refuseObserverReads(conf, root);
     return new HdfsStorage(root, conf, hdfs.getDuration("lease-recovery-timeout"));
+  }
+
+  /** What Hadoop's client configuration names the proxy provider of a nameservice by. */
+  private static final String PROVIDER_KEY = "dfs.client.failover.proxy.provider.";
+
+  /**
+   * Refuses an HDFS client that may read from observer namenodes for the storage root's
+   * nameservice: a proxy provider ({@code dfs.client.failover.proxy.provider.<nameservice>})
+   * that is, extends, or is named as an observer-reading one (Hadoop's {@code
+   * ObserverReadProxyProvider} and its kin). An observer may answer {@code exists(FENCED)}
+   * before it has applied a fence another client wrote through the active namenode: Hadoop
+   * promises read-your-writes only within one client, or after an {@code msync}, so a fenced
+   * writer could go on acknowledging and a fenced reader go on answering as current. Only the
+   * root's nameservice is looked at: the node's client reads no other.
+   */
+  static void refuseObserverReads(org.apache.hadoop.conf.Configuration conf, java.net.URI root) {
+    String key = PROVIDER_KEY + root.getHost();
+    String provider = conf.getTrimmed(key, "");
+    if (provider.isEmpty()) {
+      return;
+    }
+    Class<?> c = conf.getClassByNameOrNull(provider);
+    boolean observer = provider.contains("ObserverRead");
+    for (; c != null && !observer; c = c.getSuperclass()) {
+      observer = c.getSimpleName().contains("ObserverRead");
+    }
+    if (observer) {
+      throw new StartRefusedException(StartRefusedException.Reason.HDFS_OBSERVER_READS, key + " is " + provider
+          + ", which reads from observer namenodes: an observer can answer that a commit-log folder is not "
+          + "fenced after another node fenced it through the active namenode, and the fenced node would go on "
+          + "acknowledging writes. Give the storage root's nameservice a provider that reads from the active "
+          + "namenode (org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider) in the Hadoop "
+          + "client's files (tabula.node.hdfs.config-files, or an hdfs-site.xml on the class path; docs/deploy.md)");
+    }
   }
 }

@@ -135,7 +135,9 @@ public final class TabulaNode implements AutoCloseable {
 
   /**
    * Starts a node with {@code overrides} layered as {@link #configuration} describes; pass
-   * only the keys to change (not a config that already holds the libraries' defaults).
+   * only the keys to change (not a config that already holds the libraries' defaults). Throws
+   * {@link StartRefusedException} when the settings or the deployment break an assumption of
+   * Tabula's safety (the exception's reason says which, docs/deploy.md says why).
    */
   public static TabulaNode start(Config overrides) {
     if (java.util.concurrent.ForkJoinPool.getCommonPoolParallelism() < 2) {
@@ -202,6 +204,12 @@ public final class TabulaNode implements AutoCloseable {
    * {@code tabula.node.serve-grpc = off} it binds no gRPC port, and the application reads and
    * writes through {@link #tablets}. The node lives as long as the actor system: it stops in
    * the system's coordinated shutdown (tablets drained to other nodes, memtables flushed).
+   *
+   * <p>The master names its own journal ({@code tabula.master.journal-plugin}); the actor
+   * system's default journal and snapshot store are the application's, for its own persistent
+   * actors, and must not name one of the master's. Like {@link #start(Config)}, throws {@link
+   * StartRefusedException} for settings or a deployment that break an assumption of Tabula's
+   * safety.
    */
   public static TabulaNode embed(ActorSystem<?> system) {
     Config config = system.settings().config();
@@ -212,13 +220,6 @@ public final class TabulaNode implements AutoCloseable {
     if (!config.getString("pekko.actor.provider").equals("cluster")) {
       throw new IllegalArgumentException("the actor system hosting a Tabula node must have pekko.actor.provider = "
           + "cluster; create it with TabulaNode.embeddedConfig(...)");
-    }
-    String journal = MasterJournalSetup.journalPlugin(config);
-    if (!MasterJournalSetup.MASTER_JOURNALS.contains(journal)) {
-      throw new IllegalArgumentException("the master's journal would be " + journal + ", the application's: set "
-          + "tabula.master.journal-plugin and snapshot-plugin to Tabula's (\"tabula.master-journal\" and "
-          + "\"tabula.master-snapshots\", or \"jdbc-journal\" and \"jdbc-snapshot-store\"), as every node of the "
-          + "cluster has them");
     }
     NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
     StorageRoots.identity(config);
@@ -232,6 +233,8 @@ public final class TabulaNode implements AutoCloseable {
   }
 
   private static TabulaNode boot(ActorSystem<?> system, Config config, NodeSettings settings) {
+    MasterJournalSetup.checkPlugins(config);
+    MasterJournalSetup.checkFenced(config, settings);
     Duration wait = settings.masterStartTimeout();
     Storage storage;
     try {

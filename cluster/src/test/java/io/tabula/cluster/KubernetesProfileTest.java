@@ -59,7 +59,7 @@ class KubernetesProfileTest {
     String leaseClass = c.getString("tabula.master-lease.lease-class");
     assertEquals("org.apache.pekko.coordination.lease.kubernetes.KubernetesLease", leaseClass);
     assertEquals(java.time.Duration.ofSeconds(8), c.getDuration("tabula.master-lease.heartbeat-timeout"));
-    assertEquals("tabula.master-journal", c.getString("pekko.persistence.journal.plugin"),
+    assertEquals("tabula.master-journal", c.getString("tabula.master.journal-plugin"),
         "the master's journal is on the storage root (HDFS), fenced by its epochs");
 
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "tabula", ConfigFactory.parseMap(Map.of(

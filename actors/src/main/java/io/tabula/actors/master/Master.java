@@ -295,13 +295,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }));
   }
 
-  /** {@code tabula.master.journal-plugin}, or the system's default journal if that is empty. */
+  /** {@code tabula.master.journal-plugin}: Tabula's journal on the storage root unless set otherwise. */
   @Override
   public String journalPluginId() {
     return ctx.getSystem().settings().config().getString("tabula.master.journal-plugin");
   }
 
-  /** {@code tabula.master.snapshot-plugin}, or the system's default snapshot store if that is empty. */
+  /** {@code tabula.master.snapshot-plugin}: Tabula's snapshots on the storage root unless set otherwise. */
   @Override
   public String snapshotPluginId() {
     return ctx.getSystem().settings().config().getString("tabula.master.snapshot-plugin");

@@ -18,6 +18,7 @@ import com.google.bigtable.v2.Mutation;
 import com.google.bigtable.v2.ReadModifyWriteRowRequest;
 import com.google.bigtable.v2.ReadModifyWriteRule;
 import com.google.bigtable.v2.ReadRowsRequest;
+import com.google.bigtable.v2.ReadRowsResponse;
 import com.google.bigtable.v2.RowFilter;
 import com.google.bigtable.v2.RowSet;
 import com.google.protobuf.ByteString;
@@ -39,6 +40,7 @@ import io.tabula.protocol.errors.WireNames;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -57,7 +59,8 @@ import org.slf4j.LoggerFactory;
  * deep, strings that are not UTF-8, no message at all) and requests that parse but cost too
  * much (a read-modify-write rule over the cell limits) get INVALID_ARGUMENT naming the field,
  * with the reason and the field in the status details, within the deadline, and the node
- * logs no error for them. Sent as raw bytes with grpc-java to a node on 127.0.0.1.
+ * logs no error for them and goes on serving. Sent as raw bytes with grpc-java to a node on
+ * 127.0.0.1.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -93,13 +96,8 @@ class MalformedRequestTest {
 
   @Test
   void aFilterNestedDeeperThanProtobufAllowsNamesTheField() {
-    RowFilter f = RowFilter.newBuilder().setPassAllFilter(true).build();
-    for (int i = 0; i < 150; i++) {
-      f = RowFilter.newBuilder().setChain(RowFilter.Chain.newBuilder().addFilters(f)
-          .addFilters(RowFilter.newBuilder().setPassAllFilter(true))).build();
-    }
     byte[] request = ReadRowsRequest.newBuilder().setTableName(TABLE).setRows(RowSet.newBuilder()
-        .addRowKeys(ByteString.copyFromUtf8("r"))).setFilter(f).build().toByteArray();
+        .addRowKeys(ByteString.copyFromUtf8("r"))).setFilter(nestedChains(150)).build().toByteArray();
     StatusRuntimeException e = refused("ReadRows", MethodDescriptor.MethodType.SERVER_STREAMING, request);
     // Each level is two messages (a RowFilter, then its Chain): the 100th message is the 50th chain.
     assertInvalid(e, "filter" + ".chain.filters[0]".repeat(49) + ".chain", "nested more than 100 messages deep");
@@ -107,12 +105,8 @@ class MalformedRequestTest {
 
   @Test
   void aFilterNestedDeeperThanTabulaAllowsButWithinProtobufNamesTheFieldToo() {
-    RowFilter f = RowFilter.newBuilder().setPassAllFilter(true).build();
-    for (int i = 0; i < 30; i++) {
-      f = RowFilter.newBuilder().setChain(RowFilter.Chain.newBuilder().addFilters(f)
-          .addFilters(RowFilter.newBuilder().setPassAllFilter(true))).build();
-    }
-    byte[] request = ReadRowsRequest.newBuilder().setTableName(TABLE).setFilter(f).build().toByteArray();
+    byte[] request = ReadRowsRequest.newBuilder().setTableName(TABLE).setFilter(nestedChains(30)).build()
+        .toByteArray();
     StatusRuntimeException e = refused("ReadRows", MethodDescriptor.MethodType.SERVER_STREAMING, request);
     assertInvalid(e, "filter" + ".chain.filters[0]".repeat(21), "levels are allowed");
   }
@@ -134,14 +128,7 @@ class MalformedRequestTest {
 
   @Test
   void aNameThatIsNotUtf8IsNamed() throws IOException {
-    // MutateRowRequest: table_name is field 1 (string), row_key 2 (bytes), mutations 3.
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-    out.writeByteArray(1, new byte[] {'p', '/', (byte) 0xc3, (byte) 0x28});
-    out.writeByteArray(2, "r".getBytes());
-    out.writeMessage(3, Mutation.newBuilder().setDeleteFromRow(Mutation.DeleteFromRow.getDefaultInstance()).build());
-    out.flush();
-    StatusRuntimeException e = refused("MutateRow", MethodDescriptor.MethodType.UNARY, bytes.toByteArray());
+    StatusRuntimeException e = refused("MutateRow", MethodDescriptor.MethodType.UNARY, mutationOfANameNotUtf8());
     assertInvalid(e, "table_name", "is not valid UTF-8");
   }
 
@@ -237,14 +224,44 @@ class MalformedRequestTest {
         "rules[0].family_name", "over the limit of 64");
   }
 
+  /**
+   * Malformed requests leave the node and the connection serving: after bytes that are not
+   * protobuf, a table name that is not UTF-8 and a filter nested too deep, all on this
+   * channel, a good write on it is stored and read back. The test sends those requests
+   * itself, so it holds in whatever order the tests run, and alone.
+   */
   @Test
-  void aMutationOfAGoodRowStillWorksAfterAll() {
-    byte[] request = MutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("ok"))
+  void aGoodWriteAfterMalformedRequestsIsStoredAndReadBack() throws IOException {
+    byte[] garbage = {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f, 0x01};
+    refused("MutateRow", MethodDescriptor.MethodType.UNARY, garbage);
+    refused("MutateRow", MethodDescriptor.MethodType.UNARY, mutationOfANameNotUtf8());
+    refused("ReadRows", MethodDescriptor.MethodType.SERVER_STREAMING, ReadRowsRequest.newBuilder()
+        .setTableName(TABLE).setFilter(nestedChains(150)).build().toByteArray());
+
+    ByteString row = ByteString.copyFromUtf8("after-malformed");
+    byte[] write = MutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(row)
         .addMutations(Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder().setFamilyName("f")
             .setColumnQualifier(ByteString.copyFromUtf8("q")).setTimestampMicros(1000)
-            .setValue(ByteString.copyFromUtf8("v")))).build().toByteArray();
+            .setValue(ByteString.copyFromUtf8("stored")))).build().toByteArray();
+    CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS);
     ClientCalls.blockingUnaryCall(channel, method("google.bigtable.v2.Bigtable", "MutateRow",
-        MethodDescriptor.MethodType.UNARY), CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), request);
+        MethodDescriptor.MethodType.UNARY), options, write);
+    byte[] read = ReadRowsRequest.newBuilder().setTableName(TABLE).setRows(RowSet.newBuilder().addRowKeys(row))
+        .build().toByteArray();
+    List<String> cells = new ArrayList<>();
+    ClientCalls.blockingServerStreamingCall(channel, method("google.bigtable.v2.Bigtable", "ReadRows",
+        MethodDescriptor.MethodType.SERVER_STREAMING), options, read).forEachRemaining(bytes -> {
+          try {
+            for (ReadRowsResponse.CellChunk c : ReadRowsResponse.parseFrom(bytes).getChunksList()) {
+              cells.add(c.getRowKey().toStringUtf8() + " " + c.getQualifier().getValue().toStringUtf8() + "="
+                  + c.getValue().toStringUtf8());
+            }
+          } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new AssertionError(e);
+          }
+        });
+    assertEquals(List.of("after-malformed q=stored"), cells);
+    assertQuietLog();
   }
 
   @Test
@@ -304,6 +321,28 @@ class MalformedRequestTest {
       assertTrue(!ev.getLevel().isGreaterOrEqual(Level.ERROR) && ev.getThrowableProxy() == null,
           () -> "the node logged " + ev.getLevel() + " " + ev.getFormattedMessage());
     }
+  }
+
+  /** A filter of {@code levels} chains, each holding the one below and a pass-all filter. */
+  private static RowFilter nestedChains(int levels) {
+    RowFilter f = RowFilter.newBuilder().setPassAllFilter(true).build();
+    for (int i = 0; i < levels; i++) {
+      f = RowFilter.newBuilder().setChain(RowFilter.Chain.newBuilder().addFilters(f)
+          .addFilters(RowFilter.newBuilder().setPassAllFilter(true))).build();
+    }
+    return f;
+  }
+
+  /** A MutateRowRequest whose table name is not UTF-8, which the generated builders cannot make. */
+  private static byte[] mutationOfANameNotUtf8() throws IOException {
+    // MutateRowRequest: table_name is field 1 (string), row_key 2 (bytes), mutations 3.
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+    out.writeByteArray(1, new byte[] {'p', '/', (byte) 0xc3, (byte) 0x28});
+    out.writeByteArray(2, "r".getBytes());
+    out.writeMessage(3, Mutation.newBuilder().setDeleteFromRow(Mutation.DeleteFromRow.getDefaultInstance()).build());
+    out.flush();
+    return bytes.toByteArray();
   }
 
   private StatusRuntimeException refused(String rpc, MethodDescriptor.MethodType type, byte[] request) {

@@ -59,7 +59,8 @@ final class KryoFactory {
       protected String unregisteredClassMessage(Class type) {
         return "Class is not registered for Kryo: " + type.getName() + ". Add \""
             + type.getName() + "\" = <unused id> to " + KryoSettings.PATH
-            + ".registrations in the reference.conf of the module that defines it.";
+            + ".registrations (the protocol module's reference.conf says which file holds"
+            + " which range of ids).";
       }
     };
     kryo.setRegistrationRequired(true);
