@@ -31,8 +31,12 @@ import org.slf4j.LoggerFactory;
  *       resumes later finds no fence and acknowledges writes nobody will ever read
  *       (docs/fencing.md; {@code SameNameRestartTest}).
  * </ul>
- * Only this node's own folders: another node's earlier lives are that node's to sweep (or the
- * recovery's, when it never comes back). Runs on {@code io}, one sweep at a time. Thread-safe.
+ * Only the folders this life found, and fenced, when it started: never a folder that appeared
+ * later, which is a later life's (this life, frozen and resumed after a new one started, must
+ * not take the new one for an earlier one: it did, and emptied the new life's log), and
+ * nothing once this life's own log is lost (it is stopping). Only this node's own folders:
+ * another node's earlier lives are that node's to sweep (or the recovery's, when it never
+ * comes back). Runs on {@code io}, one sweep at a time. Thread-safe.
  */
 final class LogSweeper {
   private static final Logger LOG = LoggerFactory.getLogger(LogSweeper.class);
@@ -42,12 +46,18 @@ final class LogSweeper {
   private final String current;
   private final Executor io;
   private final AtomicBoolean running = new AtomicBoolean();
+  /** Whether this life's own log is lost: it stops, and sweeps nothing more. */
+  private final java.util.function.BooleanSupplier ownLogLost;
+  /** The folders of earlier lives this life fenced at its start: the only ones it may empty. */
+  private volatile List<String> earlier = List.of();
 
-  LogSweeper(Storage storage, String node, String current, Executor io) {
+  LogSweeper(Storage storage, String node, String current, Executor io,
+      java.util.function.BooleanSupplier ownLogLost) {
     this.storage = storage;
     this.node = node;
     this.current = current;
     this.io = io;
+    this.ownLogLost = ownLogLost;
   }
 
   /** The log folder name of incarnation {@code incarnation} of node {@code node}. */
@@ -97,11 +107,14 @@ final class LogSweeper {
    * it serves.
    */
   void fenceEarlierLives() throws IOException {
+    List<String> found = new java.util.ArrayList<>();
     for (String f : folders(storage, node)) {
       if (!f.equals(current)) {
         storage.fence(Storage.path("logs", f));
+        found.add(f);
       }
     }
+    earlier = List.copyOf(found);
   }
 
   /** Sweeps, off the caller's thread, over the directory {@code d}. */
@@ -115,8 +128,11 @@ final class LogSweeper {
         for (TabletPlacement p : d.placement().values()) {
           named.addAll(p.logs());
         }
-        for (String f : folders(storage, node)) {
-          if (!f.equals(current) && !named.contains(f)) {
+        for (String f : earlier) {
+          if (ownLogLost.getAsBoolean()) {
+            return;
+          }
+          if (!named.contains(f)) {
             empty(Storage.path("logs", f));
           }
         }

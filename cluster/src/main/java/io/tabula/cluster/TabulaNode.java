@@ -284,8 +284,11 @@ public final class TabulaNode implements AutoCloseable {
     awaitMaster(system, directory, master, wait);
 
     String logName = ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).orElseThrow();
+    // Set once the engine is open: the sweeper stops when this life's own log is lost.
+    java.util.concurrent.atomic.AtomicReference<TabletServer> opened = new java.util.concurrent.atomic.AtomicReference<>();
     LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName,
-        system.dispatchers().lookup(DispatcherSelector.blocking()));
+        system.dispatchers().lookup(DispatcherSelector.blocking()),
+        () -> opened.get() == null || opened.get().isLogLost());
     try {
       // The name is ours now, but an earlier life may still run (frozen, cut off): fenced, it
       // acknowledges nothing more.
@@ -302,6 +305,7 @@ public final class TabulaNode implements AutoCloseable {
       throw new UncheckedIOException("cannot open the storage engine under " + StorageRoots.name(config, settings),
           e);
     }
+    opened.set(engine);
     NodeShutdown.registerEngineClose(system, engine, storage);
     directory.addListener(d -> updateSchemas(engine, d));
     updateSchemas(engine, directory.get());

@@ -93,7 +93,8 @@ class LogSweeperTest {
     for (String f : List.of("n1.a", "n1.b", "n1.c", "n2.a")) {
       segment(root, f);
     }
-    LogSweeper sweeper = new LogSweeper(root, "n1", "n1.c", Runnable::run);
+    java.util.concurrent.atomic.AtomicBoolean lost = new java.util.concurrent.atomic.AtomicBoolean();
+    LogSweeper sweeper = new LogSweeper(root, "n1", "n1.c", Runnable::run, lost::get);
     sweeper.fenceEarlierLives();
     assertTrue(root.isFenced("logs/n1.a") && root.isFenced("logs/n1.b"));
     assertFalse(root.isFenced("logs/n1.c") || root.isFenced("logs/n2.a"), "not its own, nor another node's");
@@ -103,5 +104,34 @@ class LogSweeperTest {
     assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "emptied; its fence stays");
     assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.b"));
     assertEquals(List.of("000001.log"), root.list("logs/n1.c"), "its own log is left alone");
+  }
+
+  /**
+   * A life that was frozen and resumed after a later life of its node started must not take the
+   * later life for an earlier one: it empties only the folders it fenced at its own start (the
+   * nemesis schedule found a resumed life emptying its successor's log, with 390 acknowledged
+   * writes in it), and nothing once its own log is lost.
+   */
+  @Test
+  void aLifeNeverEmptiesAFolderThatAppearedAfterItStarted() throws IOException {
+    FileStorage root = new FileStorage(dir.resolve("a"));
+    RootIdentity.establish(root);
+    segment(root, "n1.a");
+    segment(root, "n1.b");
+    java.util.concurrent.atomic.AtomicBoolean lost = new java.util.concurrent.atomic.AtomicBoolean();
+    LogSweeper b = new LogSweeper(root, "n1", "n1.b", Runnable::run, lost::get);
+    b.fenceEarlierLives();
+    segment(root, "n1.c"); // a later life, started while n1.b was frozen
+    b.sweep(Directory.EMPTY);
+    assertEquals(List.of("000001.log"), root.list("logs/n1.c"), "the later life's log is untouched");
+    assertFalse(root.isFenced("logs/n1.c"), "and not fenced");
+    assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "the earlier life's is emptied");
+
+    segment(root, "n1.a2");
+    LogSweeper c = new LogSweeper(root, "n1", "n1.c", Runnable::run, lost::get);
+    c.fenceEarlierLives();
+    lost.set(true);
+    c.sweep(Directory.EMPTY);
+    assertTrue(root.list("logs/n1.b").contains("000001.log"), "nothing is emptied once its own log is lost");
   }
 }
