@@ -203,6 +203,31 @@ class PostgresLeaseTest {
   }
 
   /**
+   * S9 (docs/fencing.md, "The master on PostgreSQL"): the holder's own timeout runs on its
+   * monotonic clock (injected here, renewals every 25 s so none comes in between): past the
+   * timeout since the last renewal it sent that succeeded, it no longer counts itself the
+   * holder, whatever the database's row says. No wall clock of the node is read.
+   */
+  @Test
+  void theHoldersOwnTimeoutRunsOnItsMonotonicClock() throws Exception {
+    String name = name();
+    LeaseSettings slow = LeaseSettings.apply(settings(pg.url(), name, "here").leaseConfig()
+        .withValue("heartbeat-timeout", ConfigValueFactory.fromAnyRef("60s"))
+        .withValue("heartbeat-interval", ConfigValueFactory.fromAnyRef("25s")), name, "here");
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
+    PostgresLease here = new PostgresLease(slow, clock::get);
+    assertTrue(await(here.acquire()));
+    try {
+      clock.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(60));
+      assertTrue(here.checkLease(), "exactly the timeout since the taking: still held");
+      clock.addAndGet(1);
+      assertFalse(here.checkLease(), "past the timeout on its own clock, with no renewal since");
+    } finally {
+      await(here.release());
+    }
+  }
+
+  /**
    * The tables as docs/formats/postgres-tables.md describes them (golden/postgres/tables.txt),
    * and the schema script can run again on a database that has them (every node runs it).
    */
