@@ -101,8 +101,7 @@ class FileSweeperTest {
   @Test
   void filesASplitLeftSharedGoOnceNoChildNamesThemAndOnlyAfterTheGrace() throws Exception {
     Storage storage = new FileStorage(root);
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+    open(storage);
     Tablet parent = server.createTablet("tbl", "p", new byte[0], new byte[0]);
     for (int i = 0; i < 100; i++) {
       parent.apply(put(String.format("row%03d", i))).join();
@@ -139,8 +138,7 @@ class FileSweeperTest {
     assertEquals(50, rows(children.get(0)));
     assertEquals(50, rows(children.get(1)));
     server.abandon();
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+    open(storage);
     assertEquals(50, rows(server.tablet("l")));
     assertEquals(50, rows(server.tablet("r")));
     later();
@@ -151,11 +149,7 @@ class FileSweeperTest {
   @Test
   void aYoungFileAndATableWithAnUnreadableTabletAreLeftAlone() throws Exception {
     Storage storage = new FileStorage(root);
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
-    Tablet t = server.createTablet("tbl", "a", new byte[0], new byte[0]);
-    t.apply(put("x")).join();
-    t.freezeAndFlush().join();
+    Tablet t = tabletA(storage);
     // A file no manifest names yet, as a flush writes before it commits: young, so it stays.
     String stray = Storage.path(Tablet.dirOf("tbl", "a"), "999999.sst");
     try (var f = storage.create(stray)) {
@@ -184,8 +178,7 @@ class FileSweeperTest {
   @Test
   void aDeletedTablesFilesGoAfterTheGraceAndARecreatedTableUnderItsNameKeepsItsOwn() throws Exception {
     Storage storage = new FileStorage(root);
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+    open(storage);
     for (String id : List.of("tbl-1", "tbl-2")) {
       Tablet t = server.createTablet("tbl", id, new byte[0], new byte[0]);
       t.apply(put("x")).join();
@@ -218,6 +211,21 @@ class FileSweeperTest {
     assertEquals(List.of(), sweep(sweeper, directory).deleted(), "the new tablet's files stay");
   }
 
+  /** Opens {@link #server} over {@code storage}. */
+  private void open(Storage storage) throws IOException {
+    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
+        (what, e) -> { });
+  }
+
+  /** A tablet "a" of table "tbl", on a server over {@code storage}, with one row in one flushed SSTable. */
+  private Tablet tabletA(Storage storage) throws IOException {
+    open(storage);
+    Tablet t = server.createTablet("tbl", "a", new byte[0], new byte[0]);
+    t.apply(put("x")).join();
+    t.freezeAndFlush().join();
+    return t;
+  }
+
   /** Writes a few bytes at {@code path}, last written {@code age} ago by the file system's clock. */
   private void stray(String path, Duration age) throws IOException {
     try (WritableFile f = new FileStorage(root).create(path)) {
@@ -247,11 +255,7 @@ class FileSweeperTest {
   @Test
   void aFileAManifestNamesBetweenMarkingAndDeletingStays() throws Exception {
     Storage disk = new FileStorage(root);
-    server = TabletServer.open(disk, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
-    Tablet t = server.createTablet("tbl", "a", new byte[0], new byte[0]);
-    t.apply(put("x")).join();
-    t.freezeAndFlush().join();
+    tabletA(disk);
     String dir = Tablet.dirOf("tbl", "a");
     // A compaction's output, written long ago and not named yet: its commit is late.
     String late = Storage.path(dir, "000099.sst");
@@ -295,8 +299,7 @@ class FileSweeperTest {
   @Test
   void aStorageWhoseClockIsFarFromThisMachinesKeepsYoungFilesAndLosesOldOnes() throws Exception {
     Storage disk = new FileStorage(root);
-    server = TabletServer.open(disk, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+    open(disk);
     server.createTablet("tbl", "a", new byte[0], new byte[0]).freezeAndFlush().join();
     Map<String, Set<String>> directory = Map.of("tbl", Set.of("a"));
     for (long skew : new long[] {-Duration.ofHours(1).toMillis(), Duration.ofHours(1).toMillis()}) {
@@ -315,14 +318,28 @@ class FileSweeperTest {
 
   /** A tablet "a" of table "tbl" with one flushed SSTable, and an old SSTable no manifest names in its folder. */
   private String tabletWithAnOldStray(Storage storage) throws IOException {
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
-    Tablet t = server.createTablet("tbl", "a", new byte[0], new byte[0]);
-    t.apply(put("x")).join();
-    t.freezeAndFlush().join();
+    tabletA(storage);
     String stray = Storage.path(Tablet.dirOf("tbl", "a"), "000099.sst");
     stray(stray, GRACE.multipliedBy(2));
     return stray;
+  }
+
+  /** The one tablet of {@link #tabletWithAnOldStray}. */
+  private static final Map<String, Set<String>> TABLET_A = Map.of("tbl", Set.of("a"));
+
+  /** That {@code r} stopped for {@code why} and deleted nothing: {@code stray} is there. */
+  private static void assertStopped(FileSweeper.Outcome why, FileSweeper.Result r, Storage storage, String stray) {
+    assertEquals(why, r.outcome(), r.toString());
+    assertEquals(List.of(), r.deleted());
+    assertTrue(storage.exists(stray));
+  }
+
+  /** A sweeper over {@code storage} whose first sweep over {@link #TABLET_A} was a grace ago. */
+  private FileSweeper sweptAGraceAgo(Storage storage) throws IOException {
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    sweep(sweeper, TABLET_A);
+    nanos.addAndGet(GRACE.toNanos());
+    return sweeper;
   }
 
   /**
@@ -333,17 +350,11 @@ class FileSweeperTest {
   void aSweepWhoseMasterCheckFailsDeletesNothing() throws Exception {
     Storage storage = new FileStorage(root);
     String stray = tabletWithAnOldStray(storage);
-    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
-    Map<String, Set<String>> directory = Map.of("tbl", Set.of("a"));
-    sweep(sweeper, directory);
-    nanos.addAndGet(GRACE.toNanos());
+    FileSweeper sweeper = sweptAGraceAgo(storage);
     master.set(false);
-    FileSweeper.Result r = sweep(sweeper, directory);
-    assertEquals(FileSweeper.Outcome.NOT_MASTER, r.outcome());
-    assertEquals(List.of(), r.deleted());
-    assertTrue(storage.exists(stray));
+    assertStopped(FileSweeper.Outcome.NOT_MASTER, sweep(sweeper, TABLET_A), storage, stray);
     master.set(true);
-    FileSweeper.Result again = sweep(sweeper, directory);
+    FileSweeper.Result again = sweep(sweeper, TABLET_A);
     assertEquals(FileSweeper.Outcome.FINISHED, again.outcome());
     assertEquals(List.of(stray), again.deleted());
   }
@@ -366,16 +377,10 @@ class FileSweeperTest {
         return super.list(dir);
       }
     };
-    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
-    Map<String, Set<String>> directory = Map.of("tbl", Set.of("a"));
-    sweep(sweeper, directory);
-    nanos.addAndGet(GRACE.toNanos());
+    FileSweeper sweeper = sweptAGraceAgo(storage);
     slow.set(true);
-    FileSweeper.Result r = sweep(sweeper, directory);
-    assertEquals(FileSweeper.Outcome.TOO_SLOW, r.outcome());
-    assertEquals(List.of(), r.deleted());
-    assertTrue(storage.exists(stray));
-    assertEquals(List.of(stray), sweep(sweeper, directory).deleted(), "a quick sweep takes it");
+    assertStopped(FileSweeper.Outcome.TOO_SLOW, sweep(sweeper, TABLET_A), storage, stray);
+    assertEquals(List.of(stray), sweep(sweeper, TABLET_A).deleted(), "a quick sweep takes it");
   }
 
   /**
@@ -387,15 +392,12 @@ class FileSweeperTest {
   void aNewMastersSweepsStartTheGraceAfresh() throws Exception {
     Storage storage = new FileStorage(root);
     String stray = tabletWithAnOldStray(storage);
-    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
-    Map<String, Set<String>> directory = Map.of("tbl", Set.of("a"));
-    sweep(sweeper, directory); // the first master finds it unmarked
-    nanos.addAndGet(GRACE.toNanos());
+    FileSweeper sweeper = sweptAGraceAgo(storage); // the first master found it unmarked
     FileSweeper.Marks next = new FileSweeper.Marks();
-    assertEquals(List.of(), sweeper.sweep(next, () -> directory, () -> true).deleted(), "the next master's first look");
+    assertEquals(List.of(), sweeper.sweep(next, () -> TABLET_A, () -> true).deleted(), "the next master's first look");
     assertTrue(storage.exists(stray));
     nanos.addAndGet(GRACE.toNanos());
-    assertEquals(List.of(stray), sweeper.sweep(next, () -> directory, () -> true).deleted());
+    assertEquals(List.of(stray), sweeper.sweep(next, () -> TABLET_A, () -> true).deleted());
   }
 
   /**
@@ -406,8 +408,7 @@ class FileSweeperTest {
   @Test
   void aTabletRecordedBetweenMarkingAndDeletingKeepsItsFolder() throws Exception {
     Storage disk = new FileStorage(root);
-    server = TabletServer.open(disk, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+    open(disk);
     for (String id : List.of("a", "b")) {
       server.createTablet("tbl", id, new byte[0], new byte[0]).freezeAndFlush().join();
     }
