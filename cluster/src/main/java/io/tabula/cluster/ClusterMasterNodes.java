@@ -1,5 +1,6 @@
 package io.tabula.cluster;
 
+import io.tabula.actors.journal.MasterJournals;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.MasterNodes;
 import io.tabula.persistence.storage.RootMismatchException;
@@ -18,10 +19,12 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.Member;
@@ -31,6 +34,7 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Down;
 import org.apache.pekko.cluster.typed.Leave;
 import org.apache.pekko.cluster.typed.Subscribe;
+import org.apache.pekko.coordination.lease.javadsl.Lease;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,8 +42,9 @@ import org.slf4j.LoggerFactory;
  * The cluster as the master of this node sees and acts on it ({@link MasterNodes}): Pekko's
  * membership, leave and down; fencing a node's commit logs on the shared storage root and
  * having the live nodes sort them into recovery pieces ({@link LogRecovery}); the sweep of
- * unreferenced SSTables ({@link FileSweeper}). File work runs on the blocking-I/O dispatcher,
- * never on the master's thread.
+ * unreferenced SSTables ({@link FileSweeper}), which deletes only while this node holds the
+ * master lease and its master's journal. File work runs on the blocking-I/O dispatcher, never
+ * on the master's thread.
  *
  * <p>A fence is made only on the cluster's storage root: the root's identity is read again
  * first ({@link LogSweeper#fenceAll}), and on a root that is not the one this node started on
@@ -184,10 +189,19 @@ final class ClusterMasterNodes implements MasterNodes {
   }
 
   @Override
-  public CompletionStage<FileSweeper.Result> sweepFiles(Map<String, Set<String>> tablets) {
+  public CompletionStage<FileSweeper.Result> sweepFiles(FileSweeper.Marks marks,
+      Supplier<Map<String, Set<String>>> tablets) {
+    Lease lease = MasterJournalSetup.masterLease(system);
+    MasterJournals journals = MasterJournalSetup.journalPlugin(system.settings().config())
+        .equals("tabula.master-journal") ? MasterJournals.get(Adapter.toClassic(system)) : null;
+    // Before each batch of deletions: the lease the master's singleton took is held now (the
+    // same instance: Pekko's lease provider keeps one per name, config and owner) and, with the
+    // journal on the storage root, no newer master has fenced this one's epoch. With the journal
+    // in PostgreSQL the lease's row is the journal's fence, so the lease says it all.
+    FileSweeper.MasterCheck stillMaster = () -> lease.checkLease() && (journals == null || journals.holdsJournal());
     return CompletableFuture.supplyAsync(() -> {
       try {
-        return fileSweeper.sweep(tablets);
+        return fileSweeper.sweep(marks, tablets, stillMaster);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

@@ -108,6 +108,16 @@ public final class MasterJournals implements Extension {
     return j != null ? CompletableFuture.completedFuture(j) : recover();
   }
 
+  /**
+   * Whether this node's master has the journal now: it opened an epoch, and no newer master
+   * has fenced it since (a look at the storage, on the caller's thread). The file sweep asks it
+   * before each batch of deletions.
+   */
+  public boolean holdsJournal() {
+    MasterJournal j = current;
+    return j != null && !j.isFenced();
+  }
+
   /** Runs {@code work} on the journal thread. */
   <T> CompletionStage<T> run(IoWork<T> work) {
     return CompletableFuture.supplyAsync(() -> {

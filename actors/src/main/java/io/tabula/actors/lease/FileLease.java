@@ -14,7 +14,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +26,10 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.coordination.lease.LeaseException;
 import org.apache.pekko.coordination.lease.LeaseSettings;
@@ -46,16 +48,24 @@ import org.slf4j.LoggerFactory;
  * names this class (see {@code tabula.master-lease} in this module's {@code reference.conf}).
  *
  * <p>How it works. Each taking of the lease is a <em>generation</em>, a file named by its
- * number ({@code 0000000007}) holding the owner's name. To take the lease, a process publishes
- * the next generation's file with a hard link, which fails if the name exists: of two takers
- * exactly one wins. It may do so only when the newest generation is released or expired:
- * its file was last written longer than {@code heartbeat-timeout} ago, by the storage's own
- * clock (a file the taker writes just before tells it the storage's "now"), so the holder's
- * and the taker's clocks are never compared. The holder rewrites its file every {@code
+ * number ({@code 0000000007}) holding the owner's name and a renewal count. To take the lease, a
+ * process publishes the next generation's file with a hard link, which fails if the name
+ * exists: of two takers exactly one wins. It may do so only when the newest generation is
+ * released or expired. Expired means the taker has seen that generation's file unchanged (its
+ * content, modification time and size; each renewal writes a higher count) for longer than
+ * {@code heartbeat-timeout} by the taker's own monotonic clock. No wall clock and no file time
+ * decides: a clock stepped by NTP changes nothing, and only the rates of the holder's and the
+ * taker's monotonic clocks matter. The holder rewrites its file every {@code
  * heartbeat-interval}; before each renewal it looks for a newer generation and for a gap since
  * its last renewal longer than the timeout (by its own monotonic clock, which runs on while the
  * process is frozen): either one means the lease is lost, and the callback given to {@link
  * #acquire(Consumer)} is called once.
+ *
+ * <p>A taker's wait starts at its first look, so a node does not begin looking only when it
+ * wants the lease: an instance that Pekko's {@code LeaseProvider} makes (on every node, when
+ * the singleton manager starts) looks at the newest generation every {@code
+ * heartbeat-interval} while it does not hold the lease, until its actor system terminates. When
+ * the holder froze long before, its wait has run by the time it tries.
  *
  * <p>A dead holder need not be waited out. The holder also keeps an OS lock on its
  * generation's {@code .alive} file (taken before it publishes the generation); the operating
@@ -67,14 +77,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>What it promises, and what it does not: two holders at once only in a window no longer
  * than a heartbeat interval after a holder was frozen or its disk stalled past the timeout (it
- * finds out on its next renewal), and only if clocks run at about the same rate. That is why
+ * finds out on its next renewal), and only if the holder's and the taker's monotonic clocks run
+ * at about the same rate and a taker reads the holder's renewals once they are written (the
+ * lease folder's consistency across processes). That is why
  * the master never relies on the lease alone: its journal fences an older master's writes
  * ({@code MasterJournal}; docs/fencing.md). The lease decides who should be master; the fence
  * makes a stale one harmless.
  *
  * <p>Thread-safe: every method may be called from any thread. Acquire, release and {@link
  * #checkLease} do a little file I/O on the caller's thread; renewals run on a daemon thread of
- * this instance while it holds the lease.
+ * this instance while it holds the lease, and the looks of the instances that watch on one
+ * daemon thread of the class.
  */
 public final class FileLease extends Lease {
   private static final Logger LOG = LoggerFactory.getLogger(FileLease.class);
@@ -86,16 +99,25 @@ public final class FileLease extends Lease {
   /** Instances that hold their lease now, so a node can ask whether it holds one ({@link #holdsAny}). */
   private static final Set<FileLease> HOLDING = ConcurrentHashMap.newKeySet();
 
+  /** Looks at the newest generation for the instances that watch (see the class comment). */
+  private static final ScheduledExecutorService WATCHER = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "file-lease-watcher");
+    t.setDaemon(true);
+    return t;
+  });
+
   private final LeaseSettings settings;
   private final Path dir;
   private final long timeoutNanos;
   private final long intervalNanos;
+  /** This process's monotonic clock: the holder's own timeout and a taker's wait. */
+  private final LongSupplier nanoTime;
 
   // Guarded by this.
   @GuardedBy("this")
   private long generation; // held, or 0
   @GuardedBy("this")
-  private long renewedAt; // System.nanoTime() when the last renewal (or the taking) began
+  private long renewedAt; // nanoTime when the last renewal (or the taking) began
   @GuardedBy("this")
   private long renewals;
   @GuardedBy("this")
@@ -105,18 +127,39 @@ public final class FileLease extends Lease {
   private FileChannel alive;
   @GuardedBy("this")
   private Consumer<Optional<Throwable>> leaseLostCallback;
+  /** The newest generation's file as this instance last saw it, while it does not hold the lease. */
+  @GuardedBy("this")
+  private Look seen;
+  /** Since when (nanoTime) it has seen {@link #seen} unchanged. */
+  @GuardedBy("this")
+  private long seenSince;
 
-  /** The constructor Pekko's {@code LeaseProvider} calls. */
+  /** One look at a generation's file: any change in it is a renewal (or a release). */
+  private record Look(long generation, String content, long modifiedMillis, long size) {}
+
+  /**
+   * The constructor Pekko's {@code LeaseProvider} calls: this instance watches the lease's newest
+   * generation while it does not hold it, until the actor system terminates.
+   */
   public FileLease(LeaseSettings settings, ExtendedActorSystem system) {
     this(settings);
+    ScheduledFuture<?> watching = WATCHER.scheduleWithFixedDelay(this::watch, intervalNanos, intervalNanos,
+        TimeUnit.NANOSECONDS);
+    system.registerOnTermination(() -> watching.cancel(false));
   }
 
-  /** For use without an actor system (tools, tests): the same lease. */
+  /** For use without an actor system (tools, tests): the same lease, looking only when asked to take it. */
   public FileLease(LeaseSettings settings) {
+    this(settings, System::nanoTime);
+  }
+
+  /** As {@link #FileLease(LeaseSettings)}, on the monotonic clock {@code nanoTime}. */
+  FileLease(LeaseSettings settings, LongSupplier nanoTime) {
     this.settings = settings;
     this.dir = leaseDir(settings);
     this.timeoutNanos = settings.timeoutSettings().heartbeatTimeout().toNanos();
     this.intervalNanos = settings.timeoutSettings().heartbeatInterval().toNanos();
+    this.nanoTime = nanoTime;
     LeaseSupport.checkTimings(settings);
   }
 
@@ -209,7 +252,7 @@ public final class FileLease extends Lease {
       if (generation == 0) {
         return false;
       }
-      if (System.nanoTime() - renewedAt <= timeoutNanos && !Files.exists(file(generation + 1))) {
+      if (nanoTime.getAsLong() - renewedAt <= timeoutNanos && !Files.exists(file(generation + 1))) {
         return true;
       }
     }
@@ -221,7 +264,7 @@ public final class FileLease extends Lease {
     if (generation != 0) {
       return true; // reentrant; a loss is found by the renewer
     }
-    long started = System.nanoTime();
+    long started = nanoTime.getAsLong();
     Files.createDirectories(dir);
     long newest = newestGeneration();
     if (newest > 0 && !takeable(newest)) {
@@ -250,6 +293,7 @@ public final class FileLease extends Lease {
     generation = newest + 1;
     renewedAt = started;
     renewals = 0;
+    seen = null;
     HOLDING.add(this);
     renewer = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "lease-renewer-" + settings.leaseName());
@@ -267,24 +311,67 @@ public final class FileLease extends Lease {
     return true;
   }
 
-  /** Whether generation {@code g}, the newest, is released, its holder is dead, or it expired by the storage's clock. */
+  /**
+   * Whether generation {@code g}, the newest, is released, its holder is dead, or it expired:
+   * this instance has seen its file unchanged for longer than the timeout, by its own clock.
+   */
   private boolean takeable(long g) throws IOException {
-    Path f = file(g);
-    String content;
-    FileTime written;
-    try {
-      content = Files.readString(f, UTF_8);
-      written = Files.getLastModifiedTime(f);
-    } catch (NoSuchFileException gone) {
+    Look look = look(g);
+    if (look == null) {
       return false; // cleaned up by a newer taker between listing and reading: look again later
     }
-    if (content.lines().skip(1).findFirst().orElse("").equals(RELEASED) || holderDied(g)) {
+    if (look.content().lines().skip(1).findFirst().orElse("").equals(RELEASED) || holderDied(g)) {
       return true;
     }
-    Path clock = dir.resolve("clock-" + URLEncoder.encode(settings.ownerName(), UTF_8));
-    Files.writeString(clock, "now\n", UTF_8);
-    long now = Files.getLastModifiedTime(clock).toMillis();
-    return now - written.toMillis() > TimeUnit.NANOSECONDS.toMillis(timeoutNanos);
+    return unchangedFor(look) > timeoutNanos;
+  }
+
+  /** Generation {@code g}'s file as it is now; null if it is gone. */
+  private Look look(long g) throws IOException {
+    Path f = file(g);
+    try {
+      String content = Files.readString(f, UTF_8);
+      BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
+      return new Look(g, content, a.lastModifiedTime().toMillis(), a.size());
+    } catch (NoSuchFileException gone) {
+      return null;
+    }
+  }
+
+  /** Records {@code look}; returns for how long (nanos, this instance's clock) the newest generation has looked exactly so. */
+  private synchronized long unchangedFor(Look look) {
+    long now = nanoTime.getAsLong();
+    if (!look.equals(seen)) {
+      seen = look;
+      seenSince = now;
+    }
+    return now - seenSince;
+  }
+
+  /**
+   * One look at the newest generation while this instance does not hold the lease, so that a
+   * holder that stopped renewing has been seen so for a while when this one tries to take it.
+   * Runs every heartbeat interval on the watcher thread for instances made by Pekko's lease
+   * provider.
+   */
+  void watch() {
+    synchronized (this) {
+      if (generation != 0) {
+        return;
+      }
+    }
+    try {
+      if (!Files.isDirectory(dir)) {
+        return;
+      }
+      long newest = newestGeneration();
+      Look look = newest > 0 ? look(newest) : null;
+      if (look != null) {
+        unchangedFor(look);
+      }
+    } catch (IOException e) {
+      LOG.debug("lease [{}]: a look at its newest generation in {} failed", settings.leaseName(), dir, e);
+    }
   }
 
   /** Whether the OS lock on generation {@code g}'s {@code .alive} file is free: its holder's process has ended. */
@@ -318,7 +405,7 @@ public final class FileLease extends Lease {
       if (generation == 0) {
         return;
       }
-      long started = System.nanoTime();
+      long started = nanoTime.getAsLong();
       if (started - renewedAt > timeoutNanos) {
         why = "not renewed for " + Duration.ofNanos(started - renewedAt).toMillis() + " ms (the process was paused"
             + " or the disk stalled), so another may hold it";

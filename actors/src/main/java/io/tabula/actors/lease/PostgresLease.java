@@ -17,6 +17,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.coordination.lease.LeaseException;
 import org.apache.pekko.coordination.lease.LeaseSettings;
@@ -39,7 +40,12 @@ import org.slf4j.LoggerFactory;
  * generation means the lease is lost. The holder also counts it lost once {@code
  * heartbeat-timeout} has passed on its own monotonic clock since the last renewal it
  * <em>sent</em> that succeeded: the database's expiry is at least that late, so the holder
- * gives up before anyone may take over, and no two clocks are compared, only their rates.
+ * gives up before anyone may take over, and no two clocks are compared, only their rates. The
+ * expiry is written and judged by the database's clock alone ({@code clock_timestamp()} in
+ * every statement), so no node's wall clock counts. A step forward of the database's clock by
+ * more than the timeout less a renewal interval can let another node take a healthy holder's
+ * lease; the holder finds out at its next renewal, at most an interval later, as after a
+ * freeze.
  *
  * <p>What it promises: two holders at once only until the old holder's next renewal or
  * watchdog tick (at most a renewal interval) after it was frozen past the timeout or its
@@ -78,6 +84,8 @@ public final class PostgresLease extends Lease {
   private final Properties login;
   private final long timeoutNanos;
   private final long intervalNanos;
+  /** This process's monotonic clock: the holder's own timeout. */
+  private final LongSupplier nanoTime;
   private final ScheduledExecutorService thread;
 
   /** Owned by {@link #thread}; null until connected, and after a failure until the next call. */
@@ -88,7 +96,7 @@ public final class PostgresLease extends Lease {
   @GuardedBy("this")
   private long generation; // held, or 0
   @GuardedBy("this")
-  private long renewedAt; // System.nanoTime() when the last successful renewal (or the taking) was sent
+  private long renewedAt; // nanoTime when the last successful renewal (or the taking) was sent
   @GuardedBy("this")
   private ScheduledFuture<?> renewals;
   @GuardedBy("this")
@@ -111,9 +119,15 @@ public final class PostgresLease extends Lease {
 
   /** For use without an actor system (tools, tests): the same lease. */
   public PostgresLease(LeaseSettings settings) {
+    this(settings, System::nanoTime);
+  }
+
+  /** As {@link #PostgresLease(LeaseSettings)}, with the holder's timeout on the monotonic clock {@code nanoTime}. */
+  PostgresLease(LeaseSettings settings, LongSupplier nanoTime) {
     this.settings = settings;
     this.timeoutNanos = settings.timeoutSettings().heartbeatTimeout().toNanos();
     this.intervalNanos = settings.timeoutSettings().heartbeatInterval().toNanos();
+    this.nanoTime = nanoTime;
     LeaseSupport.checkTimings(settings);
     var c = settings.leaseConfig();
     if (!c.hasPath("postgres.url") || c.getString("postgres.url").isBlank()) {
@@ -192,7 +206,7 @@ public final class PostgresLease extends Lease {
   @Override
   public boolean checkLease() {
     synchronized (this) {
-      return generation != 0 && System.nanoTime() - renewedAt <= timeoutNanos;
+      return generation != 0 && nanoTime.getAsLong() - renewedAt <= timeoutNanos;
     }
   }
 
@@ -203,7 +217,7 @@ public final class PostgresLease extends Lease {
         return true; // reentrant; a loss is found by the renewals
       }
     }
-    long sent = System.nanoTime();
+    long sent = nanoTime.getAsLong();
     long g;
     try (PreparedStatement s = connection().prepareStatement(TAKE)) {
       s.setString(1, settings.leaseName());
@@ -237,7 +251,7 @@ public final class PostgresLease extends Lease {
    */
   private void renew() {
     long g;
-    long sent = System.nanoTime();
+    long sent = nanoTime.getAsLong();
     synchronized (this) {
       g = generation;
       if (g == 0) {
@@ -271,7 +285,7 @@ public final class PostgresLease extends Lease {
 
   /** On the watchdog thread: the loss, if generation {@code g} has gone unrenewed past the timeout. */
   private void expireIfStale(long g) {
-    long now = System.nanoTime();
+    long now = nanoTime.getAsLong();
     long since;
     synchronized (this) {
       if (generation != g || now - renewedAt <= timeoutNanos) {

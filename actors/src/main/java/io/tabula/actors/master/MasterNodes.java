@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * The cluster as the master sees and acts on it: the nodes it may place tablets on, what it
@@ -59,11 +60,14 @@ public interface MasterNodes {
   }
 
   /**
-   * Runs one mark-and-sweep of the SSTables ({@link FileSweeper}) over {@code tablets}, each
-   * table of the directory to its tablets' ids, off the caller's thread. Completes with what it
-   * did, or with null where there is no storage to sweep.
+   * Runs one mark-and-sweep of the SSTables ({@link FileSweeper}) for this master, whose sweeps
+   * remember {@code marks}, off the caller's thread: {@code tablets} gives each table of the
+   * master's directory, as it is when asked, to its tablets' ids (the sweep asks at its start and
+   * before each batch of deletions). It deletes only while this node is still the master.
+   * Completes with what it did, or with null where there is no storage to sweep.
    */
-  default CompletionStage<FileSweeper.Result> sweepFiles(Map<String, Set<String>> tablets) {
+  default CompletionStage<FileSweeper.Result> sweepFiles(FileSweeper.Marks marks,
+      Supplier<Map<String, Set<String>>> tablets) {
     return CompletableFuture.completedFuture(null);
   }
 }

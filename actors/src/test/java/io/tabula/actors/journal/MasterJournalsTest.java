@@ -1,6 +1,7 @@
 package io.tabula.actors.journal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tabula.actors.ActorTestConfig;
@@ -83,6 +84,30 @@ class MasterJournalsTest {
           "the fenced master's table c is not in the history");
     } finally {
       third.shutdownTestKit();
+    }
+  }
+
+  /**
+   * H4 (docs/fencing.md, "A frozen master"): a node can ask whether its master's journal is
+   * still its own, as the file sweep does before it deletes: not before its master opened the
+   * journal, yes once it did, and no more once another node's master opened it (a newer epoch
+   * fenced this one), though this node's master has not written since.
+   */
+  @Test
+  void aNodeKnowsWhenItsMastersJournalWasFencedByANewerMaster() {
+    ActorTestKit first = ActorTestConfig.startWithJournalIn(dir);
+    ActorTestKit second = ActorTestConfig.startWithJournalIn(dir);
+    try {
+      MasterJournals journals = MasterJournals.get(Adapter.toClassic(first.system()));
+      assertFalse(journals.holdsJournal(), "no master opened it here yet");
+      ActorRef<Master.Command> old = master(first);
+      assertTrue(create(first, old, "a").isSuccess());
+      assertTrue(journals.holdsJournal());
+      assertTrue(create(second, master(second), "b").isSuccess());
+      assertFalse(journals.holdsJournal(), "the second node's master fenced it");
+    } finally {
+      first.shutdownTestKit();
+      second.shutdownTestKit();
     }
   }
 

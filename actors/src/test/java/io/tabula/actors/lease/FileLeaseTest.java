@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,6 +25,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.coordination.lease.LeaseException;
 import org.apache.pekko.coordination.lease.LeaseSettings;
@@ -134,6 +136,90 @@ class FileLeaseTest {
     } finally {
       await(here.release());
     }
+  }
+
+  /**
+   * S9 (docs/fencing.md, "A frozen master"): a step of the storage's clock (NTP correcting it by
+   * minutes) makes the holder's last renewal look minutes old; the lease of a holder that keeps
+   * renewing is still not taken, however much time passes on the taker's clock between its
+   * looks.
+   */
+  @Test
+  void aStepOfTheStoragesClockDoesNotMakeARenewingHoldersLeaseTakeable() throws Exception {
+    FileLease holder = lease("holder");
+    AtomicLong takersClock = new AtomicLong();
+    FileLease taker = new FileLease(settings(dir, "tabula-master", "taker"), takersClock::get);
+    assertTrue(await(holder.acquire()));
+    try {
+      for (int i = 0; i < 5; i++) {
+        String before = Files.readString(GENERATION_1.apply(dir), UTF_8);
+        while (Files.readString(GENERATION_1.apply(dir), UTF_8).equals(before)) {
+          Thread.sleep(20); // until the holder renews
+        }
+        // The storage's clock was stepped forward by ten minutes since that renewal.
+        Files.setLastModifiedTime(GENERATION_1.apply(dir), FileTime.fromMillis(System.currentTimeMillis() - 600_000));
+        assertFalse(await(taker.acquire()), "the holder renewed moments ago");
+        takersClock.addAndGet(TimeUnit.MINUTES.toNanos(10));
+      }
+      assertTrue(holder.checkLease());
+    } finally {
+      await(holder.release());
+    }
+  }
+
+  /** The first generation's file in a lease folder under {@code dir}. */
+  private static final java.util.function.Function<Path, Path> GENERATION_1 =
+      d -> d.resolve("tabula-master.leases").resolve("0000000001");
+
+  /** A holder that took generation 1 and then froze after {@code renewals} renewals: its file, and no dead process to find. */
+  private void frozenHolder(long renewals) throws IOException {
+    Files.createDirectories(GENERATION_1.apply(dir).getParent());
+    Files.writeString(GENERATION_1.apply(dir), "frozen\n" + renewals + "\n", UTF_8);
+  }
+
+  /**
+   * S9: a holder that stops renewing is taken once the taker has seen its generation unchanged
+   * for longer than the timeout (1 s here) by the taker's own clock, and not before; a renewal
+   * seen meanwhile starts the wait again. No file time counts: the file's looks ten minutes old
+   * from the start.
+   */
+  @Test
+  void aHolderThatStopsRenewingIsTakenOnceSeenUnchangedForTheTimeout() throws Exception {
+    frozenHolder(7);
+    Files.setLastModifiedTime(GENERATION_1.apply(dir), FileTime.fromMillis(System.currentTimeMillis() - 600_000));
+    AtomicLong clock = new AtomicLong();
+    FileLease taker = new FileLease(settings(dir, "tabula-master", "taker"), clock::get);
+    assertFalse(await(taker.acquire()), "the first look starts the wait");
+    clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(600));
+    assertFalse(await(taker.acquire()));
+    frozenHolder(8); // it renewed after all
+    clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(600));
+    assertFalse(await(taker.acquire()), "a renewal seen starts the wait again");
+    clock.addAndGet(TimeUnit.SECONDS.toNanos(1));
+    assertFalse(await(taker.acquire()), "unchanged for exactly the timeout: not longer");
+    clock.addAndGet(1);
+    assertTrue(await(taker.acquire()), "unchanged for longer than the timeout");
+    assertTrue(taker.checkLease());
+    assertEquals("taker", Files.readString(GENERATION_1.apply(dir).resolveSibling("0000000002"), UTF_8).lines()
+        .findFirst().orElseThrow());
+    assertTrue(await(taker.release()));
+  }
+
+  /**
+   * A node that has been watching the lease (as the instances Pekko's lease provider makes do,
+   * every heartbeat interval) takes a holder that stopped renewing at its first try, once its
+   * looks saw the generation unchanged for longer than the timeout.
+   */
+  @Test
+  void aWatchingNodeTakesAFrozenHoldersLeaseAtItsFirstTry() throws Exception {
+    frozenHolder(3);
+    AtomicLong clock = new AtomicLong();
+    FileLease watcher = new FileLease(settings(dir, "tabula-master", "watcher"), clock::get);
+    watcher.watch();
+    clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_001));
+    watcher.watch();
+    assertTrue(await(watcher.acquire()));
+    assertTrue(await(watcher.release()));
   }
 
   @Test

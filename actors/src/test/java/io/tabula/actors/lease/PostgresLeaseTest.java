@@ -68,6 +68,13 @@ class PostgresLeaseTest {
     return LeaseSettings.apply(config, leaseName, owner);
   }
 
+  /** As {@link #settings(String, String, String)}, with these timings. */
+  static LeaseSettings settings(String url, String leaseName, String owner, String timeout, String interval) {
+    return LeaseSettings.apply(settings(url, leaseName, owner).leaseConfig()
+        .withValue("heartbeat-timeout", ConfigValueFactory.fromAnyRef(timeout))
+        .withValue("heartbeat-interval", ConfigValueFactory.fromAnyRef(interval)), leaseName, owner);
+  }
+
   /** A connection that writes to the journal for {@code owner} under {@code lease}, as a node's journal pool does. */
   static Connection journalConnection(String url, String lease, String owner) throws SQLException {
     Properties p = new Properties();
@@ -119,10 +126,7 @@ class PostgresLeaseTest {
   @Test
   void aKilledHoldersLeaseIsTakenAtOnceBecauseItsSessionEnded() throws Exception {
     String name = name();
-    LeaseSettings slow = LeaseSettings.apply(settings(pg.url(), name, "here").leaseConfig()
-        .withValue("heartbeat-timeout", ConfigValueFactory.fromAnyRef("8s"))
-        .withValue("heartbeat-interval", ConfigValueFactory.fromAnyRef("1s")), name, "here");
-    PostgresLease here = new PostgresLease(slow);
+    PostgresLease here = new PostgresLease(settings(pg.url(), name, "here", "8s", "1s"));
     try (FileLeaseTest.Holder other = FileLeaseTest.Holder.start("postgres", pg.url(), name, "other-process")) {
       assertEquals("ACQUIRED", other.firstLine());
       assertFalse(await(here.acquire()));
@@ -200,6 +204,28 @@ class PostgresLeaseTest {
     assertFalse(a.checkLease());
     assertTrue(b.checkLease());
     assertTrue(await(b.release()));
+  }
+
+  /**
+   * S9 (docs/fencing.md, "The master on PostgreSQL"): the holder's own timeout runs on its
+   * monotonic clock (injected here, renewals every 25 s so none comes in between): past the
+   * timeout since the last renewal it sent that succeeded, it no longer counts itself the
+   * holder, whatever the database's row says. No wall clock of the node is read.
+   */
+  @Test
+  void theHoldersOwnTimeoutRunsOnItsMonotonicClock() throws Exception {
+    String name = name();
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
+    PostgresLease here = new PostgresLease(settings(pg.url(), name, "here", "60s", "25s"), clock::get);
+    assertTrue(await(here.acquire()));
+    try {
+      clock.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(60));
+      assertTrue(here.checkLease(), "exactly the timeout since the taking: still held");
+      clock.addAndGet(1);
+      assertFalse(here.checkLease(), "past the timeout on its own clock, with no renewal since");
+    } finally {
+      await(here.release());
+    }
   }
 
   /**

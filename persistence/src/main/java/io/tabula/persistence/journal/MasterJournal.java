@@ -224,6 +224,15 @@ public final class MasterJournal implements Closeable {
     return history.latestSnapshot(persistenceId, minSequenceNr, maxSequenceNr, minTimestamp, maxTimestamp);
   }
 
+  /**
+   * Whether a newer master has fenced this epoch: its folder has the fence marker, or its
+   * claim is gone. Looks at the storage now; the writer of this epoch may ask it between
+   * appends, as the master's file sweep does before it deletes.
+   */
+  public boolean isFenced() {
+    return fenced(storage, dir, epoch);
+  }
+
   /** Closes the current segment; appends after this fail. Idempotent. */
   @Override
   public synchronized void close() throws IOException {

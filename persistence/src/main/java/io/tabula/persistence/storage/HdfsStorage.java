@@ -189,15 +189,16 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
 
   /**
    * The namenode's time of the file's last close (HDFS sets it when a writer closes, not at
-   * each write), or now while the file is still open for writing: the sweep never takes a
-   * file that a writer still holds.
+   * each write), or {@link Long#MAX_VALUE} while the file is still open for writing: later than
+   * any time the namenode's clock gives, so the sweep, which compares with that clock alone,
+   * never takes a file that a writer still holds.
    */
   @Override
   public long modifiedMillis(String path) throws IOException {
     Path p = resolve(path);
     FileStatus st = fs.getFileStatus(p);
     if (st.isFile() && fs instanceof DistributedFileSystem d && !d.isFileClosed(p)) {
-      return System.currentTimeMillis();
+      return Long.MAX_VALUE;
     }
     return st.getModificationTime();
   }

@@ -85,9 +85,11 @@ public interface Storage {
 
   /**
    * When the file was last written, in milliseconds since the epoch, by the storage's clock.
-   * The master's file sweep deletes only files this old by more than its grace period, so a
-   * file still being written is never taken. This default says "just now", so a storage that
-   * cannot tell keeps every file.
+   * The master's file sweep deletes only files this old by more than its grace period, judged
+   * against the modification time of a file it writes itself (the storage's "now"), so a file
+   * still being written is never taken; a storage may answer {@link Long#MAX_VALUE} for a file
+   * that is open for writing. This default says "just now", so a storage that cannot tell
+   * keeps every file.
    */
   default long modifiedMillis(String path) throws IOException {
     return System.currentTimeMillis();

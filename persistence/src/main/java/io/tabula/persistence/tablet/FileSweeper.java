@@ -1,6 +1,7 @@
 package io.tabula.persistence.tablet;
 
 import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -9,7 +10,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The master's mark-and-sweep of SSTables (paper §6): deletes the files that no tablet
@@ -20,8 +24,10 @@ import java.util.function.LongSupplier;
  * from storage, which is the truth; the directory may lag a flush). A tablet that is gone from
  * the directory (the parent of a recorded split or merge) marks nothing, so its files go once
  * its children no longer name them. Sweep: the {@code .sst} files under those tables' folders
- * that nothing marked. A file is deleted only once it has been found unmarked by sweeps at
- * least {@code grace} apart <em>and</em> was last written more than {@code grace} ago:
+ * that nothing marked. A file is deleted only once it has been found unmarked by sweeps of one
+ * master at least {@code grace} apart (by this process's monotonic clock) <em>and</em> was last
+ * written more than {@code grace} ago by the storage's own clock (a file the sweep writes tells
+ * it the storage's "now", so this machine's wall clock is never compared with the storage's):
  * <ul>
  *   <li>scans that took their snapshot before a compaction replaced a file still read it: the
  *       grace is their time to finish;
@@ -34,6 +40,20 @@ import java.util.function.LongSupplier;
  * has no manifest for yet (a new tablet, not yet opened), is skipped for that sweep: it may
  * name files nobody marked.
  *
+ * <p>Nothing is deleted on stale marks. Before each batch of deletions (at most {@value
+ * #BATCH} files of one table) the sweep
+ * <ol>
+ *   <li>marks again: re-reads the manifests of that table's tablets in the master's directory
+ *       <em>as it is now</em>, and keeps every file they name, and every file in the folder of a
+ *       tablet the directory has now but for unnamed SSTables (a pause between marking and
+ *       deleting, while a compaction committed or a split was recorded, changes nothing);
+ *   <li>stops if it has run longer than a quarter of the grace since it began (its listing and
+ *       its marks are that old);
+ *   <li>stops unless the master's {@link MasterCheck} says this node is still the master now.
+ * </ol>
+ * The marks between sweeps ({@link Marks}) belong to one master: a new master starts its own,
+ * so its grace starts afresh.
+ *
  * <p>Only the master deletes a table's files (nodes that drop a deleted table's tablets close
  * them and delete nothing, so a node whose view lags can never delete a newer table's files).
  * Every file in the folder of a tablet the directory does not have is swept by the same rules:
@@ -45,38 +65,79 @@ import java.util.function.LongSupplier;
  * I/O; the master runs it off its own thread.
  */
 public final class FileSweeper {
+  /** How one sweep ended. */
+  public enum Outcome {
+    /** Every file due was judged: deleted, or kept because it is named again or young. */
+    FINISHED,
+    /** Before a batch of deletions the master's check said this node is not the master now: nothing more went. */
+    NOT_MASTER,
+    /** Before a batch of deletions the sweep had run longer than a quarter of the grace: its marks were too old. */
+    TOO_SLOW
+  }
+
   /** What one sweep did. */
-  public record Result(int marked, int unmarked, List<String> deleted, List<String> tablesSkipped) {}
+  public record Result(int marked, int unmarked, List<String> deleted, List<String> tablesSkipped,
+      Outcome outcome) {}
+
+  /** Asked right before each batch of deletions; the master's side implements it. */
+  @FunctionalInterface
+  public interface MasterCheck {
+    /**
+     * Whether this node's master is still the master now: it holds the master lease, and no
+     * newer master has fenced its journal. False stops the sweep.
+     */
+    boolean stillMaster();
+  }
+
+  /**
+   * What one master's sweeps remember between them: each file found unmarked, to when a sweep
+   * first found it so (the sweeper's monotonic clock). A master makes its own when it starts and
+   * never hands it on, so a file's grace never began under an earlier master. Used by one sweep
+   * at a time (the sweeper's lock).
+   */
+  public static final class Marks {
+    private final Map<String, Long> unmarkedSince = new HashMap<>();
+  }
+
+  /** The most files deleted after one look at the master's check and one re-marking. */
+  static final int BATCH = 100;
+  /** Where the sweep writes the file whose modification time is the storage's "now". */
+  static final String CLOCK_DIR = "master";
 
   private final Storage storage;
   private final Duration grace;
   private final LongSupplier nanoTime;
-  private final LongSupplier wallMillis;
-  /** Unmarked files, to when a sweep first found them so (nanoTime). Guarded by this. */
-  private final Map<String, Long> unmarkedSince = new HashMap<>();
 
   public FileSweeper(Storage storage, Duration grace) {
-    this(storage, grace, System::nanoTime, System::currentTimeMillis);
+    this(storage, grace, System::nanoTime);
   }
 
-  FileSweeper(Storage storage, Duration grace, LongSupplier nanoTime, LongSupplier wallMillis) {
+  FileSweeper(Storage storage, Duration grace, LongSupplier nanoTime) {
     if (grace.isNegative()) {
       throw new IllegalArgumentException("the sweep's grace must not be negative, was " + grace);
     }
     this.storage = storage;
     this.grace = grace;
     this.nanoTime = nanoTime;
-    this.wallMillis = wallMillis;
   }
 
+  /** A file under {@code tables/}: its table, its tablet's folder name and its path. */
+  private record Candidate(String table, String tablet, String path) {}
+
   /**
-   * One mark and sweep over {@code tablets}: each table the directory has, to the ids of its
-   * tablets there. Files that fail to delete are left for the next sweep.
+   * One mark and sweep for the master whose sweeps remember {@code marks}: {@code directory}
+   * gives each table of the master's directory, to the ids of its tablets there, as it is when
+   * asked (the sweep asks at its start and again before each batch of deletions), and {@code
+   * master} whether this node is still the master. Files that fail to delete are left for the
+   * next sweep.
    */
-  public synchronized Result sweep(Map<String, Set<String>> tablets) throws IOException {
+  public synchronized Result sweep(Marks marks, Supplier<Map<String, Set<String>>> directory, MasterCheck master)
+      throws IOException {
+    long started = nanoTime.getAsLong();
+    Map<String, Set<String>> tablets = directory.get();
     Set<String> marked = new HashSet<>();
     List<String> skipped = new ArrayList<>();
-    List<String> unmarked = new ArrayList<>();
+    List<Candidate> unmarked = new ArrayList<>();
     for (String table : storage.list("tables")) {
       Set<String> ids = tablets.get(table);
       Set<String> inTable = ids == null ? Set.of() : mark(table, ids);
@@ -88,36 +149,151 @@ public final class FileSweeper {
       String root = Storage.path("tables", table);
       for (String tablet : storage.list(root)) {
         String dir = Storage.path(root, tablet);
-        boolean known = ids != null && ids.contains(tablet);
         for (String f : storage.list(dir)) {
-          String path = Storage.path(dir, f);
-          // A tablet the directory has keeps everything but unnamed SSTables; a folder of a
-          // tablet it does not have (a deleted table's, a split or merge parent's) goes whole,
-          // but for the SSTables a tablet it has still names.
-          if (!inTable.contains(path) && (!known || f.endsWith(".sst"))) {
-            unmarked.add(path);
+          Candidate c = new Candidate(table, tablet, Storage.path(dir, f));
+          if (unreferenced(c, ids, inTable)) {
+            unmarked.add(c);
           }
         }
       }
     }
     long now = nanoTime.getAsLong();
-    unmarkedSince.keySet().retainAll(new HashSet<>(unmarked));
-    List<String> deleted = new ArrayList<>();
-    for (String path : unmarked) {
-      long since = unmarkedSince.computeIfAbsent(path, p -> now);
-      try {
-        if (now - since >= grace.toNanos()
-            && wallMillis.getAsLong() - storage.modifiedMillis(path) >= grace.toMillis()) {
-          storage.delete(path);
-          unmarkedSince.remove(path);
-          deleted.add(path);
-        }
-      } catch (java.nio.file.NoSuchFileException gone) {
-        unmarkedSince.remove(path); // deleted meanwhile (a dropped table's files, say)
+    Set<String> unmarkedPaths = new HashSet<>();
+    unmarked.forEach(c -> unmarkedPaths.add(c.path()));
+    marks.unmarkedSince.keySet().retainAll(unmarkedPaths);
+    Map<String, List<Candidate>> due = new TreeMap<>();
+    for (Candidate c : unmarked) {
+      if (now - marks.unmarkedSince.computeIfAbsent(c.path(), p -> now) >= grace.toNanos()) {
+        due.computeIfAbsent(c.table(), t -> new ArrayList<>()).add(c);
       }
     }
-    removeEmptyFolders(tablets);
-    return new Result(marked.size(), unmarked.size(), deleted, skipped);
+    Pass pass = new Pass(marks, directory, master, started);
+    Outcome outcome = pass.deleteDue(due, skipped);
+    if (outcome == Outcome.FINISHED) {
+      outcome = pass.checks();
+      if (outcome == Outcome.FINISHED) {
+        removeEmptyFolders(directory.get());
+      }
+    }
+    return new Result(marked.size(), unmarked.size(), pass.deleted, skipped, outcome);
+  }
+
+  /**
+   * Whether {@code c} is garbage by the marks {@code named} of its table's tablets {@code ids}
+   * (null: a table the directory does not have): a tablet the directory has keeps everything
+   * but unnamed SSTables; a folder of a tablet it does not have (a deleted table's, a split or
+   * merge parent's) goes whole, but for the SSTables a tablet it has still names.
+   */
+  private static boolean unreferenced(Candidate c, Set<String> ids, Set<String> named) {
+    boolean known = ids != null && ids.contains(c.tablet());
+    return !named.contains(c.path()) && (!known || c.path().endsWith(".sst"));
+  }
+
+  /** The deleting part of one sweep, and what it deleted. */
+  private final class Pass {
+    private final Marks marks;
+    private final Supplier<Map<String, Set<String>>> directory;
+    private final MasterCheck master;
+    private final long started;
+    private final List<String> deleted = new ArrayList<>();
+
+    Pass(Marks marks, Supplier<Map<String, Set<String>>> directory, MasterCheck master, long started) {
+      this.marks = marks;
+      this.directory = directory;
+      this.master = master;
+      this.started = started;
+    }
+
+    /** Deletes what is due, table by table, a batch at a time (see the class comment); adds to {@code skipped}. */
+    Outcome deleteDue(Map<String, List<Candidate>> due, List<String> skipped) throws IOException {
+      if (due.isEmpty()) {
+        return Outcome.FINISHED;
+      }
+      // Taken once: a "now" that grows older as the sweep goes on only makes files look younger.
+      long storageNow = storageNow();
+      for (Map.Entry<String, List<Candidate>> table : due.entrySet()) {
+        List<Candidate> all = table.getValue();
+        for (int from = 0; from < all.size(); from += BATCH) {
+          List<Candidate> old = olderThanGrace(all.subList(from, Math.min(all.size(), from + BATCH)), storageNow);
+          if (old.isEmpty()) {
+            continue;
+          }
+          List<Candidate> garbage = markAgain(table.getKey(), old);
+          if (garbage == null) {
+            skipped.add(table.getKey());
+            break;
+          }
+          Outcome checked = checks();
+          if (checked != Outcome.FINISHED) {
+            return checked;
+          }
+          for (Candidate c : garbage) {
+            storage.delete(c.path());
+            marks.unmarkedSince.remove(c.path());
+            deleted.add(c.path());
+          }
+        }
+      }
+      return Outcome.FINISHED;
+    }
+
+    /** Whether the sweep may go on deleting: its marks are young enough and this node is still the master. */
+    Outcome checks() {
+      if (nanoTime.getAsLong() - started > grace.toNanos() / 4) {
+        return Outcome.TOO_SLOW;
+      }
+      return master.stillMaster() ? Outcome.FINISHED : Outcome.NOT_MASTER;
+    }
+
+    /** Those of {@code batch} last written at least the grace before {@code storageNow}, by the storage's clock. */
+    private List<Candidate> olderThanGrace(List<Candidate> batch, long storageNow) throws IOException {
+      List<Candidate> old = new ArrayList<>();
+      for (Candidate c : batch) {
+        try {
+          if (storageNow - storage.modifiedMillis(c.path()) >= grace.toMillis()) {
+            old.add(c);
+          }
+        } catch (java.nio.file.NoSuchFileException gone) {
+          marks.unmarkedSince.remove(c.path()); // deleted meanwhile (a dropped table's files, say)
+        }
+      }
+      return old;
+    }
+
+    /**
+     * Those of {@code batch} that are still garbage by the manifests of {@code table}'s tablets
+     * in the directory as it is now, read again; null if one cannot be read or is missing.
+     */
+    private List<Candidate> markAgain(String table, List<Candidate> batch) {
+      Set<String> ids = directory.get().get(table);
+      Set<String> named = ids == null ? Set.of() : mark(table, ids);
+      if (named == null) {
+        return null;
+      }
+      List<Candidate> garbage = new ArrayList<>();
+      for (Candidate c : batch) {
+        if (unreferenced(c, ids, named)) {
+          garbage.add(c);
+        }
+      }
+      return garbage;
+    }
+  }
+
+  /**
+   * The storage's clock now: the modification time of a file written for the purpose (then
+   * deleted), so that file ages are differences of one clock's readings.
+   */
+  private long storageNow() throws IOException {
+    String probe = Storage.path(CLOCK_DIR, "sweep-clock-" + UUID.randomUUID());
+    try (WritableFile f = storage.create(probe)) {
+      f.append(new byte[] {0});
+    }
+    try {
+      return storage.modifiedMillis(probe);
+    } finally {
+      storage.delete(probe);
+    }
   }
 
   /** Removes tablet folders of tablets the directory does not have, and table folders of tables it does not have, once empty. */

@@ -11,15 +11,23 @@ import io.tabula.persistence.read.ReadFilter;
 import io.tabula.persistence.schema.ColumnFamily;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.ForwardingStorage;
 import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,7 +37,10 @@ import org.junit.jupiter.api.io.TempDir;
  * children rewrote theirs, and only after the grace; nothing referenced, young or in a table
  * with an unreadable tablet is taken; the children read the same rows afterwards. A deleted
  * table's files and folders go after the grace, and of a table re-created under its name only
- * the old tablets' folders go.
+ * the old tablets' folders go. Nothing goes on stale marks (H4): a file named, or a tablet
+ * recorded, between marking and deleting stays; a sweep whose master's check fails, or that
+ * ran too long, deletes nothing; a new master's grace starts afresh. Ages are by the storage's
+ * clock (the tests move it by making the files on disk older), however far it is from ours.
  */
 class FileSweeperTest {
   private static final TableSchema SCHEMA = TableSchema.of(ColumnFamily.of("f"));
@@ -39,8 +50,12 @@ class FileSweeperTest {
   Path root;
 
   private TabletServer server;
+  /** This process's monotonic clock, as the sweeper reads it. */
   private final AtomicLong nanos = new AtomicLong();
-  private final AtomicLong wallMillis = new AtomicLong(System.currentTimeMillis());
+  /** The marks of the one master these tests sweep for, unless a test says otherwise. */
+  private final FileSweeper.Marks marks = new FileSweeper.Marks();
+  /** What the master's check answers. */
+  private final AtomicBoolean master = new AtomicBoolean(true);
 
   @AfterEach
   void stop() {
@@ -64,17 +79,29 @@ class FileSweeperTest {
     return n;
   }
 
-  /** Advances both clocks past the grace. */
-  private void later() {
+  private FileSweeper.Result sweep(FileSweeper sweeper, Map<String, Set<String>> directory) throws IOException {
+    return sweeper.sweep(marks, () -> directory, master::get);
+  }
+
+  /** Advances this process's monotonic clock and the storage's past the grace. */
+  private void later() throws IOException {
     nanos.addAndGet(GRACE.toNanos());
-    wallMillis.addAndGet(GRACE.toMillis());
+    age(GRACE);
+  }
+
+  /** Makes every file on disk last written {@code d} earlier: as if the storage's clock had moved on by {@code d}. */
+  private void age(Duration d) throws IOException {
+    try (Stream<Path> files = Files.walk(root)) {
+      for (Path p : files.filter(Files::isRegularFile).toList()) {
+        Files.setLastModifiedTime(p, FileTime.fromMillis(Files.getLastModifiedTime(p).toMillis() - d.toMillis()));
+      }
+    }
   }
 
   @Test
   void filesASplitLeftSharedGoOnceNoChildNamesThemAndOnlyAfterTheGrace() throws Exception {
     Storage storage = new FileStorage(root);
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+    open(storage);
     Tablet parent = server.createTablet("tbl", "p", new byte[0], new byte[0]);
     for (int i = 0; i < 100; i++) {
       parent.apply(put(String.format("row%03d", i))).join();
@@ -82,83 +109,76 @@ class FileSweeperTest {
     parent.freezeAndFlush().join();
     String parentFile = parent.files().get("default").get(0);
     List<Tablet> children = server.split("p", "row050".getBytes(StandardCharsets.UTF_8), "l", "r");
-    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get, wallMillis::get);
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
     Map<String, Set<String>> directory = Map.of("tbl", Set.of("l", "r"));
 
-    FileSweeper.Result shared = sweeper.sweep(directory);
+    FileSweeper.Result shared = sweep(sweeper, directory);
     assertEquals(1, shared.unmarked(), "both children name the parent's SSTable; its manifest is unmarked: " + shared);
     later();
-    wallMillis.addAndGet(60_000); // the files were written after this test's wall clock was read
-    List<String> parentManifest = sweeper.sweep(directory).deleted();
+    List<String> parentManifest = sweep(sweeper, directory).deleted();
     assertEquals(1, parentManifest.size(), "the parent, gone from the directory, keeps no manifest: " + parentManifest);
     assertTrue(parentManifest.get(0).startsWith(Storage.path(Tablet.dirOf("tbl", "p"), "MANIFEST-")), parentManifest
         .toString());
 
     children.get(0).majorCompact().join(); // the left child rewrites its half into a file of its own
     later();
-    assertTrue(sweeper.sweep(directory).deleted().isEmpty(), "the right child still names the parent's file");
+    assertTrue(sweep(sweeper, directory).deleted().isEmpty(), "the right child still names the parent's file");
 
     children.get(1).majorCompact().join();
-    FileSweeper.Result first = sweeper.sweep(directory);
+    FileSweeper.Result first = sweep(sweeper, directory);
     assertEquals(List.of(), first.deleted(), "unmarked only now: the grace starts");
     assertEquals(1, first.unmarked());
     nanos.addAndGet(GRACE.toNanos() - 1);
-    wallMillis.addAndGet(GRACE.toMillis());
-    assertEquals(List.of(), sweeper.sweep(directory).deleted(), "not before the grace has passed");
+    age(GRACE);
+    assertEquals(List.of(), sweep(sweeper, directory).deleted(), "not before the grace has passed");
     nanos.addAndGet(1);
-    assertEquals(List.of(parentFile), sweeper.sweep(directory).deleted());
+    assertEquals(List.of(parentFile), sweep(sweeper, directory).deleted());
     assertFalse(storage.exists(parentFile));
 
     assertEquals(50, rows(children.get(0)));
     assertEquals(50, rows(children.get(1)));
     server.abandon();
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+    open(storage);
     assertEquals(50, rows(server.tablet("l")));
     assertEquals(50, rows(server.tablet("r")));
     later();
-    FileSweeper.Result after = sweeper.sweep(directory);
+    FileSweeper.Result after = sweep(sweeper, directory);
     assertEquals(List.of(), after.deleted(), "the children's own files stay: " + after);
   }
 
   @Test
   void aYoungFileAndATableWithAnUnreadableTabletAreLeftAlone() throws Exception {
     Storage storage = new FileStorage(root);
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
-    Tablet t = server.createTablet("tbl", "a", new byte[0], new byte[0]);
-    t.apply(put("x")).join();
-    t.freezeAndFlush().join();
+    Tablet t = tabletA(storage);
     // A file no manifest names yet, as a flush writes before it commits: young, so it stays.
     String stray = Storage.path(Tablet.dirOf("tbl", "a"), "999999.sst");
     try (var f = storage.create(stray)) {
       f.append(new byte[] {1, 2, 3});
     }
-    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get, System::currentTimeMillis);
-    sweeper.sweep(Map.of("tbl", Set.of("a")));
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    sweep(sweeper, Map.of("tbl", Set.of("a")));
     nanos.addAndGet(GRACE.toNanos());
-    FileSweeper.Result r = sweeper.sweep(Map.of("tbl", Set.of("a")));
+    FileSweeper.Result r = sweep(sweeper, Map.of("tbl", Set.of("a")));
     assertEquals(1, r.unmarked());
     assertEquals(List.of(), r.deleted(), "written within the grace: it may be a file being written");
     assertTrue(storage.exists(stray));
 
     // From here on no grace and an old enough file: only the rules below keep it.
-    wallMillis.set(System.currentTimeMillis() + 60_000);
+    age(Duration.ofMinutes(1));
     // The directory has a tablet with no manifest yet: the table is skipped, nothing goes.
-    FileSweeper old = new FileSweeper(storage, Duration.ZERO, nanos::get, wallMillis::get);
-    FileSweeper.Result skipped = old.sweep(Map.of("tbl", Set.of("a", "new")));
+    FileSweeper old = new FileSweeper(storage, Duration.ZERO, nanos::get);
+    FileSweeper.Result skipped = sweep(old, Map.of("tbl", Set.of("a", "new")));
     assertEquals(List.of("tbl"), skipped.tablesSkipped());
     assertTrue(storage.exists(stray));
     // With nothing in the way, the stray file goes and the tablet's own stays.
-    assertEquals(List.of(stray), old.sweep(Map.of("tbl", Set.of("a"))).deleted());
+    assertEquals(List.of(stray), sweep(old, Map.of("tbl", Set.of("a"))).deleted());
     assertEquals(1, rows(t));
   }
 
   @Test
   void aDeletedTablesFilesGoAfterTheGraceAndARecreatedTableUnderItsNameKeepsItsOwn() throws Exception {
     Storage storage = new FileStorage(root);
-    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
-        (what, e) -> { });
+    open(storage);
     for (String id : List.of("tbl-1", "tbl-2")) {
       Tablet t = server.createTablet("tbl", id, new byte[0], new byte[0]);
       t.apply(put("x")).join();
@@ -172,14 +192,13 @@ class FileSweeperTest {
     server.createTablet("gone", "gone-4", new byte[0], new byte[0]).freezeAndFlush().join();
     server.closeTable("gone");
 
-    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get, wallMillis::get);
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
     Map<String, Set<String>> directory = Map.of("tbl", Set.of("tbl-3"));
-    FileSweeper.Result first = sweeper.sweep(directory);
+    FileSweeper.Result first = sweep(sweeper, directory);
     assertEquals(List.of(), first.deleted(), "nothing before the grace: " + first);
     assertTrue(first.unmarked() >= 4, "the old tablets' SSTables and manifests are unmarked: " + first);
     later();
-    wallMillis.addAndGet(60_000); // the files were written after this test's wall clock was read
-    FileSweeper.Result second = sweeper.sweep(directory);
+    FileSweeper.Result second = sweep(sweeper, directory);
     assertTrue(second.deleted().stream().allMatch(p -> p.startsWith("tables/tbl/tbl-1/")
         || p.startsWith("tables/tbl/tbl-2/") || p.startsWith("tables/gone/")), second.toString());
     assertFalse(storage.exists("tables/tbl/tbl-1"), "the old tablet's folder went with its files: "
@@ -189,6 +208,231 @@ class FileSweeperTest {
     assertEquals(List.of("tbl-3"), storage.list("tables/tbl"));
     assertEquals(1, rows(fresh), "the re-created table's tablet reads its row");
     later();
-    assertEquals(List.of(), sweeper.sweep(directory).deleted(), "the new tablet's files stay");
+    assertEquals(List.of(), sweep(sweeper, directory).deleted(), "the new tablet's files stay");
+  }
+
+  /** Opens {@link #server} over {@code storage}. */
+  private void open(Storage storage) throws IOException {
+    server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
+        (what, e) -> { });
+  }
+
+  /** A tablet "a" of table "tbl", on a server over {@code storage}, with one row in one flushed SSTable. */
+  private Tablet tabletA(Storage storage) throws IOException {
+    open(storage);
+    Tablet t = server.createTablet("tbl", "a", new byte[0], new byte[0]);
+    t.apply(put("x")).join();
+    t.freezeAndFlush().join();
+    return t;
+  }
+
+  /** Writes a few bytes at {@code path}, last written {@code age} ago by the file system's clock. */
+  private void stray(String path, Duration age) throws IOException {
+    try (WritableFile f = new FileStorage(root).create(path)) {
+      f.append(new byte[] {1, 2, 3});
+    }
+    Files.setLastModifiedTime(root.resolve(path), FileTime.fromMillis(System.currentTimeMillis() - age.toMillis()));
+  }
+
+  /** Adds {@code file} to the newest manifest of {@code dir}, as a compaction's commit names its output. */
+  private static void name(Storage storage, String dir, String file) throws IOException {
+    ManifestCodec.Versioned v = ManifestCodec.readVersioned(storage, dir);
+    TabletManifest m = v.manifest();
+    Map<String, List<TabletManifest.FileRef>> groups = new TreeMap<>(m.groups());
+    List<TabletManifest.FileRef> refs = new ArrayList<>(groups.getOrDefault("default", List.of()));
+    refs.add(new TabletManifest.FileRef(file, true));
+    groups.put("default", refs);
+    ManifestCodec.commit(storage, dir, m.withFiles(groups, m.redoPoint(), m.lastSequence(), m.maxServerTime(), m.nextFileNumber() + 1),
+        v.version());
+  }
+
+  /**
+   * H4 (docs/fencing.md, "A frozen master"): the sweep re-reads the manifests right before it
+   * deletes, so a file a manifest came to name while the sweep ran (its master paused between
+   * marking and deleting, with every clock past the grace) stays. The storage names the file
+   * at the first look at its age, which stands for that pause.
+   */
+  @Test
+  void aFileAManifestNamesBetweenMarkingAndDeletingStays() throws Exception {
+    Storage disk = new FileStorage(root);
+    tabletA(disk);
+    String dir = Tablet.dirOf("tbl", "a");
+    // A compaction's output, written long ago and not named yet: its commit is late.
+    String late = Storage.path(dir, "000099.sst");
+    stray(late, GRACE.multipliedBy(2));
+    AtomicBoolean paused = new AtomicBoolean();
+    Storage storage = new ForwardingStorage(disk) {
+      @Override
+      public long modifiedMillis(String path) throws IOException {
+        if (path.equals(late) && paused.compareAndSet(false, true)) {
+          name(disk, dir, late); // meanwhile the compaction committed
+        }
+        return super.modifiedMillis(path);
+      }
+    };
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    Map<String, Set<String>> directory = Map.of("tbl", Set.of("a"));
+    assertEquals(List.of(), sweep(sweeper, directory).deleted(), "unmarked only now: the grace starts");
+    nanos.addAndGet(GRACE.toNanos());
+    FileSweeper.Result r = sweep(sweeper, directory);
+    assertTrue(paused.get(), "the sweep looked at the file's age");
+    assertEquals(List.of(), r.deleted(), "the file a manifest names now stays");
+    assertTrue(disk.exists(late));
+    assertTrue(ManifestCodec.read(disk, dir).files("default").stream().anyMatch(f -> f.path().equals(late)));
+  }
+
+  /** A storage whose clock is {@code skewMillis} away from this machine's: every modification time it reports is. */
+  private static Storage skewed(Storage disk, long skewMillis) {
+    return new ForwardingStorage(disk) {
+      @Override
+      public long modifiedMillis(String path) throws IOException {
+        return super.modifiedMillis(path) + skewMillis;
+      }
+    };
+  }
+
+  /**
+   * S9 (docs/fencing.md, the sweep's clocks): a file's age is judged by the storage's clock
+   * alone, so a storage an hour ahead of this machine, or an hour behind, still has its young
+   * files kept and its old ones taken.
+   */
+  @Test
+  void aStorageWhoseClockIsFarFromThisMachinesKeepsYoungFilesAndLosesOldOnes() throws Exception {
+    Storage disk = new FileStorage(root);
+    open(disk);
+    server.createTablet("tbl", "a", new byte[0], new byte[0]).freezeAndFlush().join();
+    Map<String, Set<String>> directory = Map.of("tbl", Set.of("a"));
+    for (long skew : new long[] {-Duration.ofHours(1).toMillis(), Duration.ofHours(1).toMillis()}) {
+      String young = Storage.path(Tablet.dirOf("tbl", "a"), "young" + skew + ".sst");
+      String old = Storage.path(Tablet.dirOf("tbl", "a"), "old" + skew + ".sst");
+      stray(young, Duration.ZERO);
+      stray(old, GRACE.multipliedBy(2));
+      FileSweeper sweeper = new FileSweeper(skewed(disk, skew), GRACE, nanos::get);
+      sweep(sweeper, directory);
+      nanos.addAndGet(GRACE.toNanos());
+      assertEquals(List.of(old), sweep(sweeper, directory).deleted(), "storage clock " + skew + " ms from ours");
+      assertTrue(disk.exists(young));
+      disk.delete(young);
+    }
+  }
+
+  /** A tablet "a" of table "tbl" with one flushed SSTable, and an old SSTable no manifest names in its folder. */
+  private String tabletWithAnOldStray(Storage storage) throws IOException {
+    tabletA(storage);
+    String stray = Storage.path(Tablet.dirOf("tbl", "a"), "000099.sst");
+    stray(stray, GRACE.multipliedBy(2));
+    return stray;
+  }
+
+  /** The one tablet of {@link #tabletWithAnOldStray}. */
+  private static final Map<String, Set<String>> TABLET_A = Map.of("tbl", Set.of("a"));
+
+  /** That {@code r} stopped for {@code why} and deleted nothing: {@code stray} is there. */
+  private static void assertStopped(FileSweeper.Outcome why, FileSweeper.Result r, Storage storage, String stray) {
+    assertEquals(why, r.outcome(), r.toString());
+    assertEquals(List.of(), r.deleted());
+    assertTrue(storage.exists(stray));
+  }
+
+  /** A sweeper over {@code storage} whose first sweep over {@link #TABLET_A} was a grace ago. */
+  private FileSweeper sweptAGraceAgo(Storage storage) throws IOException {
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    sweep(sweeper, TABLET_A);
+    nanos.addAndGet(GRACE.toNanos());
+    return sweeper;
+  }
+
+  /**
+   * H4: the sweep deletes only while this node is still the master. A sweep whose master's
+   * check fails before its deletions deletes nothing; the next, as master again, does.
+   */
+  @Test
+  void aSweepWhoseMasterCheckFailsDeletesNothing() throws Exception {
+    Storage storage = new FileStorage(root);
+    String stray = tabletWithAnOldStray(storage);
+    FileSweeper sweeper = sweptAGraceAgo(storage);
+    master.set(false);
+    assertStopped(FileSweeper.Outcome.NOT_MASTER, sweep(sweeper, TABLET_A), storage, stray);
+    master.set(true);
+    FileSweeper.Result again = sweep(sweeper, TABLET_A);
+    assertEquals(FileSweeper.Outcome.FINISHED, again.outcome());
+    assertEquals(List.of(stray), again.deleted());
+  }
+
+  /**
+   * H4: a sweep that has run longer than a quarter of the grace (by the monotonic clock) when
+   * it comes to delete stops: its listing and marks are too old to act on.
+   */
+  @Test
+  void aSweepThatRanTooLongStopsBeforeDeleting() throws Exception {
+    Storage disk = new FileStorage(root);
+    String stray = tabletWithAnOldStray(disk);
+    AtomicBoolean slow = new AtomicBoolean();
+    Storage storage = new ForwardingStorage(disk) {
+      @Override
+      public List<String> list(String dir) throws IOException {
+        if (dir.equals("tables") && slow.getAndSet(false)) {
+          nanos.addAndGet(GRACE.toNanos() / 4 + 1); // the listing took that long (a pause, a slow storage)
+        }
+        return super.list(dir);
+      }
+    };
+    FileSweeper sweeper = sweptAGraceAgo(storage);
+    slow.set(true);
+    assertStopped(FileSweeper.Outcome.TOO_SLOW, sweep(sweeper, TABLET_A), storage, stray);
+    assertEquals(List.of(stray), sweep(sweeper, TABLET_A).deleted(), "a quick sweep takes it");
+  }
+
+  /**
+   * H4: marks do not outlive their master. A file found unmarked under one master is not
+   * deleted by the next master's first sweep that finds it so, however long ago the first
+   * found it: the new master's grace starts afresh.
+   */
+  @Test
+  void aNewMastersSweepsStartTheGraceAfresh() throws Exception {
+    Storage storage = new FileStorage(root);
+    String stray = tabletWithAnOldStray(storage);
+    FileSweeper sweeper = sweptAGraceAgo(storage); // the first master found it unmarked
+    FileSweeper.Marks next = new FileSweeper.Marks();
+    assertEquals(List.of(), sweeper.sweep(next, () -> TABLET_A, () -> true).deleted(), "the next master's first look");
+    assertTrue(storage.exists(stray));
+    nanos.addAndGet(GRACE.toNanos());
+    assertEquals(List.of(stray), sweeper.sweep(next, () -> TABLET_A, () -> true).deleted());
+  }
+
+  /**
+   * H4: the sweep asks for the master's directory again before it deletes. A tablet recorded
+   * meanwhile (a split's child whose folder, written long before, the sweep listed as no
+   * tablet's) keeps its manifest.
+   */
+  @Test
+  void aTabletRecordedBetweenMarkingAndDeletingKeepsItsFolder() throws Exception {
+    Storage disk = new FileStorage(root);
+    open(disk);
+    for (String id : List.of("a", "b")) {
+      server.createTablet("tbl", id, new byte[0], new byte[0]).freezeAndFlush().join();
+    }
+    age(GRACE.multipliedBy(2));
+    String manifest = ManifestCodec.path(Tablet.dirOf("tbl", "b"), ManifestCodec.readVersioned(disk,
+        Tablet.dirOf("tbl", "b")).version());
+    AtomicBoolean recorded = new AtomicBoolean();
+    Storage storage = new ForwardingStorage(disk) {
+      @Override
+      public long modifiedMillis(String path) throws IOException {
+        if (path.equals(manifest)) {
+          recorded.set(true); // meanwhile the master recorded b
+        }
+        return super.modifiedMillis(path);
+      }
+    };
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    Map<String, Set<String>> before = Map.of("tbl", Set.of("a"));
+    Map<String, Set<String>> after = Map.of("tbl", Set.of("a", "b"));
+    sweeper.sweep(marks, () -> recorded.get() ? after : before, () -> true);
+    nanos.addAndGet(GRACE.toNanos());
+    FileSweeper.Result r = sweeper.sweep(marks, () -> recorded.get() ? after : before, () -> true);
+    assertTrue(recorded.get(), "the sweep looked at the manifest's age");
+    assertEquals(List.of(), r.deleted(), "b's files stay: " + r);
+    assertTrue(ManifestCodec.exists(disk, Tablet.dirOf("tbl", "b")));
   }
 }

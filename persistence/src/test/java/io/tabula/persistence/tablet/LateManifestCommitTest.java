@@ -127,15 +127,21 @@ class LateManifestCommitTest {
       fresh.openTablet("tbl", "t1", ALL, ALL, List.of("n1"));
       fresh.split("t1", b("r10"), "t2", "t3");
       fresh.close();
-      // Two sweeps a grace apart, the second one more than a grace after the files were written.
+      // Two sweeps a grace apart, the files older than a grace by the storage's clock.
       AtomicLong nanos = new AtomicLong();
-      AtomicLong wallMillis = new AtomicLong(System.currentTimeMillis());
-      FileSweeper sweeper = new FileSweeper(master, Duration.ofMinutes(15), nanos::get, wallMillis::get);
+      Storage aged = new io.tabula.persistence.storage.ForwardingStorage(master) {
+        @Override
+        public long modifiedMillis(String path) throws IOException {
+          long m = super.modifiedMillis(path);
+          return path.startsWith(DIR + "/") ? m - Duration.ofMinutes(20).toMillis() : m;
+        }
+      };
+      FileSweeper sweeper = new FileSweeper(aged, Duration.ofMinutes(15), nanos::get);
+      FileSweeper.Marks marks = new FileSweeper.Marks();
       Map<String, Set<String>> directory = Map.of("tbl", Set.of("t2", "t3"));
-      sweeper.sweep(directory);
+      sweeper.sweep(marks, () -> directory, () -> true);
       nanos.addAndGet(Duration.ofMinutes(20).toNanos());
-      wallMillis.addAndGet(Duration.ofMinutes(20).toMillis());
-      sweeper.sweep(directory);
+      sweeper.sweep(marks, () -> directory, () -> true);
       assertFalse(ManifestCodec.exists(master, DIR), "the sweep took the parent's manifests");
     } finally {
       old.storage().resume();
