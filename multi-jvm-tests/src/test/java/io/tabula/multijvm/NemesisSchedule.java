@@ -66,9 +66,33 @@ final class NemesisSchedule {
   /** Whether the z range is being read hot (after a HOT_SPLIT, until a MERGE). */
   private boolean zHot;
 
+  /** The kinds of step drawn; every kind unless {@code tabula.nemesis.faults} names some. */
+  private final java.util.Set<Kind> kinds;
+
   NemesisSchedule(long seed, List<String> names) {
+    this(seed, names, kinds(System.getProperty("tabula.nemesis.faults", "")));
+  }
+
+  NemesisSchedule(long seed, List<String> names, java.util.Set<Kind> kinds) {
     this.random = new SplittableRandom(seed);
     this.names = List.copyOf(names);
+    this.kinds = java.util.EnumSet.copyOf(kinds);
+  }
+
+  /**
+   * The kinds named in {@code list} (comma-separated {@link Kind} names, such as {@code
+   * KILL,STOP}), or every kind if it is blank: a schedule of a few kinds measures what each
+   * costs the clients (bench/run-nemesis --faults).
+   */
+  static java.util.Set<Kind> kinds(String list) {
+    if (list.isBlank()) {
+      return java.util.EnumSet.allOf(Kind.class);
+    }
+    java.util.Set<Kind> out = java.util.EnumSet.noneOf(Kind.class);
+    for (String k : list.split(",")) {
+      out.add(Kind.valueOf(k.trim()));
+    }
+    return out;
   }
 
   /** Draws the next step. */
@@ -103,6 +127,9 @@ final class NemesisSchedule {
   }
 
   private boolean allowed(Kind k) {
+    if (!kinds.contains(k)) {
+      return false;
+    }
     return switch (k) {
       case HOT_SPLIT -> !zHot;
       case MERGE -> zHot;
