@@ -3,6 +3,7 @@ package io.tabula.cluster;
 import io.tabula.actors.journal.MasterJournals;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.MasterNodes;
+import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.persistence.storage.RootMismatchException;
 import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.Storage;
@@ -181,6 +182,35 @@ final class ClusterMasterNodes implements MasterNodes {
         throw new UncheckedIOException(e);
       }
     }, blockingIo);
+  }
+
+  /** How long a node may take to say whether it holds a tablet. */
+  private static final Duration HOLDS_TIMEOUT = Duration.ofSeconds(3);
+
+  @Override
+  public CompletionStage<Boolean> holds(ClusterNodes.NodeInfo node, String tabletId) {
+    return org.apache.pekko.actor.typed.javadsl.AskPattern.<org.apache.pekko.actor.typed.receptionist.Receptionist.Command,
+            org.apache.pekko.actor.typed.receptionist.Receptionist.Listing>ask(system.receptionist(),
+            r -> org.apache.pekko.actor.typed.receptionist.Receptionist.find(NodeRequests.KEY, r), HOLDS_TIMEOUT,
+            system.scheduler())
+        .thenCompose(listing -> {
+          for (ActorRef<NodeRequests.Command> r : listing.getServiceInstances(NodeRequests.KEY)) {
+            org.apache.pekko.actor.Address a = r.path().address().hasGlobalScope() ? r.path().address()
+                : cluster.selfMember().address();
+            if (a.equals(node.address())) {
+              return org.apache.pekko.actor.typed.javadsl.AskPattern.<NodeRequests.Command, NodeRequests.Holding>ask(r,
+                  reply -> new NodeRequests.Holds(tabletId, reply), HOLDS_TIMEOUT, system.scheduler())
+                  .thenApply(NodeRequests.Holding::open);
+            }
+          }
+          return CompletableFuture.failedFuture(new IllegalStateException("node " + node.name()
+              + " has no node-requests actor registered yet"));
+        });
+  }
+
+  @Override
+  public boolean holdsLease() {
+    return MasterJournalSetup.masterLease(system).checkLease();
   }
 
   @Override

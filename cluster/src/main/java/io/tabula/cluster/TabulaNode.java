@@ -314,7 +314,8 @@ public final class TabulaNode implements AutoCloseable {
         TabletSettings.from(config.getConfig("tabula.tablet")));
     TabletShards tablets = TabletShards.start(system, node);
     system.systemActorOf(LostRequests.create(), "lost-tablet-requests", org.apache.pekko.actor.typed.Props.empty());
-    system.systemActorOf(NodeRequests.create(node.local(), tablets::tablet, settings.askTimeout(), storage), "node-requests",
+    system.systemActorOf(NodeRequests.create(node.local(), tablets::tablet, settings.askTimeout(), storage,
+        id -> engine.tablet(id) != null), "node-requests",
         org.apache.pekko.actor.typed.Props.empty());
     OwnedTablets owned = new OwnedTablets(settings.name(), tablets, node.local(), settings.wakeOwnedEvery());
     directory.addListener(owned::wake);

@@ -119,9 +119,12 @@ final class DirectoryEvents {
         parent.redoPoint());
     TabletInfo right = new TabletInfo(e.table(), e.rightId(), e.splitRow(), parent.endRow(), parent.files(),
         parent.redoPoint());
-    // The children start where the parent was served, with its logs (a split flushes the
-    // parent, but a log named once stays named until a node opening the tablet recovers it).
+    // The children start where the parent was served, and no log names them: a log's records are
+    // by tablet id, so none holds a child's record before the child opens, and the split flushed
+    // the parent first. (Naming the parent's logs made a child's next owner wait for, then fence,
+    // the live node that split the parent, which never opens the child when a move was handed
+    // over meanwhile.)
     return d.withTabletReplaced(e.table(), e.parentId(), List.of(left, right),
-        d.placementOf(e.parentId()).settled());
+        new TabletPlacement(d.ownerOf(e.parentId()), TabletPlacement.State.SERVING, "", List.of()));
   }
 }

@@ -47,6 +47,23 @@ public interface MasterNodes {
     return CompletableFuture.completedFuture(null);
   }
 
+  /**
+   * Whether {@code node} holds tablet {@code tabletId} open now, as that node answers; fails if
+   * it does not answer in time. The master asks before the tablet opens elsewhere while the
+   * node's log is named in the tablet's placement and it reported no close.
+   */
+  default CompletionStage<Boolean> holds(ClusterNodes.NodeInfo node, String tabletId) {
+    return CompletableFuture.completedFuture(true);
+  }
+
+  /**
+   * Whether the node this master runs on holds the master lease now, by what it knows without
+   * I/O: a master that lost it answers nothing that lets a tablet open.
+   */
+  default boolean holdsLease() {
+    return true;
+  }
+
   /** Downs {@code node}: the cluster takes it for dead, and it is removed from the membership. */
   default void down(ClusterNodes.NodeInfo node) {}
 

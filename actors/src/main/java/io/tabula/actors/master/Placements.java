@@ -86,6 +86,11 @@ final class Placements {
     this.hot = new HotSplits(settings.hotOps(), settings.hotShare(), settings.hotFor().toNanos());
   }
 
+  /** Whether this master's node holds the master lease now ({@link MasterNodes#holdsLease}). */
+  boolean holdsLease() {
+    return nodes.holdsLease();
+  }
+
   /** Whether {@code node} may keep its tablets: an Up member (reachable or not), not draining, not fenced. */
   boolean isUp(String node) {
     return !node.isEmpty() && !fences.isFenced(node) && nodes.all().stream()

@@ -68,21 +68,39 @@ final class TabletOpenings {
       return effects.reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
           + " is not known").reply());
     }
+    Refusal refused = refuseOpen(d, t.id(), c.node());
+    if (refused != null) {
+      return effects.reply(c.replyTo(), refused.reply());
+    }
+    if (!placements.holdsLease()) {
+      // A master that lost its lease and has not stopped yet lets nothing open: its view may be stale.
+      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "the master lost its lease; ask the "
+          + "next one").reply());
+    }
     TabletPlacement p = d.placementOf(t.id());
-    if (p.state() == TabletPlacement.State.MERGING) {
-      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + t.id()
-          + " is being merged").reply());
-    }
-    if (p.assigned() && !p.owner().equals(c.node())) {
-      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + t.id()
-          + " is placed on " + p.owner() + ", not on " + c.node()).reply());
-    }
     List<String> blocking = checks.blocking(t.id(), p.logs(), c.log());
     if (!blocking.isEmpty()) {
       return effects.reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "tablet " + t.id() + " waits until the "
           + "commit logs " + blocking + " of the nodes that served it before are fenced or released").reply());
     }
+    checks.opened(t.id(), c.log());
     return effects.reply(c.replyTo(), StatusReply.success(new Master.OpenPermit(t, p.logs())));
+  }
+
+  /**
+   * Why tablet {@code id} may not open at {@code node} now (FAILED_PRECONDITION: being merged, or
+   * placed on another node), or null.
+   */
+  private static Refusal refuseOpen(Directory d, String id, String node) {
+    TabletPlacement p = d.placementOf(id);
+    if (p.state() == TabletPlacement.State.MERGING) {
+      return Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + id + " is being merged");
+    }
+    if (p.assigned() && !p.owner().equals(node)) {
+      return Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + id + " is placed on " + p.owner() + ", not on "
+          + node);
+    }
+    return null;
   }
 
   Effect<Event, Directory> onReportOpened(Directory d, Master.ReportOpened c) {
@@ -90,11 +108,11 @@ final class TabletOpenings {
       return effects.reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
           + " is not known").reply());
     }
-    TabletPlacement p = d.placementOf(c.tabletId());
-    if (p.state() == TabletPlacement.State.MERGING) {
-      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + c.tabletId()
-          + " is being merged").reply());
+    Refusal refused = refuseOpen(d, c.tabletId(), c.node());
+    if (refused != null) {
+      return effects.reply(c.replyTo(), refused.reply());
     }
+    TabletPlacement p = d.placementOf(c.tabletId());
     List<String> skipped = new ArrayList<>(p.logs());
     skipped.remove(c.log());
     skipped.removeAll(c.recovered());
@@ -104,17 +122,15 @@ final class TabletOpenings {
       return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + c.tabletId()
           + " was opened without replaying the commit logs " + skipped + "; open it again").reply());
     }
+    // Recorded even when it changes nothing: the tablet serves only once this master's journal
+    // took it, which a master whose epoch a newer one fenced cannot do.
     List<Event> events = new ArrayList<>();
-    if (!p.logs().contains(c.log()) || c.recovered().stream().anyMatch(p.logs()::contains)) {
-      events.add(new Master.TabletOpened(c.tabletId(), c.node(), c.log(), c.recovered()));
-    }
+    events.add(new Master.TabletOpened(c.tabletId(), c.node(), c.log(), c.recovered()));
     if (p.state() == TabletPlacement.State.MOVING && p.owner().equals(c.node())) {
       events.add(new Master.MoveFinished(c.tabletId()));
       placements.moveEnded(c.tabletId(), ctx.getLog(), "served at " + c.node());
     }
-    if (events.isEmpty()) {
-      return effects.reply(c.replyTo(), StatusReply.ack());
-    }
+    checks.opened(c.tabletId(), c.log());
     return effects.persist(events).thenRun(publish::accept).thenReply(c.replyTo(), s -> StatusReply.ack());
   }
 

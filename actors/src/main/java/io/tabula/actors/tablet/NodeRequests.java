@@ -51,7 +51,7 @@ public final class NodeRequests {
   public static final ServiceKey<Command> KEY = ServiceKey.create(Command.class, "tabula-node-requests");
 
   /** What another node asks. */
-  public sealed interface Command extends KryoSerializable permits Read, Write, SortPiece {}
+  public sealed interface Command extends KryoSerializable permits Read, Write, SortPiece, Holds {}
 
   /** The keys of one tablet to read, in the order they are wanted. */
   public record Part(String tabletId, List<byte[]> keys) implements KryoSerializable {}
@@ -101,6 +101,18 @@ public final class NodeRequests {
    */
   public record SortPiece(String dir, String segment, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
+  /**
+   * Does this node hold tablet {@code tabletId} open (its storage engine has it)? The master
+   * asks before a tablet opens elsewhere when this node's log is named in the tablet's
+   * placement and it reported no close: a node that does not hold it serves it no more, and
+   * acknowledged every write of it before it closed it (docs/fencing.md, "Before a tablet
+   * opens"). Answered with a {@link Holding}.
+   */
+  public record Holds(String tabletId, ActorRef<Holding> replyTo) implements Command {}
+
+  /** Whether this node held tablet {@code tabletId} open when asked. */
+  public record Holding(String tabletId, boolean open) implements KryoSerializable {}
+
   private NodeRequests() {}
 
   /**
@@ -111,6 +123,18 @@ public final class NodeRequests {
    */
   public static Behavior<Command> create(LocalTablets local, Function<String, RecipientRef<TabletActor.Command>> tablets,
       Duration askTimeout, Storage storage) {
+    return create(local, tablets, askTimeout, storage, id -> true);
+  }
+
+  /**
+   * This node's instance, registered under {@link #KEY}.
+   *
+   * @param tablets a tablet's sharded actor by tablet id
+   * @param askTimeout how long a tablet's actor may take to answer a batch
+   * @param open whether this node's storage engine holds a tablet open, by tablet id
+   */
+  public static Behavior<Command> create(LocalTablets local, Function<String, RecipientRef<TabletActor.Command>> tablets,
+      Duration askTimeout, Storage storage, java.util.function.Predicate<String> open) {
     return Behaviors.setup(ctx -> {
       ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf()));
       Executor blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
@@ -120,6 +144,8 @@ public final class NodeRequests {
           blockingIo.execute(() -> r.replyTo().tell(read(local, r)));
         } else if (command instanceof Write w) {
           write(tablets, w, askTimeout, scheduler);
+        } else if (command instanceof Holds h) {
+          h.replyTo().tell(new Holding(h.tabletId(), open.test(h.tabletId())));
         } else if (command instanceof SortPiece sort) {
           blockingIo.execute(() -> {
             try {

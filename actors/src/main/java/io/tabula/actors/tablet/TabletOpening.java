@@ -221,8 +221,10 @@ final class TabletOpening {
             return CompletableFuture.completedFuture(Result.NONE);
           }
           if (err == null && Refusal.is(reply.getError(), ErrorCode.FAILED_PRECONDITION)) {
-            // Being merged: it must take no write until the merge ends, one way or the other.
-            node.server().discardTablet(id);
+            // Being merged, placed elsewhere, or opened without a log it must replay: it takes no
+            // write. Given up, not discarded: a tablet that was open here already (its actor
+            // started again) may have writes only in this node's log, which must stay.
+            node.server().giveUpTablet(id);
             return CompletableFuture.completedFuture(Result.NOT_NOW);
           }
           if (attempt % 10 == 0) {

@@ -393,6 +393,58 @@ class MasterTest {
     assertEquals(ErrorCode.NOT_FOUND, codeOf(mayOpen("t-nope", "n2", "n2.a")));
   }
 
+  /**
+   * A split recorded while its tablet was handed over in a move (a split that finished on the
+   * source before the hand-off reached it): the children go to the move's destination and no
+   * log names them, so they open there without waiting for, and fencing, the live source,
+   * which never opens them. (They used to inherit the parent's logs, the source's among them.)
+   */
+  @Test
+  void theChildrenOfASplitStartWithNoLogNamed() {
+    TableInfo table = new TableInfo("t", Map.of(), 1);
+    Directory d = Directory.EMPTY.withTable(table, List.of(TabletInfo.empty("t", "t-1", new byte[0], new byte[0])), 2)
+        .withPlacements(Map.of("t-1", new TabletPlacement("n2", TabletPlacement.State.MOVING, "n1",
+            List.of("n1.a"))));
+    Directory after = DirectoryEvents.apply(d, new Master.TabletSplit("t", "t-1", b("m"), "t-2", "t-3"));
+    for (String child : List.of("t-2", "t-3")) {
+      assertEquals(new TabletPlacement("n2", TabletPlacement.State.SERVING, "", List.of()), after.placementOf(child));
+    }
+  }
+
+  /**
+   * docs/fencing.md, "Before a tablet opens": a tablet opens only where the master placed it, an
+   * opening reported by another node is refused, and a master that lost its lease (and has not
+   * stopped yet) lets nothing open.
+   */
+  @Test
+  void onlyTheOwnerMayOpenATabletAndAMasterWithoutItsLeaseLetsNothingOpen() {
+    java.util.concurrent.atomic.AtomicBoolean lease = new java.util.concurrent.atomic.AtomicBoolean(true);
+    MasterNodes nodes = new MasterNodes() {
+      @Override
+      public List<ClusterNodes.NodeInfo> all() {
+        return List.of(new ClusterNodes.NodeInfo("n1", new org.apache.pekko.actor.Address("pekko", "tabula",
+            "127.0.0.1", 7001), 1, "", "", "n1.a", org.apache.pekko.cluster.MemberStatus.up(), true));
+      }
+
+      @Override
+      public boolean holdsLease() {
+        return lease.get();
+      }
+    };
+    master = kit.spawn(Master.create(PersistenceId.ofUniqueId("owner-master"), clock::get, System::nanoTime,
+        nodes, null, MasterSettings.DEFAULTS));
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess());
+    String id = directory().tabletsOf("t").get(0).id();
+    assertEquals("n1", directory().ownerOf(id));
+    assertEquals(ErrorCode.FAILED_PRECONDITION, codeOf(mayOpen(id, "n2", "n2.a")), "placed on n1, not on n2");
+    assertEquals(ErrorCode.FAILED_PRECONDITION, codeOf(call((ActorRef<StatusReply<Done>> r) ->
+        new Master.ReportOpened(id, "n2", "n2.a", List.of(), r))), "an opening on n2 is refused");
+    lease.set(false);
+    assertEquals(ErrorCode.UNAVAILABLE, codeOf(mayOpen(id, "n1", "n1.a")), "without its lease, nothing opens");
+    lease.set(true);
+    assertTrue(mayOpen(id, "n1", "n1.a").isSuccess());
+  }
+
   private StatusReply<Master.OpenPermit> mayOpen(String id, String node, String log) {
     return call((ActorRef<StatusReply<Master.OpenPermit>> r) -> new Master.MayOpen(id, node, log, r));
   }

@@ -33,6 +33,16 @@ class OpenChecksTest {
       return members;
     }
 
+    /** What each node answers when asked whether it holds a tablet (true if not set). */
+    final Map<String, Boolean> holding = new java.util.concurrent.ConcurrentHashMap<>();
+    final List<String> asked = new ArrayList<>();
+
+    @Override
+    public CompletionStage<Boolean> holds(ClusterNodes.NodeInfo node, String tabletId) {
+      asked.add(node.name() + " " + tabletId);
+      return CompletableFuture.completedFuture(holding.getOrDefault(node.name() + " " + tabletId, true));
+    }
+
     @Override
     public CompletionStage<Void> fenceLogs(Collection<String> folders) {
       fenceAsked.addAll(folders);
@@ -60,7 +70,7 @@ class OpenChecksTest {
   @Test
   void aFolderWhoseWriterIsNotALiveReachableMemberIsFencedBeforeTheTabletOpens() {
     nodes.members = List.of(node("n1", "n1.b", MemberStatus.up(), false), node("n2", "n2.a", MemberStatus.up(), true),
-        node("n3", "n3.a", MemberStatus.down(), true));
+        node("n3", "n3.a", MemberStatus.down(), true), node("n5", "n5.a", MemberStatus.up(), true));
     List<String> logs = List.of("n1.b", "n3.a", "n4.a");
     assertEquals(logs, checks.blocking("t-1", logs, "n2.a"));
     assertEquals(logs, nodes.fenceAsked, "unreachable, downed and absent writers are all fenced at once");
@@ -98,6 +108,53 @@ class OpenChecksTest {
     assertEquals(List.of("n1.a"), nodes.fenceAsked, "never reported within the wait: fenced");
     nodes.fences.get(0).complete(null);
     assertEquals(List.of(), checks.blocking("t-2", List.of("n1.a"), "n2.a"));
+  }
+
+  /**
+   * A live writer that no longer holds the tablet lets it open at once, without a fence: its
+   * close report was lost (a master failing over drops what its proxy buffers, and a new master
+   * never heard it), or the tablet is a child of a split it never opened.
+   */
+  @Test
+  void aLiveWriterThatNoLongerHoldsTheTabletReleasesItWithoutAFence() {
+    nodes.members = List.of(node("n1", "n1.a", MemberStatus.up(), true), node("n2", "n2.a", MemberStatus.up(), true));
+    nodes.holding.put("n1 t-1", false);
+    assertEquals(List.of("n1.a"), checks.blocking("t-1", List.of("n1.a"), "n2.a"), "asked first");
+    assertEquals(List.of("n1 t-1"), nodes.asked);
+    assertEquals(List.of(), checks.blocking("t-1", List.of("n1.a"), "n2.a"), "it let go: the tablet opens");
+    assertEquals(List.of(), nodes.fenceAsked, "and n1 is not fenced");
+  }
+
+  /**
+   * An Up writer cut off from the master is fenced only while the master's side holds a
+   * majority (as the fast path): a master on the minority side waits for the split-brain
+   * resolver instead of stopping the nodes of the majority.
+   */
+  @Test
+  void anUnreachableWriterIsFencedOnlyFromTheMajoritySide() {
+    nodes.members = List.of(node("n1", "n1.a", MemberStatus.up(), true), node("n2", "n2.a", MemberStatus.up(), false),
+        node("n3", "n3.a", MemberStatus.up(), false));
+    assertEquals(List.of("n2.a"), checks.blocking("t-1", List.of("n2.a"), "n1.a"));
+    assertEquals(List.of(), nodes.fenceAsked, "one of three reachable is no majority");
+    nodes.members = List.of(node("n1", "n1.a", MemberStatus.up(), true), node("n2", "n2.a", MemberStatus.up(), false),
+        node("n3", "n3.a", MemberStatus.up(), true));
+    checks.blocking("t-1", List.of("n2.a"), "n1.a");
+    assertEquals(List.of("n2.a"), nodes.fenceAsked, "two of three is");
+  }
+
+  /**
+   * A release holds until its writer opens the tablet again: a writer that released a tablet
+   * (a failed close) and serves it again later is waited for, or fenced, like any other.
+   */
+  @Test
+  void aReleaseEndsWhenItsWriterOpensTheTabletAgain() {
+    nodes.members = List.of(node("n1", "n1.a", MemberStatus.up(), false), node("n2", "n2.a", MemberStatus.up(), true),
+        node("n3", "n3.a", MemberStatus.up(), true));
+    checks.released("t-1", "n1.a");
+    assertEquals(List.of(), checks.blocking("t-1", List.of("n1.a"), "n2.a"));
+    checks.opened("t-1", "n1.a");
+    assertEquals(List.of("n1.a"), checks.blocking("t-1", List.of("n1.a"), "n2.a"));
+    assertEquals(List.of("n1.a"), nodes.fenceAsked, "n1, now unreachable, is fenced before the tablet opens on n2");
   }
 
   @Test

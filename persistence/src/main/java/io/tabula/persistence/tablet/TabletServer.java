@@ -339,6 +339,22 @@ public final class TabletServer implements Closeable {
     return ManifestCodec.create(storage, Tablet.dirOf(table, childId), child).manifest();
   }
 
+  /**
+   * Closes an open tablet without flushing because this node may not serve it now (the master
+   * refused its opening): its writes since its last flush stay in this server's log, whose
+   * segments holding them are kept (as after a close that failed), for its next opening here
+   * or for its next owner, which replays this log.
+   */
+  public void giveUpTablet(String tabletId) {
+    Tablet t = tablets.get(tabletId);
+    if (t == null) {
+      return;
+    }
+    closedUnflushed.put(tabletId, t.redoPoint());
+    tablets.remove(tabletId, t);
+    t.closeWithoutFlush();
+  }
+
   /** Closes an open tablet without flushing, its data being thrown away (its table is gone). */
   public void discardTablet(String tabletId) {
     Tablet t = tablets.remove(tabletId);

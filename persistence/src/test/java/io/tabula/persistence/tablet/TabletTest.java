@@ -421,6 +421,33 @@ class TabletTest {
   }
 
   /**
+   * A tablet given up without a flush (the master refused its opening after its actor started
+   * again over a tablet still open here) keeps the segments of this node's log that hold its
+   * writes since its last flush, as a failed close does: a flush of another tablet deletes
+   * none of them, and its next opening here replays them. Discarding it instead let them go.
+   */
+  @Test
+  void aTabletGivenUpWithoutAFlushKeepsItsLogSegments() throws Exception {
+    TabletServer.Options o = new TabletServer.Options("n1", 1 << 20, 1, new CommitLogOptions(4096,
+        Durability.FSYNC), TabletOptions.defaults());
+    server = TabletServer.startOnDemand(new FileStorage(dir), o, now::get, t -> SCHEMA, (what, e) -> { });
+    Tablet t1 = server.openTablet("tbl", "t1", new byte[0], b("m"), List.of()).tablet();
+    Tablet t2 = server.openTablet("tbl", "t2", b("m"), new byte[0], List.of()).tablet();
+    for (int i = 0; i < 40; i++) {
+      t1.apply(set(String.format("a%03d", i), "x".repeat(200))).join(); // several 4 KiB segments of t1 alone
+    }
+    server.giveUpTablet("t1");
+    for (int i = 0; i < 40; i++) {
+      t2.apply(set(String.format("z%03d", i), "y".repeat(200))).join();
+    }
+    t2.freezeAndFlush().join(); // a flush deletes the segments no open tablet needs
+    Thread.sleep(200);
+    Tablet again = server.openTablet("tbl", "t1", new byte[0], b("m"), List.of(server.logName())).tablet();
+    assertEquals(40, values(again.scan(new byte[0], new byte[0], ReadFilter.all())).size(),
+        "its writes since its last flush, replayed from this node's own log");
+  }
+
+  /**
    * The logs to replay are named as folders under {@code logs/}: a path there ("logs/n1") names
    * a folder that does not exist, so the tablet would open without the writes of the log meant.
    */
