@@ -114,6 +114,20 @@ final class StorageRoots {
     return new HdfsStorage(root, conf, hdfs.getDuration("lease-recovery-timeout"));
   }
 
+  /**
+   * The nameservice (or namenode host) the HDFS client reaches for {@code root}: the URI's own,
+   * or, for a URI without one ({@code hdfs:///tabula}), that of the client's default file
+   * system ({@code fs.defaultFS}) if it has the same scheme, as Hadoop's {@code
+   * FileSystem.newInstance} resolves it; null if neither names one.
+   */
+  static String nameservice(org.apache.hadoop.conf.Configuration conf, java.net.URI root) {
+    if (root.getAuthority() != null) {
+      return root.getHost();
+    }
+    java.net.URI fallback = org.apache.hadoop.fs.FileSystem.getDefaultUri(conf);
+    return root.getScheme().equals(fallback.getScheme()) ? fallback.getHost() : null;
+  }
+
   /** What Hadoop's client configuration names the proxy provider of a nameservice by. */
   private static final String PROVIDER_KEY = "dfs.client.failover.proxy.provider.";
 
@@ -125,10 +139,14 @@ final class StorageRoots {
    * before it has applied a fence another client wrote through the active namenode: Hadoop
    * promises read-your-writes only within one client, or after an {@code msync}, so a fenced
    * writer could go on acknowledging and a fenced reader go on answering as current. Only the
-   * root's nameservice is looked at: the node's client reads no other.
+   * root's nameservice is looked at ({@link #nameservice}): the node's client reads no other.
    */
   static void refuseObserverReads(org.apache.hadoop.conf.Configuration conf, java.net.URI root) {
-    String key = PROVIDER_KEY + root.getHost();
+    String nameservice = nameservice(conf, root);
+    if (nameservice == null) {
+      return; // no namenode to reach: the client refuses the URI itself ("Incomplete HDFS URI, no host")
+    }
+    String key = PROVIDER_KEY + nameservice;
     String provider = conf.getTrimmed(key, "");
     if (provider.isEmpty()) {
       return;
