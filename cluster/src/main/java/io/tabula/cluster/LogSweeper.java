@@ -5,6 +5,7 @@ import io.tabula.actors.master.TabletPlacement;
 import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.RootMismatchException;
 import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.wal.LogFolderMissingException;
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.List;
@@ -88,6 +89,31 @@ final class LogSweeper {
       }
     }
     return fenced;
+  }
+
+  /**
+   * Fences the commit-log folders {@code folders} (names under {@code logs/}, each named by a
+   * tablet's placement), before a tablet opens elsewhere, on the cluster's storage root only
+   * (as {@link #fenceAll}). A named folder must exist: a log makes its folder when it opens, and
+   * nothing removes it (a later life of its node keeps it, with its marker, as a tombstone), so
+   * one that is missing was written on another root (a copy of this one, another mount).
+   * Fencing it here would make it, holding only the marker, and the next opener would replay
+   * that empty folder as the log, losing every write it acknowledged. Blocks on file I/O.
+   *
+   * @throws RootMismatchException if the root is not the cluster's: nothing is fenced
+   * @throws LogFolderMissingException if a folder is missing: it is not made, and the folders
+   *     after it are not fenced
+   */
+  static void fenceNamed(Storage storage, String rootName, UUID rootId, java.util.Collection<String> folders)
+      throws IOException {
+    RootIdentity.check(storage, rootName, rootId, "the commit logs " + folders + " are not fenced");
+    for (String f : folders) {
+      String dir = Storage.path("logs", f);
+      if (!storage.exists(dir)) {
+        throw new LogFolderMissingException(dir);
+      }
+      storage.fence(dir);
+    }
   }
 
   /** The names under {@code logs/} of every commit-log folder of node {@code node} (each of its lives). */
