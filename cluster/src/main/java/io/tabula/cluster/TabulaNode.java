@@ -284,15 +284,17 @@ public final class TabulaNode implements AutoCloseable {
     awaitMaster(system, directory, master, wait);
 
     String logName = ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).orElseThrow();
-    // Set once the engine is open: the sweeper stops when this life's own log is lost.
+    // Set once the engine is open: the sweeper stops when this life's own log is lost, or the node stops.
     java.util.concurrent.atomic.AtomicReference<TabletServer> opened = new java.util.concurrent.atomic.AtomicReference<>();
-    LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName,
-        system.dispatchers().lookup(DispatcherSelector.blocking()),
-        () -> opened.get() == null || opened.get().isLogLost());
+    scala.concurrent.ExecutionContextExecutor blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
+    LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName, blockingIo,
+        () -> CoordinatedShutdown.get(system).getShutdownReason().isPresent()
+            || opened.get() != null && opened.get().isLogLost(),
+        task -> system.scheduler().scheduleOnce(LogSweeper.RETRY_AFTER, task, blockingIo));
     try {
       // The name is ours now, but an earlier life may still run (frozen, cut off): fenced, it
-      // acknowledges nothing more.
-      sweeper.fenceEarlierLives();
+      // acknowledges nothing more. A fence that fails or hangs is made later, in the background.
+      sweeper.fenceEarlierLives(LogSweeper.START_WAIT);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot fence the commit logs of this node's earlier lives under "
           + StorageRoots.name(config, settings), e);
