@@ -154,8 +154,10 @@ class LogSweeperTest {
    * recovery of each file, and one stuck last block (its datanodes dead) made the fence fail
    * after its time-out, and the node fail to start, at every attempt: a node that could never
    * start again under its name. The start goes on (the master fences every log a tablet names
-   * before the tablet opens anywhere, so the start-time fence only makes a resumed earlier life
-   * stop sooner); the folder is fenced later, in the background, and only then emptied.
+   * before the tablet opens anywhere, docs/fencing.md "Before a tablet opens", so the
+   * start-time fence only makes a resumed earlier life stop sooner); the folder is fenced
+   * later, in the background, and only then emptied (one life per log folder: a life empties
+   * only folders it fenced).
    */
   @Test
   void aFenceThatFailsAtStartDoesNotKeepTheNodeFromStartingAndIsMadeLater() throws IOException {

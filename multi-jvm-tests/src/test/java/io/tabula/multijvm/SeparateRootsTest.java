@@ -41,9 +41,7 @@ class SeparateRootsTest {
       NodeJvm n1 = cluster.add("n1");
       ClusterFixture.createTable(n1, "t", List.of("k"));
       try (BigtableDataClient c = ClusterFixture.data(n1)) {
-        for (String k : KEYS) {
-          c.mutateRow(RowMutation.create(TableId.of("t"), k).setCell("f", "q", "v-" + k));
-        }
+        write(c);
         assertEquals(KEYS, read(c), "the rows, through n1");
       }
 
@@ -51,11 +49,7 @@ class SeparateRootsTest {
       NodeJvm n2 = cluster.start("n2", rootB);
       if (readyOrExited(n2)) {
         // The cluster formed over two roots: this is what it costs.
-        for (String id : ClusterFixture.tablets(n1, "t").keySet()) {
-          var answer = n1.post("/tabula/tablets/" + id + "/move?to=n2");
-          assertEquals(202, answer.statusCode(), answer.body());
-          awaitServingAt(n1, id, "n2", 60);
-        }
+        moveEvery(n1, "n2");
         try (BigtableDataClient c = ClusterFixture.data(n1)) {
           assertEquals(KEYS, read(c), "the rows read back through n1 after both tablets moved to n2, "
               + "which joined over another storage root");
@@ -94,7 +88,8 @@ class SeparateRootsTest {
    * does not exist, and the next owner would replay an empty folder): every row n2
    * acknowledged lost, silently. The join check must prove the two nodes see the same
    * storage (a probe file the joining node writes, which the member reads on its own root):
-   * n2 is refused at join, both roots named, and n1 keeps serving.
+   * n2 is refused at join, both roots named, and n1 keeps serving (docs/fencing.md's
+   * assumption of one shared storage root, checked at join).
    */
   @Test
   void aNodeOnACopyOfTheStorageRootIsRefusedAtJoin() throws Exception {
@@ -106,22 +101,12 @@ class SeparateRootsTest {
       NodeJvm n2 = cluster.start("n2", copy);
       if (readyOrExited(n2)) {
         // The cluster took a copy of its root for the root: this is what it costs.
-        for (String id : ClusterFixture.tablets(n1, "t").keySet()) {
-          var answer = n1.post("/tabula/tablets/" + id + "/move?to=n2");
-          assertEquals(202, answer.statusCode(), answer.body());
-          awaitServingAt(n1, id, "n2", 60);
-        }
+        moveEvery(n1, "n2");
         try (BigtableDataClient c = ClusterFixture.data(n2)) {
-          for (String k : KEYS) {
-            c.mutateRow(RowMutation.create(TableId.of("t"), k).setCell("f", "q", "v-" + k));
-          }
+          write(c);
           assertEquals(KEYS, read(c), "the rows, acknowledged by n2");
         }
-        for (String id : ClusterFixture.tablets(n1, "t").keySet()) {
-          var answer = n1.post("/tabula/tablets/" + id + "/move?to=n1");
-          assertEquals(202, answer.statusCode(), answer.body());
-          awaitServingAt(n1, id, "n1", 60);
-        }
+        moveEvery(n1, "n1");
         try (BigtableDataClient c = ClusterFixture.data(n1)) {
           assertEquals(KEYS, read(c), "the rows n2 acknowledged, read through n1 after both tablets moved back from "
               + "n2, which joined over a copy of the storage root");
@@ -144,9 +129,7 @@ class SeparateRootsTest {
         assertEquals("n1", owner[0], "no tablet left n1");
       }
       try (BigtableDataClient c = ClusterFixture.data(n1)) {
-        for (String k : KEYS) {
-          c.mutateRow(RowMutation.create(TableId.of("t"), k).setCell("f", "q", "v-" + k));
-        }
+        write(c);
         assertEquals(KEYS, read(c), "n1 serves on");
       }
     }
@@ -167,6 +150,21 @@ class SeparateRootsTest {
           // a file the running node deleted while it was copied
         }
       }
+    }
+  }
+
+  private static void write(BigtableDataClient c) {
+    for (String k : KEYS) {
+      c.mutateRow(RowMutation.create(TableId.of("t"), k).setCell("f", "q", "v-" + k));
+    }
+  }
+
+  /** Moves every tablet of "t" to node {@code to}, through {@code via}, and waits until each serves there. */
+  private static void moveEvery(NodeJvm via, String to) throws Exception {
+    for (String id : ClusterFixture.tablets(via, "t").keySet()) {
+      var answer = via.post("/tabula/tablets/" + id + "/move?to=" + to);
+      assertEquals(202, answer.statusCode(), answer.body());
+      awaitServingAt(via, id, to);
     }
   }
 
@@ -209,8 +207,8 @@ class SeparateRootsTest {
     return false;
   }
 
-  private static void awaitServingAt(NodeJvm via, String id, String to, int seconds) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+  private static void awaitServingAt(NodeJvm via, String id, String to) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
       String[] o = ClusterFixture.tablets(via, "t").get(id);
       if (o != null && o[0].equals(to) && o[1].equals("serving")) {
@@ -218,6 +216,6 @@ class SeparateRootsTest {
       }
       Thread.sleep(100);
     }
-    fail("tablet " + id + " did not serve at " + to + " within " + seconds + " s");
+    fail("tablet " + id + " did not serve at " + to + " within 60 s");
   }
 }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -33,19 +32,11 @@ class StorageProbeTest {
 
   @Test
   void goldenFileDecodesAndIsReproducedByteForByte() throws IOException {
-    String out = System.getProperty("tabula.golden.write");
-    if (out != null) {
-      Files.createDirectories(Path.of(out));
-      Files.write(Path.of(out, GOLDEN_NAME), StorageProbe.encode(GOLDEN_NONCE));
-      return;
+    Optional<byte[]> read = GoldenFile.read("storage-probe", GOLDEN_NAME, StorageProbe.encode(GOLDEN_NONCE));
+    if (read.isEmpty()) {
+      return; // regenerated
     }
-    byte[] golden;
-    try (InputStream in = getClass().getResourceAsStream("/golden/storage-probe/" + GOLDEN_NAME)) {
-      if (in == null) {
-        throw new AssertionError("missing golden file golden/storage-probe/" + GOLDEN_NAME);
-      }
-      golden = in.readAllBytes();
-    }
+    byte[] golden = read.get();
     assertEquals(GOLDEN_NONCE, StorageProbe.decode(GOLDEN_NAME, golden));
     assertArrayEquals(golden, StorageProbe.encode(GOLDEN_NONCE), "encoder output drifted from golden/storage-probe");
     Files.createDirectories(dir.resolve(StorageProbe.FOLDER));
