@@ -172,6 +172,24 @@ class HdfsStorageTest {
     }
   }
 
+  /**
+   * The join check's probe of the storage root (docs/formats/storage-probe.md) through the
+   * HDFS seam: written by one node's client, read by another's on the same root, and absent
+   * from another root on the same HDFS.
+   */
+  @Test
+  void aProbeWrittenByOneClientIsReadByAnotherOnTheSameRoot() throws IOException {
+    String root = folder();
+    try (HdfsStorage joining = hdfs.storage(root); HdfsStorage member = hdfs.storage(root);
+        HdfsStorage elsewhere = hdfs.storage(folder())) {
+      java.util.UUID nonce = StorageProbe.write(joining, "n2.b");
+      assertEquals(java.util.Optional.of(nonce), StorageProbe.read(member, "n2.b"));
+      assertEquals(java.util.Optional.empty(), StorageProbe.read(elsewhere, "n2.b"));
+      StorageProbe.delete(joining, "n2.b");
+      assertEquals(java.util.Optional.empty(), StorageProbe.read(member, "n2.b"));
+    }
+  }
+
   /** With the only datanode down, a lease recovery cannot finish: fencing says so, in time. */
   @Test
   void aStuckLeaseRecoveryIsReportedAfterItsTimeout(@TempDir Path own) throws Exception {
