@@ -5,9 +5,9 @@ import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.MasterNodes;
 import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.persistence.storage.RootMismatchException;
-import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.tablet.FileSweeper;
+import io.tabula.persistence.wal.LogFolderMissingException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -51,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * first ({@link LogSweeper#fenceAll}), and on a root that is not the one this node started on
  * (which the cluster's join check compared) the fence is refused. Fencing there would write
  * markers no writer of the cluster looks at, and the recovery that follows would find the dead
- * node's logs absent and drop them.
+ * node's logs absent and drop them. Likewise a log folder a tablet's placement names is fenced
+ * only if it is on the root ({@link #fenceLogs}): one that is not was written on another root.
  */
 final class ClusterMasterNodes implements MasterNodes {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterMasterNodes.class);
@@ -70,6 +71,8 @@ final class ClusterMasterNodes implements MasterNodes {
   private final UUID rootId;
   /** Whether a fence was refused on a root that is not the cluster's: logged once, with why. */
   private final AtomicBoolean refusalLogged = new AtomicBoolean();
+  /** The named log folders whose fence was refused because they are not on the root: each logged once. */
+  private final Set<String> missingLogged = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final FileSweeper fileSweeper;
   private final Executor blockingIo;
   /** Nodes seen downed or removed, by name; written by the watcher actor, read by the master. */
@@ -164,18 +167,29 @@ final class ClusterMasterNodes implements MasterNodes {
         .completeOnTimeout(null, SORT_WAIT.toMillis(), TimeUnit.MILLISECONDS), blockingIo);
   }
 
-  /** Fences the commit-log folders {@code folders}, on the cluster's storage root only (as {@link #fence}). */
+  /**
+   * Fences the commit-log folders {@code folders}, on the cluster's storage root only (as {@link
+   * #fence}), and only folders that exist there ({@link LogSweeper#fenceNamed}): a named folder
+   * missing from the root fails the fence with {@link LogFolderMissingException} (the cause),
+   * logged once for each folder, and the tablet that names it does not open (the opener is
+   * answered UNAVAILABLE and asks again), rather than replay an empty folder made by the fence.
+   */
   @Override
   public CompletionStage<Void> fenceLogs(java.util.Collection<String> folders) {
     return CompletableFuture.runAsync(() -> {
       try {
-        RootIdentity.check(storage, rootName, rootId, "the commit logs " + folders + " are not fenced");
-        for (String f : folders) {
-          storage.fence(Storage.path("logs", f));
-        }
+        LogSweeper.fenceNamed(storage, rootName, rootId, folders);
       } catch (RootMismatchException e) {
         if (refusalLogged.compareAndSet(false, true)) {
           LOG.error("refusing to fence on a storage root that is not the cluster's: {}", e.getMessage());
+        }
+        throw new UncheckedIOException(e);
+      } catch (LogFolderMissingException e) {
+        if (missingLogged.add(e.dir())) {
+          LOG.error("refusing to fence the commit log {} on the storage root {}, where its folder is not: {}. The "
+              + "tablets that name it stay closed (UNAVAILABLE) until it is there: its writer wrote another root (a "
+              + "copy of this one, another mount), which holds the writes it acknowledged", e.dir(), rootName,
+              e.getMessage());
         }
         throw new UncheckedIOException(e);
       } catch (IOException e) {

@@ -162,9 +162,11 @@ public final class TabulaNode implements AutoCloseable {
    * join-time check that compares it: {@link StorageRootCheck}) on top. An application that
    * embeds a node creates its {@code ActorSystem}, named {@value #SYSTEM_NAME}, with this, then
    * calls {@link #embed}. Creates the data directory, and opens the storage root to read its
-   * identity, writing one first if it has none (docs/formats/root-id.md). Each call
-   * names a new life of the node (the commit-log folder it will write, stated in its roles):
-   * create one actor system per call.
+   * identity, writing one first if it has none (docs/formats/root-id.md), and to write this
+   * life's probe of the root, which the member it joins reads on its own root
+   * (docs/formats/storage-probe.md; deleted once the join is over). Each call names a new life
+   * of the node (the commit-log folder it will write, stated in its roles): create one actor
+   * system per call.
    */
   public static Config embeddedConfig(Config application) {
     Config config = configuration(application);
@@ -175,8 +177,10 @@ public final class TabulaNode implements AutoCloseable {
       throw new UncheckedIOException("cannot create the data directory " + settings.dataDir(), e);
     }
     Map<String, Object> derived = new HashMap<>(MasterJournalSetup.derivedSettings(config, settings));
+    // This start's name: its commit-log folder, and its probe of the storage root.
+    String life = LogSweeper.folder(settings.name(), incarnation());
     try {
-      derived.putAll(StorageRoots.identitySettings(config, settings));
+      derived.putAll(StorageRoots.identitySettings(config, settings, life));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read or create the identity of the storage root "
           + StorageRoots.name(config, settings) + ": " + e.getMessage(), e);
@@ -189,7 +193,7 @@ public final class TabulaNode implements AutoCloseable {
     List<String> roles = new ArrayList<>(config.getStringList("pekko.cluster.roles"));
     // This start's commit-log folder, named in the roles so that the master fences lives, not names.
     roles.addAll(ClusterNodes.roles(settings.name(), settings.host() + ":" + grpcPort,
-        settings.host() + ":" + settings.httpPort(), LogSweeper.folder(settings.name(), incarnation())));
+        settings.host() + ":" + settings.httpPort(), life));
     derived.put("pekko.cluster.roles", roles);
     // H2's automatic server mode (the master's journal on one machine) listens where the node does.
     System.setProperty("h2.bindAddress", settings.host());
@@ -250,19 +254,24 @@ public final class TabulaNode implements AutoCloseable {
       throw new UncheckedIOException(e.getMessage(), e);
     }
     LOG.info("storage root: {} (root id {})", storage, rootId);
+    String logName = ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).orElseThrow();
     Cluster cluster = Cluster.get(system);
-    if (config.getString("tabula.node.join-by").equals("bootstrap")) {
-      // Management HTTP first: the bootstrap's contact points are the nodes' Management endpoints.
-      join(PekkoManagement.get(system).start(), wait, "starting Management HTTP");
-      org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap.get(system).start();
-      awaitUp(system, "Pekko Management's cluster bootstrap", wait);
-      refuseDuplicateName(cluster, settings);
-    } else if (!config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
-      // An embedding application's own seed nodes: Pekko joins them by itself.
-      awaitUp(system, "pekko.cluster.seed-nodes " + config.getStringList("pekko.cluster.seed-nodes"), wait);
-      refuseDuplicateName(cluster, settings);
-    } else {
-      joinCluster(system, settings, wait);
+    try {
+      if (config.getString("tabula.node.join-by").equals("bootstrap")) {
+        // Management HTTP first: the bootstrap's contact points are the nodes' Management endpoints.
+        join(PekkoManagement.get(system).start(), wait, "starting Management HTTP");
+        org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap.get(system).start();
+        awaitUp(system, "Pekko Management's cluster bootstrap", wait);
+        refuseDuplicateName(cluster, settings);
+      } else if (!config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
+        // An embedding application's own seed nodes: Pekko joins them by itself.
+        awaitUp(system, "pekko.cluster.seed-nodes " + config.getStringList("pekko.cluster.seed-nodes"), wait);
+        refuseDuplicateName(cluster, settings);
+      } else {
+        joinCluster(system, settings, wait);
+      }
+    } finally {
+      StorageRoots.dropProbe(storage, logName); // the join is over: Up, refused, or given up
     }
     MasterJournalSetup.prepare(system, config, settings, storage, wait);
 
@@ -283,16 +292,17 @@ public final class TabulaNode implements AutoCloseable {
         "master").withStopMessage(Master.Stop.INSTANCE).withSettings(masterSingletonSettings(system)));
     awaitMaster(system, directory, master, wait);
 
-    String logName = ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).orElseThrow();
-    // Set once the engine is open: the sweeper stops when this life's own log is lost.
+    // Set once the engine is open: the sweeper stops when this life's own log is lost, or the node stops.
     java.util.concurrent.atomic.AtomicReference<TabletServer> opened = new java.util.concurrent.atomic.AtomicReference<>();
-    LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName,
-        system.dispatchers().lookup(DispatcherSelector.blocking()),
-        () -> opened.get() == null || opened.get().isLogLost());
+    scala.concurrent.ExecutionContextExecutor blockingIo = system.dispatchers().lookup(DispatcherSelector.blocking());
+    LogSweeper sweeper = new LogSweeper(storage, settings.name(), logName, blockingIo,
+        () -> CoordinatedShutdown.get(system).getShutdownReason().isPresent()
+            || opened.get() != null && opened.get().isLogLost(),
+        task -> system.scheduler().scheduleOnce(LogSweeper.RETRY_AFTER, task, blockingIo));
     try {
       // The name is ours now, but an earlier life may still run (frozen, cut off): fenced, it
-      // acknowledges nothing more.
-      sweeper.fenceEarlierLives();
+      // acknowledges nothing more. A fence that fails or hangs is made later, in the background.
+      sweeper.fenceEarlierLives(LogSweeper.START_WAIT);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot fence the commit logs of this node's earlier lives under "
           + StorageRoots.name(config, settings), e);

@@ -73,6 +73,27 @@ class HdfsObserverReadsTest {
         client(Map.of(KEY + HA, "com.example.MyObserverReadProvider")), root()));
   }
 
+  /**
+   * A storage URI without a nameservice ({@code hdfs:///tabula}) is on the client's default
+   * file system ({@code fs.defaultFS}), as Hadoop's client resolves it: that nameservice's
+   * provider is the one the node's reads go through, and the one that is checked.
+   */
+  @Test
+  void aRootOnTheDefaultFileSystemIsCheckedForTheDefaultsNameservice() {
+    URI onDefault = URI.create("hdfs:///tabula");
+    for (String defaultFs : List.of("hdfs://" + HA, "hdfs://" + HA + ":8020", "hdfs://" + HA + "/")) {
+      StartRefusedException e = assertThrows(StartRefusedException.class, () -> StorageRoots.refuseObserverReads(
+          client(Map.of("fs.defaultFS", defaultFs, KEY + HA, PROVIDERS + "ObserverReadProxyProvider")), onDefault),
+          defaultFs);
+      assertEquals(StartRefusedException.Reason.HDFS_OBSERVER_READS, e.reason(), e::getMessage);
+      assertTrue(e.getMessage().contains(KEY + HA), e.getMessage());
+    }
+    StorageRoots.refuseObserverReads(client(Map.of("fs.defaultFS", "hdfs://other", KEY + HA,
+        PROVIDERS + "ObserverReadProxyProvider")), onDefault);
+    StorageRoots.refuseObserverReads(client(Map.of("fs.defaultFS", "hdfs://" + HA, KEY + HA,
+        PROVIDERS + "ConfiguredFailoverProxyProvider")), onDefault);
+  }
+
   @Test
   void providersThatReadFromTheActiveNamenodeAndOtherNameservicesAreLeftAlone() {
     StorageRoots.refuseObserverReads(client(Map.of()), root());

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tabula.actors.master.Directory;
 import io.tabula.persistence.storage.FileStorage;
+import io.tabula.persistence.storage.ForwardingStorage;
+import io.tabula.persistence.storage.LeaseRecoveryTimeoutException;
 import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.RootMismatchException;
 import io.tabula.persistence.storage.Storage;
@@ -14,9 +16,16 @@ import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +35,11 @@ import org.junit.jupiter.api.io.TempDir;
  * of the cluster looks at, and the recovery after it would find the node's logs absent.
  */
 class LogSweeperTest {
+  private static final Duration WAIT = Duration.ofSeconds(30);
+  private static final java.util.function.Consumer<Runnable> NO_RETRY = task -> {
+    throw new AssertionError("no fence was to be tried again");
+  };
+
   @TempDir
   Path dir;
 
@@ -93,9 +107,9 @@ class LogSweeperTest {
     for (String f : List.of("n1.a", "n1.b", "n1.c", "n2.a")) {
       segment(root, f);
     }
-    java.util.concurrent.atomic.AtomicBoolean lost = new java.util.concurrent.atomic.AtomicBoolean();
-    LogSweeper sweeper = new LogSweeper(root, "n1", "n1.c", Runnable::run, lost::get);
-    sweeper.fenceEarlierLives();
+    AtomicBoolean lost = new AtomicBoolean();
+    LogSweeper sweeper = new LogSweeper(root, "n1", "n1.c", Runnable::run, lost::get, NO_RETRY);
+    sweeper.fenceEarlierLives(WAIT);
     assertTrue(root.isFenced("logs/n1.a") && root.isFenced("logs/n1.b"));
     assertFalse(root.isFenced("logs/n1.c") || root.isFenced("logs/n2.a"), "not its own, nor another node's");
 
@@ -118,9 +132,9 @@ class LogSweeperTest {
     RootIdentity.establish(root);
     segment(root, "n1.a");
     segment(root, "n1.b");
-    java.util.concurrent.atomic.AtomicBoolean lost = new java.util.concurrent.atomic.AtomicBoolean();
-    LogSweeper b = new LogSweeper(root, "n1", "n1.b", Runnable::run, lost::get);
-    b.fenceEarlierLives();
+    AtomicBoolean lost = new AtomicBoolean();
+    LogSweeper b = new LogSweeper(root, "n1", "n1.b", Runnable::run, lost::get, NO_RETRY);
+    b.fenceEarlierLives(WAIT);
     segment(root, "n1.c"); // a later life, started while n1.b was frozen
     b.sweep(Directory.EMPTY);
     assertEquals(List.of("000001.log"), root.list("logs/n1.c"), "the later life's log is untouched");
@@ -128,10 +142,138 @@ class LogSweeperTest {
     assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "the earlier life's is emptied");
 
     segment(root, "n1.a2");
-    LogSweeper c = new LogSweeper(root, "n1", "n1.c", Runnable::run, lost::get);
-    c.fenceEarlierLives();
+    LogSweeper c = new LogSweeper(root, "n1", "n1.c", Runnable::run, lost::get, NO_RETRY);
+    c.fenceEarlierLives(WAIT);
     lost.set(true);
     c.sweep(Directory.EMPTY);
     assertTrue(root.list("logs/n1.b").contains("000001.log"), "nothing is emptied once its own log is lost");
+  }
+
+  /**
+   * At start a node fences its earlier lives' logs; on HDFS a fence waits for the lease
+   * recovery of each file, and one stuck last block (its datanodes dead) made the fence fail
+   * after its time-out, and the node fail to start, at every attempt: a node that could never
+   * start again under its name. The start goes on (the master fences every log a tablet names
+   * before the tablet opens anywhere, docs/fencing.md "Before a tablet opens", so the
+   * start-time fence only makes a resumed earlier life stop sooner); the folder is fenced
+   * later, in the background, and only then emptied (one life per log folder: a life empties
+   * only folders it fenced).
+   */
+  @Test
+  void aFenceThatFailsAtStartDoesNotKeepTheNodeFromStartingAndIsMadeLater() throws IOException {
+    AtomicBoolean stuck = new AtomicBoolean(true);
+    FileStorage files = new FileStorage(dir.resolve("a"));
+    Storage root = new ForwardingStorage(files) {
+      @Override
+      public void fence(String folder) throws IOException {
+        if (stuck.get() && folder.equals("logs/n1.a")) {
+          throw new LeaseRecoveryTimeoutException(folder + "/000001.log", Duration.ofSeconds(60));
+        }
+        super.fence(folder);
+      }
+    };
+    RootIdentity.establish(root);
+    for (String f : List.of("n1.a", "n1.b", "n1.c")) {
+      segment(files, f);
+    }
+    AtomicBoolean lost = new AtomicBoolean();
+    List<Runnable> retries = new ArrayList<>();
+    LogSweeper sweeper = new LogSweeper(root, "n1", "n1.c", Runnable::run, lost::get, retries::add);
+    sweeper.fenceEarlierLives(WAIT);
+    assertTrue(root.isFenced("logs/n1.b"), "the earlier life whose fence works is fenced");
+    assertFalse(root.isFenced("logs/n1.a"));
+    assertEquals(1, retries.size(), "the failed fence is tried again later");
+
+    sweeper.sweep(Directory.EMPTY);
+    assertEquals(List.of("000001.log"), root.list("logs/n1.a"), "a folder that is not fenced is not emptied");
+    assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.b"));
+
+    retries.remove(0).run();
+    assertEquals(1, retries.size(), "still stuck: tried again later");
+    stuck.set(false);
+    retries.remove(0).run();
+    assertTrue(root.isFenced("logs/n1.a"), "fenced once the lease recovery works");
+    assertEquals(List.of(), retries, "and not tried again");
+    sweeper.sweep(Directory.EMPTY);
+    assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "emptied once fenced");
+  }
+
+  /**
+   * A fence that hangs (a lease recovery that has not timed out yet) keeps the start waiting
+   * {@code wait} at most; it goes on in the background, and its folder may be emptied once it
+   * is done. A life that stops tries no fence again.
+   */
+  @Test
+  void aFenceThatHangsAtStartGoesOnInTheBackground() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    FileStorage files = new FileStorage(dir.resolve("a"));
+    Storage root = new ForwardingStorage(files) {
+      @Override
+      public void fence(String folder) throws IOException {
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new java.io.InterruptedIOException();
+        }
+        super.fence(folder);
+      }
+    };
+    RootIdentity.establish(root);
+    segment(files, "n1.a");
+    segment(files, "n1.b");
+    ExecutorService io = Executors.newSingleThreadExecutor();
+    try {
+      AtomicBoolean stopping = new AtomicBoolean();
+      List<Runnable> retries = new ArrayList<>();
+      LogSweeper sweeper = new LogSweeper(root, "n1", "n1.b", io, stopping::get, retries::add);
+      sweeper.fenceEarlierLives(Duration.ofMillis(50));
+      assertFalse(root.isFenced("logs/n1.a"), "the start went on before the fence was made");
+      release.countDown();
+      io.submit(() -> { }).get(30, TimeUnit.SECONDS); // the fence, queued first, is done
+      assertTrue(root.isFenced("logs/n1.a"));
+      sweeper.sweep(Directory.EMPTY);
+      io.submit(() -> { }).get(30, TimeUnit.SECONDS);
+      assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "emptied once fenced");
+      assertEquals(List.of(), retries);
+    } finally {
+      io.shutdownNow();
+    }
+  }
+
+  /** A life that stops (its log lost, its actor system shutting down) does not try a failed fence again. */
+  @Test
+  void aLifeThatStopsTriesNoFenceAgain() throws IOException {
+    FileStorage files = new FileStorage(dir.resolve("a"));
+    Storage root = new ForwardingStorage(files) {
+      @Override
+      public void fence(String folder) throws IOException {
+        throw new IOException("injected: the fence fails");
+      }
+    };
+    RootIdentity.establish(root);
+    segment(files, "n1.a");
+    AtomicBoolean stopping = new AtomicBoolean();
+    List<Runnable> retries = new ArrayList<>();
+    LogSweeper sweeper = new LogSweeper(root, "n1", "n1.b", Runnable::run, stopping::get, retries::add);
+    sweeper.fenceEarlierLives(WAIT);
+    assertEquals(1, retries.size());
+    stopping.set(true);
+    retries.remove(0).run();
+    assertEquals(List.of(), retries, "not tried again once stopping");
+  }
+
+  @Test
+  void aStartThatCannotListTheLogsFails() throws IOException {
+    FileStorage files = new FileStorage(dir.resolve("a"));
+    Storage root = new ForwardingStorage(files) {
+      @Override
+      public List<String> list(String folder) throws IOException {
+        throw new IOException("injected: the listing fails");
+      }
+    };
+    LogSweeper sweeper = new LogSweeper(root, "n1", "n1.b", Runnable::run, () -> false, NO_RETRY);
+    assertThrows(IOException.class, () -> sweeper.fenceEarlierLives(WAIT),
+        "which folders are earlier lives' cannot be known later");
   }
 }

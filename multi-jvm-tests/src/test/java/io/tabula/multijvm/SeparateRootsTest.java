@@ -41,9 +41,7 @@ class SeparateRootsTest {
       NodeJvm n1 = cluster.add("n1");
       ClusterFixture.createTable(n1, "t", List.of("k"));
       try (BigtableDataClient c = ClusterFixture.data(n1)) {
-        for (String k : KEYS) {
-          c.mutateRow(RowMutation.create(TableId.of("t"), k).setCell("f", "q", "v-" + k));
-        }
+        write(c);
         assertEquals(KEYS, read(c), "the rows, through n1");
       }
 
@@ -51,11 +49,7 @@ class SeparateRootsTest {
       NodeJvm n2 = cluster.start("n2", rootB);
       if (readyOrExited(n2)) {
         // The cluster formed over two roots: this is what it costs.
-        for (String id : ClusterFixture.tablets(n1, "t").keySet()) {
-          var answer = n1.post("/tabula/tablets/" + id + "/move?to=n2");
-          assertEquals(202, answer.statusCode(), answer.body());
-          awaitServingAt(n1, id, "n2");
-        }
+        moveEvery(n1, "n2");
         try (BigtableDataClient c = ClusterFixture.data(n1)) {
           assertEquals(KEYS, read(c), "the rows read back through n1 after both tablets moved to n2, "
               + "which joined over another storage root");
@@ -81,6 +75,96 @@ class SeparateRootsTest {
       try (BigtableDataClient c = ClusterFixture.data(n1)) {
         assertEquals(KEYS, read(c), "n1 still serves every row");
       }
+    }
+  }
+
+  /**
+   * A copy of the cluster's root (what {@code cp -a} of a data folder, a VM image or a restored
+   * volume snapshot makes) carries the root's identity, so an identity alone cannot tell it from
+   * the root. n2 started on a copy of n1's data folder, taken once n1 had written {@code
+   * ROOT-ID}: were it let in, tablets moved to it would open from the copy's stale manifests and
+   * its commit log would go to the copy, and so would the files it flushes when a tablet moves
+   * on (or, were it to die, the master would fence its log on the real root, where the folder
+   * does not exist, and the next owner would replay an empty folder): every row n2
+   * acknowledged lost, silently. The join check must prove the two nodes see the same
+   * storage (a probe file the joining node writes, which the member reads on its own root):
+   * n2 is refused at join, both roots named, and n1 keeps serving (docs/fencing.md's
+   * assumption of one shared storage root, checked at join).
+   */
+  @Test
+  void aNodeOnACopyOfTheStorageRootIsRefusedAtJoin() throws Exception {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      NodeJvm n1 = cluster.add("n1");
+      ClusterFixture.createTable(n1, "t", List.of("k"));
+      Path copy = cluster.root.resolve("data-copy");
+      copyTree(cluster.data, copy);
+      NodeJvm n2 = cluster.start("n2", copy);
+      if (readyOrExited(n2)) {
+        // The cluster took a copy of its root for the root: this is what it costs.
+        moveEvery(n1, "n2");
+        try (BigtableDataClient c = ClusterFixture.data(n2)) {
+          write(c);
+          assertEquals(KEYS, read(c), "the rows, acknowledged by n2");
+        }
+        moveEvery(n1, "n1");
+        try (BigtableDataClient c = ClusterFixture.data(n1)) {
+          assertEquals(KEYS, read(c), "the rows n2 acknowledged, read through n1 after both tablets moved back from "
+              + "n2, which joined over a copy of the storage root");
+        }
+        fail("n2, on a copy of the storage root, joined n1's cluster");
+      }
+      assertFalse(n2.alive(), "n2 stopped");
+      String id = RootIdentity.read(new FileStorage(cluster.data)).orElseThrow().toString();
+      assertEquals(id, RootIdentity.read(new FileStorage(copy)).orElseThrow().toString(), "the copy has the id");
+      String refused = line(n2.tail(400), "tabula: the cluster");
+      assertContains(refused, "refused this node at join", "n2 exits with why");
+      assertContains(refused, copy.toString(), "n2's error names its own root");
+      String refusal = line(n1.tail(2000), "Found incompatible settings");
+      assertContains(refusal, copy + " (root id " + id + ")", "n1's refusal names n2's root");
+      assertContains(refusal, cluster.data + " (root id " + id + ")", "n1's refusal names the cluster's root");
+      assertContains(refusal, "a copy", "n1's refusal says what is wrong");
+      assertContains(refusal, "docs/deploy.md", "and where to read about it");
+
+      for (String[] owner : ClusterFixture.tablets(n1, "t").values()) {
+        assertEquals("n1", owner[0], "no tablet left n1");
+      }
+      try (BigtableDataClient c = ClusterFixture.data(n1)) {
+        write(c);
+        assertEquals(KEYS, read(c), "n1 serves on");
+      }
+    }
+  }
+
+  /** Copies the folder {@code from} to {@code to} as {@code cp -a} would, skipping files that went meanwhile. */
+  private static void copyTree(Path from, Path to) throws IOException {
+    try (var files = Files.walk(from)) {
+      for (Path p : (Iterable<Path>) files::iterator) {
+        Path target = to.resolve(from.relativize(p).toString());
+        try {
+          if (Files.isDirectory(p)) {
+            Files.createDirectories(target);
+          } else {
+            Files.copy(p, target, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+          }
+        } catch (java.nio.file.NoSuchFileException gone) {
+          // a file the running node deleted while it was copied
+        }
+      }
+    }
+  }
+
+  private static void write(BigtableDataClient c) {
+    for (String k : KEYS) {
+      c.mutateRow(RowMutation.create(TableId.of("t"), k).setCell("f", "q", "v-" + k));
+    }
+  }
+
+  /** Moves every tablet of "t" to node {@code to}, through {@code via}, and waits until each serves there. */
+  private static void moveEvery(NodeJvm via, String to) throws Exception {
+    for (String id : ClusterFixture.tablets(via, "t").keySet()) {
+      var answer = via.post("/tabula/tablets/" + id + "/move?to=" + to);
+      assertEquals(202, answer.statusCode(), answer.body());
+      awaitServingAt(via, id, to);
     }
   }
 

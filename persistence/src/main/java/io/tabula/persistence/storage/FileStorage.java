@@ -190,18 +190,30 @@ public final class FileStorage implements Storage {
     }
   }
 
+  /**
+   * Forces the folder's entries to disk (an fsync of the folder). Only a refusal to open an
+   * existing folder for reading passes, as the best that file system allows (some refuse to
+   * open a folder at all, and then there is nothing to force through). A folder that is not
+   * there, one that cannot be opened or looked at for another reason, and a force that fails
+   * (EIO from a failing disk) are thrown: the creations and renames the caller syncs may not
+   * survive a power cut, and it must not go on as if they would.
+   */
   @Override
   public void syncDirectory(String dir) throws IOException {
     Path p = resolve(dir);
-    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-      ch.force(true);
+    FileChannel ch;
+    try {
+      ch = FileChannel.open(p, StandardOpenOption.READ);
     } catch (NoSuchFileException e) {
       throw e;
     } catch (IOException e) {
-      // Some file systems refuse to open a directory; the rename is then as durable as it gets.
       if (!Files.isDirectory(p)) {
         throw e;
       }
+      return; // an existing folder this file system will not open
+    }
+    try (ch) {
+      ch.force(true);
     }
   }
 

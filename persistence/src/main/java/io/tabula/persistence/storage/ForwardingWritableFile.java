@@ -30,6 +30,11 @@ public abstract class ForwardingWritableFile implements WritableFile {
   }
 
   @Override
+  public void flush() throws IOException {
+    delegate.flush();
+  }
+
+  @Override
   public void sync() throws IOException {
     delegate.sync();
   }

@@ -28,6 +28,9 @@ import org.apache.hadoop.hdfs.client.HdfsDataInputStream;
  *       puts them in the datanodes' memory, which a power cut of the rack loses; the local
  *       file system's promise is an fsync, so HDFS gives the same one (HBase calls this
  *       {@code FSYNC_WAL}). The price is measured in the bench ({@code bench/run-hdfs}).
+ *       {@link WritableFile#flush} is {@code hflush}: what a commit log in {@code OS_BUFFERED}
+ *       mode does to each group, so that the writer's death loses nothing it acknowledged
+ *       (appended bytes stay in the client's buffer until a 64 KiB packet fills).
  *   <li><b>Names.</b> Creating, renaming and deleting are single namenode operations, logged
  *       durably by the namenode before it answers, so {@link #syncDirectory} has nothing to
  *       do. {@link #renameIfAbsent} is the namenode's own rename, which refuses an existing
@@ -378,6 +381,12 @@ public final class HdfsStorage implements Storage, java.io.Closeable {
     @Override
     public long position() {
       return out.getPos();
+    }
+
+    /** {@code hflush}: every datanode of the pipeline has the bytes (in its memory), and a new reader sees them. */
+    @Override
+    public void flush() throws IOException {
+      out.hflush();
     }
 
     @Override

@@ -1,7 +1,9 @@
 package io.tabula.persistence.storage;
 
 /**
- * Constants of the storage root's identity file; see docs/formats/root-id.md.
+ * Constants of the storage root's identity file; see docs/formats/root-id.md. A storage probe
+ * has the same layout with a magic number of its own ({@link ProbeFormat}); {@link IdFileCodec}
+ * writes and reads both.
  *
  * <pre>
  * offset 0  u64 magic            "TBLAROOT"

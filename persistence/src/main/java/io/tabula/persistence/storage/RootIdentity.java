@@ -1,12 +1,9 @@
 package io.tabula.persistence.storage;
 
-import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.NoSuchFileException;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.zip.CRC32C;
 
 /**
  * The identity of a storage root: a random id, written once, by whichever node first finds
@@ -15,7 +12,8 @@ import java.util.zip.CRC32C;
  * (docs/deploy.md); the id is how they tell: nodes compare theirs when one joins, and a node
  * reads it again before it opens a tablet or fences another node's logs, so a node on another
  * root (another machine's local disk, another {@code --data}) is refused instead of opening
- * tablets that are not there as empty ones.
+ * tablets that are not there as empty ones. A copy of the root has the same id: at join a
+ * {@link StorageProbe} tells it apart.
  *
  * <pre>
  * u64 magic "TBLAROOT" | u32 version (1) | u64 id high bits | u64 id low bits | u32 CRC32C(bytes 0-27)
@@ -32,6 +30,8 @@ public final class RootIdentity {
 
   /** The name of the identity file at the top of the storage root. */
   public static final String FILE = RootIdFormat.FILE_NAME;
+  /** What the file is, for errors. */
+  private static final String KIND = "storage root's identity file";
 
   /**
    * The root's identity, or empty if it has none yet.
@@ -40,18 +40,7 @@ public final class RootIdentity {
    *     would then make the root another one)
    */
   public static Optional<UUID> read(Storage storage) throws IOException {
-    byte[] bytes;
-    try (ReadableFile f = storage.open(FILE)) {
-      if (f.size() != RootIdFormat.FILE_BYTES) {
-        throw new CorruptionException(FILE, Math.min(f.size(), RootIdFormat.FILE_BYTES), "the file has " + f.size()
-            + " bytes, not " + RootIdFormat.FILE_BYTES);
-      }
-      bytes = new byte[RootIdFormat.FILE_BYTES];
-      f.readFully(0, bytes, 0, bytes.length);
-    } catch (NoSuchFileException | FileNotFoundException absent) {
-      return Optional.empty();
-    }
-    return Optional.of(decode(FILE, bytes));
+    return IdFileCodec.read(storage, FILE, RootIdFormat.MAGIC, RootIdFormat.VERSION, KIND);
   }
 
   /**
@@ -95,40 +84,11 @@ public final class RootIdentity {
   }
 
   static byte[] encode(UUID id) {
-    ByteBuffer b = ByteBuffer.allocate(RootIdFormat.FILE_BYTES);
-    b.putLong(RootIdFormat.MAGIC_OFFSET, RootIdFormat.MAGIC);
-    b.putInt(RootIdFormat.VERSION_OFFSET, RootIdFormat.VERSION);
-    b.putLong(RootIdFormat.ID_HIGH_OFFSET, id.getMostSignificantBits());
-    b.putLong(RootIdFormat.ID_LOW_OFFSET, id.getLeastSignificantBits());
-    b.putInt(RootIdFormat.CRC_OFFSET, crc(b.array()));
-    return b.array();
+    return IdFileCodec.encode(RootIdFormat.MAGIC, RootIdFormat.VERSION, id);
   }
 
   /** The id in {@code bytes}, the whole file {@code file}; every field is checked. */
   static UUID decode(String file, byte[] bytes) throws CorruptionException {
-    if (bytes.length != RootIdFormat.FILE_BYTES) {
-      throw new CorruptionException(file, Math.min(bytes.length, RootIdFormat.FILE_BYTES), "the file has "
-          + bytes.length + " bytes, not " + RootIdFormat.FILE_BYTES);
-    }
-    ByteBuffer b = ByteBuffer.wrap(bytes);
-    if (b.getLong(RootIdFormat.MAGIC_OFFSET) != RootIdFormat.MAGIC) {
-      throw new CorruptionException(file, RootIdFormat.MAGIC_OFFSET, "bad magic number: not a storage root's "
-          + "identity file");
-    }
-    if (b.getInt(RootIdFormat.CRC_OFFSET) != crc(bytes)) {
-      throw new CorruptionException(file, RootIdFormat.MAGIC_OFFSET, "checksum mismatch over bytes 0-"
-          + (RootIdFormat.CRC_OFFSET - 1));
-    }
-    int version = b.getInt(RootIdFormat.VERSION_OFFSET);
-    if (version != RootIdFormat.VERSION) {
-      throw new CorruptionException(file, RootIdFormat.VERSION_OFFSET, "unknown format version " + version);
-    }
-    return new UUID(b.getLong(RootIdFormat.ID_HIGH_OFFSET), b.getLong(RootIdFormat.ID_LOW_OFFSET));
-  }
-
-  private static int crc(byte[] bytes) {
-    CRC32C c = new CRC32C();
-    c.update(bytes, 0, RootIdFormat.CRC_OFFSET);
-    return (int) c.getValue();
+    return IdFileCodec.decode(file, RootIdFormat.MAGIC, RootIdFormat.VERSION, KIND, bytes);
   }
 }

@@ -20,6 +20,16 @@ public interface WritableFile extends Closeable {
   /** Bytes appended so far (the offset of the next append). */
   long position();
 
+  /**
+   * Hands every byte appended so far out of this process, where its death (a crash, a kill, a
+   * pause that outlives a fence) cannot lose it, though a power cut still may: to the operating
+   * system, or to the storage's servers. The default does nothing: for a file whose {@link
+   * #append} already gives its bytes to the operating system (a local file: {@code write(2)}).
+   * HDFS overrides it with {@code hflush}, since its client keeps appended bytes in its own
+   * buffer until a packet fills. {@link #sync} includes it.
+   */
+  default void flush() throws IOException {}
+
   /** Forces every appended byte to stable storage (fsync / fdatasync). */
   void sync() throws IOException;
 

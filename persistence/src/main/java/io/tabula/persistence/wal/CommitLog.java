@@ -50,9 +50,9 @@ import java.util.function.ToLongFunction;
  * log fails as a whole, and nothing in the folder is touched again (no cut, no deletion):
  * another node recovers it now. So every acknowledged record was durable before the fence was
  * set, and a recovery that reads the folder after setting the fence sees it. With {@link
- * Durability#OS_BUFFERED} the writer checks after each group's write, one look per group as
- * well: an acknowledged record was then in the folder's file (in the page cache) before the
- * fence, and a recovery reads it, unless the machine lost its page cache meanwhile. The log
+ * Durability#OS_BUFFERED} the writer checks after each group's {@linkplain WritableFile#flush
+ * flush} out of the process (to the page cache; on HDFS, the datanodes): an acknowledged record
+ * was in the folder's file before the fence, and a recovery reads it, unless memory was lost. The log
  * makes its folder when it opens, and never again: segments are made only in the folder as it
  * is ({@link Storage#createNewInFolder}), and a folder that is gone reads as fenced, so a log
  * whose folder was removed under it acknowledges nothing more.
@@ -300,6 +300,8 @@ public final class CommitLog implements Closeable {
         waits.synced(took);
         syncs++;
         syncNanos += took;
+      } else {
+        current.flush(); // out of this process before the fence look: on HDFS, out of the client's buffer
       }
       groupsWritten++;
       recordsWritten += group.size();

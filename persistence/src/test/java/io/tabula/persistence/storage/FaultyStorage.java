@@ -325,6 +325,14 @@ public final class FaultyStorage implements Storage {
     }
 
     @Override
+    public void flush() throws IOException {
+      live(() -> {
+        w.flush();
+        return null;
+      });
+    }
+
+    @Override
     public void sync() throws IOException {
       while (stallSyncs.get() && !dead) {
         try {

@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -69,6 +70,30 @@ class FileStorageTest {
   @Test
   void foldersAreMadeOnlyOnPurposeAndAMissingOneIsFenced() throws IOException {
     FolderContract.check(new FileStorage(root));
+  }
+
+  /**
+   * A folder sync whose force fails is an error: the renames and creations it was to make
+   * durable (a published manifest, a fence marker, the root's identity) may be lost at a power
+   * cut, so whoever syncs must not go on as if they were not. The fault is a real one the
+   * kernel gives root too: Linux opens a folder of {@code /proc} for reading, and its fsync
+   * fails (EINVAL); a failing disk's EIO, which the same branch handles, needs a device-mapper
+   * target this machine's containers do not offer. Only the refusal to open a folder at all
+   * (some file systems refuse, and there is nothing more to force) may pass, and a folder
+   * that is not there, or that cannot be looked at, is an error too.
+   */
+  @Test
+  void aFolderSyncThatFailsIsAnError() throws IOException {
+    Path proc = Path.of("/proc");
+    Assumptions.assumeTrue(Files.isDirectory(proc.resolve("self")), "a Linux /proc");
+    IOException failed = assertThrows(IOException.class, () -> new FileStorage(proc).syncDirectory(""),
+        "a failed force of a folder was taken for a sync");
+    assertFalse(failed instanceof java.nio.file.NoSuchFileException, failed.toString());
+
+    FileStorage storage = storageWithLoopedFolder();
+    assertThrows(IOException.class, () -> storage.syncDirectory(DIR), "a folder that cannot be opened or looked at");
+    assertThrows(java.nio.file.NoSuchFileException.class, () -> storage.syncDirectory("logs/none"));
+    storage.syncDirectory("logs");
   }
 
   @Test

@@ -139,6 +139,57 @@ class HdfsStorageTest {
     }
   }
 
+  /**
+   * {@code durability = os-buffered} on HDFS: a record is acknowledged without {@code hsync},
+   * but it must have left the writer's process, so that a crash, pause or partition of the
+   * node (and the fence that follows) loses none (docs/fencing.md: what the writer acknowledged
+   * before the fence, a recovery after it reads). The HDFS client keeps small writes in its
+   * own buffer until a 64 KiB packet fills; so each group is {@code hflush}ed (to the
+   * datanodes' memory) before the writer looks at the fence. Here a few small records,
+   * acknowledged, then a fence from another client: the lease recovery settles the file at
+   * what the datanodes hold, and the recovering node reads every record.
+   */
+  @Test
+  void aBufferedLogKeepsWhatItAcknowledgedThroughAFence() throws Exception {
+    String root = folder();
+    String dir = "logs/node-b";
+    try (HdfsStorage writerSide = hdfs.storage(root); HdfsStorage fencer = hdfs.storage(root)) {
+      CommitLog log = CommitLog.open(writerSide, dir, new CommitLogOptions(1 << 20, Durability.OS_BUFFERED));
+      List<String> acked = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        String v = "b" + i;
+        log.append("t1", i + 1, v.getBytes(StandardCharsets.UTF_8)).join();
+        acked.add(v);
+      }
+      fencer.fence(dir);
+      List<String> read = new ArrayList<>();
+      CommitLog.readFolder(fencer, dir, (tablet, seq, payload) -> read.add(new String(payload, StandardCharsets.UTF_8)));
+      assertEquals(acked, read, "every record the buffered log acknowledged, read after the fence");
+      CompletionException refused = assertThrows(CompletionException.class,
+          () -> log.append("t1", 6, "late".getBytes(StandardCharsets.UTF_8)).join());
+      assertTrue(LogLostException.in(refused), "the fenced writer acknowledges nothing more: " + refused);
+      assertThrows(IOException.class, log::close, "a lost log says so at close");
+    }
+  }
+
+  /**
+   * The join check's probe of the storage root (docs/formats/storage-probe.md) through the
+   * HDFS seam: written by one node's client, read by another's on the same root, and absent
+   * from another root on the same HDFS.
+   */
+  @Test
+  void aProbeWrittenByOneClientIsReadByAnotherOnTheSameRoot() throws IOException {
+    String root = folder();
+    try (HdfsStorage joining = hdfs.storage(root); HdfsStorage member = hdfs.storage(root);
+        HdfsStorage elsewhere = hdfs.storage(folder())) {
+      java.util.UUID nonce = StorageProbe.write(joining, "n2.b");
+      assertEquals(java.util.Optional.of(nonce), StorageProbe.read(member, "n2.b"));
+      assertEquals(java.util.Optional.empty(), StorageProbe.read(elsewhere, "n2.b"));
+      StorageProbe.delete(joining, "n2.b");
+      assertEquals(java.util.Optional.empty(), StorageProbe.read(member, "n2.b"));
+    }
+  }
+
   /** With the only datanode down, a lease recovery cannot finish: fencing says so, in time. */
   @Test
   void aStuckLeaseRecoveryIsReportedAfterItsTimeout(@TempDir Path own) throws Exception {

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -38,19 +37,11 @@ class RootIdentityTest {
 
   @Test
   void goldenFileDecodesAndIsReproducedByteForByte() throws IOException {
-    String out = System.getProperty("tabula.golden.write");
-    if (out != null) {
-      Files.createDirectories(Path.of(out));
-      Files.write(Path.of(out, RootIdentity.FILE), RootIdentity.encode(GOLDEN_ID));
-      return;
+    Optional<byte[]> read = GoldenFile.read("root-id", RootIdentity.FILE, RootIdentity.encode(GOLDEN_ID));
+    if (read.isEmpty()) {
+      return; // regenerated
     }
-    byte[] golden;
-    try (InputStream in = getClass().getResourceAsStream("/golden/root-id/" + RootIdentity.FILE)) {
-      if (in == null) {
-        throw new AssertionError("missing golden file golden/root-id/" + RootIdentity.FILE);
-      }
-      golden = in.readAllBytes();
-    }
+    byte[] golden = read.get();
     assertEquals(GOLDEN_ID, RootIdentity.decode(RootIdentity.FILE, golden));
     assertArrayEquals(golden, RootIdentity.encode(GOLDEN_ID), "encoder output drifted from golden/root-id");
     Files.write(dir.resolve(RootIdentity.FILE), golden);
