@@ -8,6 +8,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
@@ -102,11 +103,41 @@ final class NemesisFaults {
         awaitTablets(n -> n < before, "the z range's pieces merged (" + before + " tablets before)");
       }
     }
-    cluster.awaitHealthy(NemesisCluster.SETTLE);
+    settle();
     long end = System.nanoTime();
     report.event(String.format("healthy again, %d ms after the step began", NemesisReport.ms(end - start)));
     Thread.sleep(s.pauseAfter() * 1_000L);
     return new NemesisReport.StepWindow(s.number(), s.kind(), line, s.kind().nodeFault ? target : "", start, end);
+  }
+
+  /**
+   * Waits until the cluster is healthy again, within {@link NemesisCluster#SETTLE}, starting
+   * again under its name any life that stopped by itself meanwhile: a node counted healthy
+   * again just after its fault ended may still find its log fenced, or itself downed, a moment
+   * later, and stop, as it must.
+   */
+  private void settle() throws IOException, InterruptedException, Unavailable {
+    long deadline = System.nanoTime() + NemesisCluster.SETTLE.toNanos();
+    while (true) {
+      for (String name : NemesisCluster.NAMES) {
+        Optional<Life> l = cluster.life(name);
+        if (l.isPresent() && !l.get().jvm().alive()) {
+          report.event(l.get().label() + " stopped by itself after its fault (fenced or downed); starting " + name
+              + " again");
+          cluster.ended(name);
+          cluster.start(name, false);
+        }
+      }
+      try {
+        cluster.awaitHealthy(Duration.ofSeconds(5));
+        return;
+      } catch (Unavailable notYet) {
+        if (System.nanoTime() > deadline) {
+          throw new Unavailable("the cluster was not healthy again within " + NemesisCluster.SETTLE.toSeconds()
+              + " s: " + notYet.getMessage());
+        }
+      }
+    }
   }
 
   private static int hotFrom(Step s) {
