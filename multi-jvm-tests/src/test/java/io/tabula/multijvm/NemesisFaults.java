@@ -31,6 +31,9 @@ final class NemesisFaults {
   static final Duration EXIT_AFTER_FSYNC_REFUSED = Duration.ofSeconds(90);
   static final Duration EXIT_AFTER_DRAIN = Duration.ofSeconds(120);
   private static final Duration CHANGE = Duration.ofSeconds(30);
+  /** How long the cluster must stay healthy after a step before the next one (a late fence, or a late down). */
+  static final Duration STABLE = Duration.ofSeconds(3);
+
   /** How long Management HTTP (tablet lists, moves, drains) may take to answer on a healthy node. */
   static final Duration MANAGEMENT = Duration.ofSeconds(30);
 
@@ -130,7 +133,14 @@ final class NemesisFaults {
       }
       try {
         cluster.awaitHealthy(Duration.ofSeconds(5));
-        return;
+        // Healthy twice, STABLE apart: a node that resumed moments ago may still be fenced by a
+        // decision taken while it was away (the master's fast path), and the next fault must not
+        // find two nodes faulty.
+        Thread.sleep(STABLE.toMillis());
+        if (NemesisCluster.NAMES.stream().allMatch(n -> cluster.life(n).map(l -> l.jvm().alive()).orElse(false))) {
+          cluster.awaitHealthy(Duration.ZERO);
+          return;
+        }
       } catch (Unavailable notYet) {
         if (System.nanoTime() > deadline) {
           throw new Unavailable("the cluster was not healthy again within " + NemesisCluster.SETTLE.toSeconds()
