@@ -341,6 +341,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     return newSignalHandlerBuilder().onSignal(RecoveryCompleted.instance(), d -> {
       views.recovered();
       publish(d);
+      // A new master looks at once (fences, placements) instead of at its first timer tick: a
+      // dead master's node's tablets wait for this look.
+      ctx.getSelf().tell(Tick.INSTANCE);
     }).build();
   }
 
