@@ -1,7 +1,6 @@
 package io.tabula.cluster;
 
 import io.tabula.actors.master.Directory;
-import io.tabula.actors.master.TabletPlacement;
 import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.RootMismatchException;
 import io.tabula.persistence.storage.Storage;
@@ -9,7 +8,6 @@ import io.tabula.persistence.wal.LogFolderMissingException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -226,15 +224,11 @@ final class LogSweeper {
     }
     io.execute(() -> {
       try {
-        Set<String> named = new HashSet<>();
-        for (TabletPlacement p : d.placement().values()) {
-          named.addAll(p.logs());
-        }
         for (String f : earlier) {
           if (stopping.getAsBoolean()) {
             return;
           }
-          if (!named.contains(f)) {
+          if (!d.namesLog(f)) {
             empty(Storage.path("logs", f));
           }
         }

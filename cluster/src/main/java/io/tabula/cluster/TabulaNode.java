@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.TableInfo;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
@@ -317,7 +318,16 @@ public final class TabulaNode implements AutoCloseable {
     }
     opened.set(engine);
     NodeShutdown.registerEngineClose(system, engine, storage);
-    directory.addListener(d -> updateSchemas(engine, d));
+    // Only a change of the tables (families, groups) changes a schema: the tablets are looked at
+    // then, not at every change of the directory (100,000 tablets opening are 100,000 changes).
+    java.util.concurrent.atomic.AtomicReference<Map<String, TableInfo>> schemasOf = new java.util.concurrent.atomic
+        .AtomicReference<>();
+    directory.addListener(d -> {
+      if (schemasOf.getAndSet(d.tables()) != d.tables()) {
+        updateSchemas(engine, d);
+      }
+    });
+    schemasOf.set(directory.get().tables());
     updateSchemas(engine, directory.get());
 
     TabletNode node = new TabletNode(settings.name(), engine, directory, master,
@@ -464,10 +474,11 @@ public final class TabulaNode implements AutoCloseable {
   }
 
   private static void updateSchemas(TabletServer engine, Directory d) {
+    Map<String, io.tabula.persistence.schema.TableSchema> schemas = new java.util.HashMap<>();
     for (Tablet t : engine.tablets()) {
       var info = d.tablet(t.id());
       if (info != null) {
-        t.updateSchema(d.table(info.table()).schema());
+        t.updateSchema(schemas.computeIfAbsent(info.table(), table -> d.table(table).schema()));
       }
     }
   }

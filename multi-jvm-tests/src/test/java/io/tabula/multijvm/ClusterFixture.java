@@ -53,6 +53,9 @@ final class ClusterFixture implements AutoCloseable {
     current = this;
   }
 
+  /** The heap ({@code -Xmx}) of every node started from now on. */
+  String heap = "256m";
+
   /** HOCON every node started from now on is given ({@code --config}); null: none. */
   private Path config;
 
@@ -79,7 +82,7 @@ final class ClusterFixture implements AutoCloseable {
    */
   NodeJvm start(String name, NodeJvm seed, Path conf, Duration ready) throws IOException, InterruptedException {
     for (int attempt = 1; ; attempt++) {
-      NodeJvm n = NodeJvm.start(name, data, seed, root, conf);
+      NodeJvm n = NodeJvm.start(name, data, seed, root, conf, heap);
       nodes.add(n);
       try {
         n.awaitReady(ready);
@@ -108,7 +111,7 @@ final class ClusterFixture implements AutoCloseable {
    * another), joining the first node, without waiting for it to be ready: it may be refused.
    */
   NodeJvm start(String name, Path data) throws IOException {
-    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config);
+    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config, heap);
     nodes.add(n);
     return n;
   }

@@ -44,6 +44,14 @@ final class NodeJvm implements AutoCloseable {
    * cluster). A small heap and a light JIT, so that four fit beside the test.
    */
   static NodeJvm start(String name, Path data, NodeJvm seed, Path logs, Path config) throws IOException {
+    return start(name, data, seed, logs, config, "256m");
+  }
+
+  /**
+   * As {@link #start(String, Path, NodeJvm, Path, Path)}, with heap {@code heap} ({@code -Xmx}),
+   * or {@code "default"}: the JVM's defaults, as {@code bin/tabula server} starts a node.
+   */
+  static NodeJvm start(String name, Path data, NodeJvm seed, Path logs, Path config, String heap) throws IOException {
     int grpc = freePort();
     int http = freePort();
     int cluster = freePort();
@@ -53,8 +61,13 @@ final class NodeJvm implements AutoCloseable {
       log = logs.resolve(name + "-" + life + ".log");
     }
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-        "-XX:+ExitOnOutOfMemoryError", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
+    // "default": the JVM's own heap, collector and compilers, as bin/tabula starts a node
+    List<String> command = new ArrayList<>(List.of(java));
+    if (!heap.equals("default")) {
+      command.addAll(List.of("-Xmx" + heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+          "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"));
+    }
+    command.addAll(List.of("-XX:+ExitOnOutOfMemoryError",
         "-cp", System.getProperty("java.class.path"), "io.tabula.app.Main", "server", "--data", data.toString(),
         "--node", name, "--host", HOST, "--port", Integer.toString(grpc), "--http-port", Integer.toString(http),
         "--cluster-port", Integer.toString(cluster)));

@@ -1,32 +1,212 @@
 package io.tabula.actors.master;
 
+import com.esotericsoftware.kryo.DefaultSerializer;
+import com.esotericsoftware.kryo.Kryo;
+import com.esotericsoftware.kryo.Serializer;
+import com.esotericsoftware.kryo.io.Input;
+import com.esotericsoftware.kryo.io.Output;
+import com.esotericsoftware.kryo.serializers.RecordSerializer;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.protocol.kryo.KryoSerializable;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
+import org.pcollections.HashPMap;
+import org.pcollections.HashTreePMap;
+import org.pcollections.HashTreePSet;
+import org.pcollections.MapPSet;
+import org.pcollections.PVector;
+import org.pcollections.TreePMap;
+import org.pcollections.TreePVector;
 
 /**
  * The master's whole state, and what it publishes to every node: the tables and, per table,
  * its tablets sorted by start row, covering every row exactly once, and where each tablet is
  * placed. {@code version} grows with every change, so a node keeps the newest copy it has
- * seen. Immutable: every change makes a new one (the metadata is small), so a copy can be
- * handed to any thread.
+ * seen. Immutable, so a copy can be handed to any thread.
  *
- * @param nextTabletNumber the number the next table's first tablet id gets
- * @param placement by tablet id; a tablet without an entry is unassigned
+ * <p>Its maps and lists are persistent (pcollections): a change makes a new directory that
+ * shares all but O(log n) of its nodes with the old one, so a change costs O(log n) in time
+ * and memory whatever the number of tablets (a table of 100,000 tablets whose every tablet
+ * opens makes 100,000 changes). A tablet is found by id in O(log n) ({@link #tablet(String)},
+ * through a hash index by id) and by row in O(log² n) ({@link #locate}); the tablets of one
+ * node are listed without looking at the others' ({@link #tabletsOwnedBy}), so finding a dead
+ * node's tablets costs what it owned, not what the cluster holds.
+ *
+ * <p>Its Kryo bytes (the master's snapshot, id 1063) are those of the record it was before:
+ * {@link Wire}, with {@code TreeMap}s and immutable lists (docs/formats/master-journal.md).
  */
-public record Directory(long version, long nextTabletNumber, Map<String, TableInfo> tables,
-    Map<String, List<TabletInfo>> tablets, Map<String, TabletPlacement> placement) implements KryoSerializable {
+@DefaultSerializer(Directory.KryoBytes.class)
+public final class Directory implements KryoSerializable {
   public static final Directory EMPTY = new Directory(0, 1, Map.of(), Map.of(), Map.of());
 
-  public Directory {
-    tables = TableInfo.upgrade(tables); // a snapshot from before locality groups holds LegacyTableInfo values
-    TreeMap<String, List<TabletInfo>> t = new TreeMap<>();
-    tablets.forEach((k, v) -> t.put(k, List.copyOf(v)));
-    tablets = t;
-    placement = new TreeMap<>(placement);
+  private final long version;
+  private final long nextTabletNumber;
+  private final TreePMap<String, TableInfo> tables;
+  private final TreePMap<String, PVector<TabletInfo>> tablets;
+  /** By tablet id; a tablet without an entry is unassigned. */
+  private final HashPMap<String, TabletPlacement> placement;
+  /** Every tablet of every table, by id. */
+  private final HashPMap<String, TabletInfo> byId;
+  /** The ids of every tablet by its owner's name; "" holds the unassigned ones. No empty sets. */
+  private final HashPMap<String, MapPSet<String>> byOwner;
+  /** The ids of the tablets whose placement is not {@code SERVING} (moving, merging). */
+  private final MapPSet<String> unsettled;
+  /** How many placements name each commit-log folder. */
+  private final HashPMap<String, Integer> logUses;
+
+  /**
+   * A directory of these tables, tablets (per table, in row order) and placements (by tablet
+   * id); {@code nextTabletNumber} is the number the next table's first tablet id gets.
+   */
+  public Directory(long version, long nextTabletNumber, Map<String, ? extends Object> tables,
+      Map<String, List<TabletInfo>> tablets, Map<String, TabletPlacement> placement) {
+    this.version = version;
+    this.nextTabletNumber = nextTabletNumber;
+    // a snapshot from before locality groups holds LegacyTableInfo values
+    this.tables = TreePMap.from(TableInfo.upgrade(tables));
+    TreePMap<String, PVector<TabletInfo>> t = TreePMap.empty();
+    java.util.HashMap<String, TabletInfo> ids = new java.util.HashMap<>();
+    Indexes x = new Indexes(HashTreePMap.empty(), HashTreePSet.empty(), HashTreePMap.empty());
+    for (Map.Entry<String, List<TabletInfo>> e : tablets.entrySet()) {
+      t = t.plus(e.getKey(), TreePVector.from(e.getValue()));
+      for (TabletInfo tablet : e.getValue()) {
+        ids.put(tablet.id(), tablet);
+        x.add(tablet.id(), placement.get(tablet.id()));
+      }
+    }
+    this.tablets = t;
+    this.placement = HashTreePMap.from(placement);
+    this.byId = HashTreePMap.from(ids);
+    this.byOwner = x.byOwner;
+    this.unsettled = x.unsettled;
+    this.logUses = x.logUses;
+  }
+
+  private Directory(long version, long nextTabletNumber, TreePMap<String, TableInfo> tables,
+      TreePMap<String, PVector<TabletInfo>> tablets, HashPMap<String, TabletPlacement> placement,
+      HashPMap<String, TabletInfo> byId, Indexes x) {
+    this.version = version;
+    this.nextTabletNumber = nextTabletNumber;
+    this.tables = tables;
+    this.tablets = tablets;
+    this.placement = placement;
+    this.byId = byId;
+    this.byOwner = x.byOwner;
+    this.unsettled = x.unsettled;
+    this.logUses = x.logUses;
+  }
+
+  private Indexes indexes() {
+    return new Indexes(byOwner, unsettled, logUses);
+  }
+
+  /**
+   * The indexes over the placements while a change is made: each tablet's placement taken out
+   * ({@link #remove}) and put in ({@link #add}) as it changes. A null placement is none (the
+   * tablet is unassigned). Used by one thread, then handed to the new directory.
+   */
+  private static final class Indexes {
+    HashPMap<String, MapPSet<String>> byOwner;
+    MapPSet<String> unsettled;
+    HashPMap<String, Integer> logUses;
+
+    Indexes(HashPMap<String, MapPSet<String>> byOwner, MapPSet<String> unsettled, HashPMap<String, Integer> logUses) {
+      this.byOwner = byOwner;
+      this.unsettled = unsettled;
+      this.logUses = logUses;
+    }
+
+    void add(String id, TabletPlacement p) {
+      String owner = p == null ? "" : p.owner();
+      byOwner = byOwner.plus(owner, byOwner.getOrDefault(owner, HashTreePSet.empty()).plus(id));
+      if (p == null) {
+        return;
+      }
+      if (p.state() != TabletPlacement.State.SERVING) {
+        unsettled = unsettled.plus(id);
+      }
+      for (String log : p.logs()) {
+        logUses = logUses.plus(log, logUses.getOrDefault(log, 0) + 1);
+      }
+    }
+
+    /**
+     * As {@link #remove} then {@link #add}, touching only the indexes that change: a tablet
+     * whose logs change on its owner keeps its owner's set (the same object), so a node can tell
+     * cheaply that what it owns did not change.
+     */
+    void replace(String id, TabletPlacement was, TabletPlacement now) {
+      String owner = was == null ? "" : was.owner();
+      if (!owner.equals(now.owner())) {
+        remove(id, was);
+        add(id, now);
+        return;
+      }
+      boolean wasUnsettled = was != null && was.state() != TabletPlacement.State.SERVING;
+      if (wasUnsettled != (now.state() != TabletPlacement.State.SERVING)) {
+        unsettled = wasUnsettled ? unsettled.minus(id) : unsettled.plus(id);
+      }
+      List<String> before = was == null ? List.of() : was.logs();
+      if (!before.equals(now.logs())) {
+        for (String log : before) {
+          int uses = logUses.getOrDefault(log, 0) - 1;
+          logUses = uses <= 0 ? logUses.minus(log) : logUses.plus(log, uses);
+        }
+        for (String log : now.logs()) {
+          logUses = logUses.plus(log, logUses.getOrDefault(log, 0) + 1);
+        }
+      }
+    }
+
+    void remove(String id, TabletPlacement p) {
+      String owner = p == null ? "" : p.owner();
+      MapPSet<String> ids = byOwner.get(owner);
+      if (ids != null && ids.contains(id)) {
+        MapPSet<String> left = ids.minus(id);
+        byOwner = left.isEmpty() ? byOwner.minus(owner) : byOwner.plus(owner, left);
+      }
+      if (p == null) {
+        return;
+      }
+      unsettled = unsettled.minus(id);
+      for (String log : p.logs()) {
+        int uses = logUses.getOrDefault(log, 0) - 1;
+        logUses = uses <= 0 ? logUses.minus(log) : logUses.plus(log, uses);
+      }
+    }
+  }
+
+  public long version() {
+    return version;
+  }
+
+  /** The number the next table's first tablet id gets. */
+  public long nextTabletNumber() {
+    return nextTabletNumber;
+  }
+
+  /** The tables by name (unmodifiable). */
+  public Map<String, TableInfo> tables() {
+    return tables;
+  }
+
+  /** Each table's tablets in row order, by table name (unmodifiable). */
+  public Map<String, List<TabletInfo>> tablets() {
+    return java.util.Collections.unmodifiableMap(tablets);
+  }
+
+  /** Placements by tablet id (unmodifiable); a tablet without an entry is unassigned. */
+  public Map<String, TabletPlacement> placement() {
+    return placement;
+  }
+
+  /** How many tablets all tables have together. */
+  public int tabletCount() {
+    return byId.size();
   }
 
   /** Where tablet {@code tabletId} is placed ({@link TabletPlacement#UNASSIGNED} if nowhere yet). */
@@ -41,7 +221,7 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
 
   /** Every tablet of every table, tables by name and each table's in row order. */
   public List<TabletInfo> allTablets() {
-    List<TabletInfo> all = new ArrayList<>();
+    List<TabletInfo> all = new ArrayList<>(byId.size());
     tablets.values().forEach(all::addAll);
     return all;
   }
@@ -49,13 +229,32 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
   /** How many tablets each node owns (nodes owning none are absent). */
   public Map<String, Integer> tabletsPerNode() {
     Map<String, Integer> n = new TreeMap<>();
-    for (TabletInfo t : allTablets()) {
-      String owner = ownerOf(t.id());
+    byOwner.forEach((owner, ids) -> {
       if (!owner.isEmpty()) {
-        n.merge(owner, 1, Integer::sum);
+        n.put(owner, ids.size());
       }
-    }
+    });
     return n;
+  }
+
+  /** The ids of the tablets node {@code owner} owns ("": the unassigned ones); unmodifiable. */
+  public java.util.Set<String> tabletsOwnedBy(String owner) {
+    return byOwner.getOrDefault(owner, HashTreePSet.empty());
+  }
+
+  /** The ids of the tablets moving or merging (placement not {@code SERVING}); unmodifiable. */
+  public java.util.Set<String> unsettledTablets() {
+    return unsettled;
+  }
+
+  /** Whether a placement names commit-log folder {@code log} (its tablet's next owner replays it). */
+  public boolean namesLog(String log) {
+    return logUses.containsKey(log);
+  }
+
+  /** The names of the nodes owning a tablet, and "" if a tablet is unassigned; unmodifiable. */
+  public java.util.Set<String> owners() {
+    return java.util.Collections.unmodifiableSet(byOwner.keySet());
   }
 
   public TableInfo table(String name) {
@@ -64,7 +263,7 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
 
   /** The tablets of a table in row order; empty for an unknown table. */
   public List<TabletInfo> tabletsOf(String table) {
-    return tablets.getOrDefault(table, List.of());
+    return tablets.getOrDefault(table, TreePVector.empty());
   }
 
   /** The tablet of {@code table} that holds {@code row}, or null for an unknown table. */
@@ -98,52 +297,90 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
     if (end.length == 0) {
       return l.get(l.size() - 1);
     }
-    for (TabletInfo t : l) {
-      if (ByteArrays.compare(t.startRow(), end) < 0
-          && (t.endRow().length == 0 || ByteArrays.compare(end, t.endRow()) <= 0)) {
-        return t;
+    // the last tablet starting below end
+    int lo = 0;
+    int hi = l.size() - 1;
+    int found = -1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      if (ByteArrays.compare(l.get(mid).startRow(), end) < 0) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
       }
     }
-    return null;
+    if (found < 0) {
+      return null;
+    }
+    TabletInfo t = l.get(found);
+    return t.endRow().length == 0 || ByteArrays.compare(end, t.endRow()) <= 0 ? t : null;
   }
 
   /** The tablet of {@code table} with this id, or null. */
   public TabletInfo tablet(String table, String id) {
-    for (TabletInfo t : tabletsOf(table)) {
-      if (t.id().equals(id)) {
-        return t;
-      }
-    }
-    return null;
+    TabletInfo t = byId.get(id);
+    return t != null && t.table().equals(table) ? t : null;
   }
 
   /** The tablet with this id in any table, or null. */
   public TabletInfo tablet(String id) {
-    for (String table : tablets.keySet()) {
-      TabletInfo t = tablet(table, id);
-      if (t != null) {
-        return t;
-      }
-    }
-    return null;
+    return byId.get(id);
   }
 
   Directory withTable(TableInfo table, List<TabletInfo> tabletsOfTable, long nextNumber) {
-    Map<String, TableInfo> ts = new TreeMap<>(tables);
-    ts.put(table.name(), table);
-    Map<String, List<TabletInfo>> tl = new TreeMap<>(tablets);
-    tl.put(table.name(), tabletsOfTable);
-    return new Directory(version + 1, nextNumber, ts, tl, placement);
+    Indexes x = indexes();
+    for (TabletInfo t : tabletsOf(table.name())) {
+      x.remove(t.id(), placement.get(t.id()));
+    }
+    HashPMap<String, TabletInfo> ids = byId.minusAll(idsOf(tabletsOf(table.name())));
+    for (TabletInfo t : tabletsOfTable) {
+      ids = ids.plus(t.id(), t);
+      x.add(t.id(), placement.get(t.id()));
+    }
+    return new Directory(version + 1, nextNumber, tables.plus(table.name(), table),
+        tablets.plus(table.name(), TreePVector.from(tabletsOfTable)), placement, ids, x);
+  }
+
+  /** The same tablets, with table {@code table}'s own settings (families, groups) replaced. */
+  Directory withTableInfo(TableInfo table) {
+    return new Directory(version + 1, nextTabletNumber, tables.plus(table.name(), table), tablets, placement, byId,
+        indexes());
   }
 
   Directory withoutTable(String name) {
-    Map<String, TableInfo> ts = new TreeMap<>(tables);
-    ts.remove(name);
-    Map<String, List<TabletInfo>> tl = new TreeMap<>(tablets);
-    tl.remove(name);
-    Map<String, TabletPlacement> p = new TreeMap<>(placement);
-    tabletsOf(name).forEach(t -> p.remove(t.id()));
-    return new Directory(version + 1, nextTabletNumber, ts, tl, p);
+    List<String> ids = idsOf(tabletsOf(name));
+    Indexes x = indexes();
+    for (String id : ids) {
+      x.remove(id, placement.get(id));
+    }
+    return new Directory(version + 1, nextTabletNumber, tables.minus(name), tablets.minus(name),
+        placement.minusAll(ids), byId.minusAll(ids), x);
+  }
+
+  private static List<String> idsOf(Collection<TabletInfo> ts) {
+    List<String> ids = new ArrayList<>(ts.size());
+    ts.forEach(t -> ids.add(t.id()));
+    return ids;
+  }
+
+  /** The index of {@code t} in its table's tablets (found by its start row), or -1. */
+  private int indexOf(TabletInfo t) {
+    List<TabletInfo> l = tabletsOf(t.table());
+    int lo = 0;
+    int hi = l.size() - 1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      int c = ByteArrays.compare(l.get(mid).startRow(), t.startRow());
+      if (c < 0) {
+        lo = mid + 1;
+      } else if (c > 0) {
+        hi = mid - 1;
+      } else {
+        return l.get(mid).id().equals(t.id()) ? mid : -1;
+      }
+    }
+    return -1;
   }
 
   /**
@@ -152,19 +389,25 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
    * tablet replaced loses its own.
    */
   Directory withTabletReplaced(String table, String oldId, List<TabletInfo> replacements, TabletPlacement placed) {
-    List<TabletInfo> l = new ArrayList<>();
-    for (TabletInfo t : tabletsOf(table)) {
-      if (t.id().equals(oldId)) {
-        l.addAll(replacements);
-      } else {
-        l.add(t);
-      }
+    TabletInfo old = tablet(table, oldId);
+    if (old == null) {
+      return new Directory(version + 1, nextTabletNumber, tables, tablets, placement, byId, indexes());
     }
-    Directory d = withTable(tables.get(table), l, nextTabletNumber);
-    Map<String, TabletPlacement> p = new TreeMap<>(placement);
-    p.remove(oldId);
-    replacements.forEach(r -> p.put(r.id(), placed));
-    return new Directory(d.version, d.nextTabletNumber, d.tables, d.tablets, p);
+    int at = indexOf(old);
+    PVector<TabletInfo> l = tablets.get(table).minus(at).plusAll(at, replacements);
+    HashPMap<String, TabletInfo> ids = byId.minus(oldId);
+    HashPMap<String, TabletPlacement> p = placement.minus(oldId);
+    Indexes x = indexes();
+    x.remove(oldId, placement.get(oldId));
+    for (TabletInfo r : replacements) {
+      if (!r.id().equals(oldId)) {
+        x.remove(r.id(), placement.get(r.id()));
+      }
+      ids = ids.plus(r.id(), r);
+      p = p.plus(r.id(), placed);
+      x.add(r.id(), placed);
+    }
+    return new Directory(version + 1, nextTabletNumber, tables, tablets.plus(table, l), p, ids, x);
   }
 
   /** The same tablets, with tablet {@code oldId} replaced by {@code updated} (its files changed). */
@@ -177,26 +420,86 @@ public record Directory(long version, long nextTabletNumber, Map<String, TableIn
    * merge), which takes {@code placed} as its placement.
    */
   Directory withTabletsMerged(String table, String leftId, String rightId, TabletInfo child, TabletPlacement placed) {
-    List<TabletInfo> l = new ArrayList<>();
-    for (TabletInfo t : tabletsOf(table)) {
-      if (t.id().equals(leftId)) {
-        l.add(child);
-      } else if (!t.id().equals(rightId)) {
-        l.add(t);
-      }
+    TabletInfo left = tablet(table, leftId);
+    TabletInfo right = tablet(table, rightId);
+    PVector<TabletInfo> l = tablets.get(table);
+    if (right != null) {
+      l = l.minus(indexOf(right));
     }
-    Directory d = withTable(tables.get(table), l, nextTabletNumber);
-    Map<String, TabletPlacement> p = new TreeMap<>(placement);
-    p.remove(leftId);
-    p.remove(rightId);
-    p.put(child.id(), placed);
-    return new Directory(d.version, d.nextTabletNumber, d.tables, d.tablets, p);
+    if (left != null) {
+      int at = indexOf(left);
+      l = l.minus(at).plus(at, child);
+    }
+    HashPMap<String, TabletPlacement> p = placement.minus(leftId).minus(rightId).plus(child.id(), placed);
+    Indexes x = indexes();
+    x.remove(leftId, placement.get(leftId));
+    x.remove(rightId, placement.get(rightId));
+    x.remove(child.id(), placement.get(child.id()));
+    x.add(child.id(), placed);
+    return new Directory(version + 1, nextTabletNumber, tables, tablets.plus(table, l), p,
+        byId.minus(leftId).minus(rightId).plus(child.id(), child), x);
   }
 
   /** With the placements in {@code changes} (by tablet id) set. */
   Directory withPlacements(Map<String, TabletPlacement> changes) {
-    Map<String, TabletPlacement> p = new TreeMap<>(placement);
-    p.putAll(changes);
-    return new Directory(version + 1, nextTabletNumber, tables, tablets, p);
+    Indexes x = indexes();
+    for (Map.Entry<String, TabletPlacement> c : changes.entrySet()) {
+      if (byId.containsKey(c.getKey())) {
+        x.replace(c.getKey(), placement.get(c.getKey()), c.getValue());
+      }
+    }
+    return new Directory(version + 1, nextTabletNumber, tables, tablets, placement.plusAll(changes), byId, x);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Directory d && version == d.version && nextTabletNumber == d.nextTabletNumber
+        && tables.equals(d.tables) && tablets.equals(d.tablets) && placement.equals(d.placement);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(version, nextTabletNumber, tables.size(), byId.size());
+  }
+
+  @Override
+  public String toString() {
+    return "Directory(version " + version + ", " + tables.size() + " tables, " + byId.size() + " tablets)";
+  }
+
+  /**
+   * The directory's bytes as the record it once was: its components in this order, maps as
+   * {@code TreeMap}s and lists as immutable lists, so snapshots written before and after the
+   * change read the same.
+   */
+  record Wire(long version, long nextTabletNumber, Map<String, TableInfo> tables,
+      Map<String, List<TabletInfo>> tablets, Map<String, TabletPlacement> placement) {}
+
+  /** Kryo's serializer for {@link Directory}: the bytes of {@link Wire}. Stateless. */
+  public static final class KryoBytes extends Serializer<Directory> {
+    private final RecordSerializer<Wire> wire = new RecordSerializer<>(Wire.class);
+
+    public KryoBytes() {
+      setImmutable(true);
+    }
+
+    @Override
+    public void write(Kryo kryo, Output output, Directory d) {
+      // TreeMaps of natural order, as the record had: new TreeMap<>(sortedMap) would take the
+      // persistent map's comparator, which Kryo would then write
+      TreeMap<String, List<TabletInfo>> t = new TreeMap<>();
+      d.tablets.forEach((k, v) -> t.put(k, List.copyOf(v)));
+      TreeMap<String, TableInfo> tables = new TreeMap<>();
+      tables.putAll(d.tables);
+      TreeMap<String, TabletPlacement> placement = new TreeMap<>();
+      placement.putAll(d.placement);
+      wire.write(kryo, output, new Wire(d.version, d.nextTabletNumber, tables, t, placement));
+    }
+
+    @Override
+    public Directory read(Kryo kryo, Input input, Class<? extends Directory> type) {
+      Wire w = wire.read(kryo, input, Wire.class);
+      return new Directory(w.version(), w.nextTabletNumber(), w.tables(), w.tablets(), w.placement());
+    }
   }
 }

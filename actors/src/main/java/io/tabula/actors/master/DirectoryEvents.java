@@ -33,13 +33,11 @@ final class DirectoryEvents {
     } else if (e instanceof Master.LegacyTableCreated x) {
       return apply(d, x.upgrade());
     } else if (e instanceof Master.LocalityGroupsChanged x) {
-      return d.withTable(d.table(x.table()).withGroups(x.families(), x.groups(), x.familyGroups()),
-          d.tabletsOf(x.table()), d.nextTabletNumber());
+      return d.withTableInfo(d.table(x.table()).withGroups(x.families(), x.groups(), x.familyGroups()));
     } else if (e instanceof TableDeleted x) {
       return d.withoutTable(x.name());
     } else if (e instanceof FamiliesChanged x) {
-      return d.withTable(d.table(x.table()).withFamilies(x.families()),
-          d.tabletsOf(x.table()), d.nextTabletNumber());
+      return d.withTableInfo(d.table(x.table()).withFamilies(x.families()));
     } else if (e instanceof TabletSplit x) {
       return applySplit(d, x);
     } else if (e instanceof TabletFilesRecorded x) {
@@ -59,6 +57,12 @@ final class DirectoryEvents {
     } else if (e instanceof TabletOpened x) {
       return d.withPlacements(changed(d, List.of(x.tabletId()),
           id -> d.placementOf(id).withLogs(x.log(), x.recovered())));
+    } else if (e instanceof Master.TabletsOpened x) {
+      Directory out = d;
+      for (TabletOpened o : x.opened()) {
+        out = apply(out, o);
+      }
+      return out;
     } else if (e instanceof TabletClosed x) {
       return d.withPlacements(changed(d, List.of(x.tabletId()),
           id -> d.placementOf(id).withLogs("", List.of(x.log()))));

@@ -64,6 +64,8 @@ public final class MasterViews {
     } else if (e instanceof Master.TabletsMerged x) {
       counts.merges.increment();
       add("merge", x.table(), x.childId(), "of " + x.leftId() + " and " + x.rightId());
+    } else if (e instanceof Master.TabletsOpened x) {
+      x.opened().forEach(o -> applied(d, o));
     } else if (e instanceof Master.TabletOpened x && !x.recovered().isEmpty()) {
       counts.recoveries.increment();
       add("recovery", table(d, x.tabletId()), x.tabletId(), "opened on " + x.node() + " after replaying "

@@ -3,7 +3,6 @@ package io.tabula.actors.master;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -116,15 +115,10 @@ final class OpenChecks {
 
   /** Forgets what no placement of {@code d} names any more. */
   void retain(Directory d) {
-    Set<String> named = new HashSet<>();
-    Set<String> keys = new HashSet<>();
-    d.placement().forEach((id, p) -> p.logs().forEach(f -> {
-      named.add(f);
-      keys.add(key(id, f));
-    }));
-    fenced.retainAll(named);
-    released.retainAll(keys);
-    waitingSince.keySet().retainAll(keys);
+    // Each record is checked by itself: the records are few, the placements may be a million.
+    fenced.removeIf(f -> !d.namesLog(f));
+    released.removeIf(k -> !namedBy(d, k));
+    waitingSince.keySet().removeIf(k -> !namedBy(d, k));
   }
 
   /** Members that may still write their folder, by folder: not down or removed. */
@@ -176,5 +170,11 @@ final class OpenChecks {
 
   private static String key(String tabletId, String folder) {
     return tabletId + " " + folder;
+  }
+
+  /** Whether the placement of the tablet of {@code key} (as {@link #key} made it) names its folder. */
+  private static boolean namedBy(Directory d, String key) {
+    int space = key.indexOf(' ');
+    return d.placementOf(key.substring(0, space)).logs().contains(key.substring(space + 1));
   }
 }

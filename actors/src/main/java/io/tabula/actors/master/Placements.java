@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.LongSupplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -52,6 +53,14 @@ final class Placements {
   /** When each tablet last finished a move (nanoTime). */
   private final Map<String, Long> lastMoved = new HashMap<>();
   private long lastBalanceNanos;
+  /** How often the master looks for tablets to merge (see {@link #onTick}). */
+  static final long MERGE_LOOK_EVERY_NANOS = Duration.ofSeconds(2).toNanos();
+  /** When it last did (nanoTime). */
+  private long lastMergeLook = Long.MIN_VALUE / 2;
+  /** How often the load and move records of tablets gone from the directory are forgotten. */
+  static final long FORGET_EVERY_NANOS = Duration.ofSeconds(5).toNanos();
+  /** When they last were (nanoTime). */
+  private long lastForget = Long.MIN_VALUE / 2;
   private Set<String> lastTargets = Set.of();
 
   /** When each tablet last had reads or writes above the cold threshold (or was first reported), by id. */
@@ -165,19 +174,31 @@ final class Placements {
    * Empty when no node is Up.
    */
   Map<String, String> spread(Directory d, List<String> ids) {
-    Map<String, Integer> load = new HashMap<>(d.tabletsPerNode());
+    Map<String, Integer> load = d.tabletsPerNode();
     Map<String, String> out = new LinkedHashMap<>();
-    List<String> up = upNodes();
-    if (up.isEmpty()) {
+    // {tablets owned, node}, least loaded first (ties: by name): O(log n) per tablet placed
+    java.util.PriorityQueue<Map.Entry<Integer, String>> byLoad = new java.util.PriorityQueue<>(
+        Map.Entry.<Integer, String>comparingByKey().thenComparing(Map.Entry.comparingByValue()));
+    upNodes().forEach(n -> byLoad.add(Map.entry(load.getOrDefault(n, 0), n)));
+    if (byLoad.isEmpty()) {
       return out;
     }
     for (String id : ids) {
-      String n = up.stream().min(Comparator.<String>comparingInt(x -> load.getOrDefault(x, 0))
-          .thenComparing(Comparator.naturalOrder())).orElseThrow();
-      out.put(id, n);
-      load.merge(n, 1, Integer::sum);
+      Map.Entry<Integer, String> least = byLoad.poll();
+      out.put(id, least.getValue());
+      byLoad.add(Map.entry(least.getKey() + 1, least.getValue()));
     }
     return out;
+  }
+
+  /** {@code owners} for a log line: whole if short, else its size and first entries. */
+  static String shortly(Map<String, String> owners) {
+    if (owners.size() <= 20) {
+      return owners.toString();
+    }
+    StringBuilder b = new StringBuilder("{");
+    owners.entrySet().stream().limit(20).forEach(e -> b.append(e.getKey()).append('=').append(e.getValue()).append(", "));
+    return b.append("... (").append(owners.size() - 20).append(" more)}").toString();
   }
 
   /** Why tablet {@code id} may not move to {@code to} now, or null if it may. */
@@ -205,7 +226,7 @@ final class Placements {
 
   /** How many tablets are moving now. */
   static int movesUnderWay(Directory d) {
-    return (int) d.placement().values().stream().filter(p -> p.state() != TabletPlacement.State.SERVING).count();
+    return d.unsettledTablets().size();
   }
 
   /**
@@ -238,10 +259,14 @@ final class Placements {
   Plan onTick(Directory d, Logger log) {
     long now = nanoTime.getAsLong();
     List<Master.Event> events = new ArrayList<>();
-    load.keySet().removeIf(id -> d.tablet(id) == null);
-    lastMoved.keySet().removeIf(id -> d.tablet(id) == null);
-    warmAt.keySet().removeIf(id -> d.tablet(id) == null);
-    for (Map.Entry<String, TabletPlacement> e : d.placement().entrySet()) {
+    if (now - lastForget >= FORGET_EVERY_NANOS) {
+      lastForget = now;
+      load.keySet().removeIf(id -> d.tablet(id) == null);
+      lastMoved.keySet().removeIf(id -> d.tablet(id) == null);
+      warmAt.keySet().removeIf(id -> d.tablet(id) == null);
+    }
+    for (String unsettled : new TreeSet<>(d.unsettledTablets())) {
+      Map.Entry<String, TabletPlacement> e = Map.entry(unsettled, d.placementOf(unsettled));
       TabletPlacement p = e.getValue();
       if (p.state() == TabletPlacement.State.SERVING) {
         continue;
@@ -278,19 +303,19 @@ final class Placements {
     // accepts connections) is about 10 s later. An owner never seen here (a whole cluster
     // starting again) is waited for: the slow path (absent-for) decides.
     Set<String> downed = nodes.gone();
+    // By owner: a look costs the nodes and the tablets to place, not every tablet there is.
     List<String> orphans = new ArrayList<>();
-    for (TabletInfo t : d.allTablets()) {
-      String owner = d.ownerOf(t.id());
+    for (String owner : new TreeSet<>(d.owners())) {
       boolean gone = owner.isEmpty() || fences.isFenced(owner) || (downed.contains(owner) && !present.contains(owner))
           || now - lastSeen.getOrDefault(owner, bornNanos) > settings.absentFor().toNanos();
       if (gone && mayReplace(owner)) {
-        orphans.add(t.id());
+        orphans.addAll(new TreeSet<>(d.tabletsOwnedBy(owner)));
       }
     }
     if (!orphans.isEmpty()) {
       Map<String, String> owners = new TreeMap<>(spread(d, orphans));
       if (!owners.isEmpty()) {
-        log.info("placing {} tablets that had no live owner: {}", owners.size(), owners);
+        log.info("placing {} tablets that had no live owner: {}", owners.size(), Placements.shortly(owners));
         events.add(new Master.TabletsAssigned(owners));
       }
     }
@@ -301,7 +326,11 @@ final class Placements {
       if (moves.isEmpty()) {
         moves.addAll(balanceMoves(d, now, log));
       }
-      if (moves.isEmpty() && movesUnderWay(d) == 0 && merging.isEmpty()) {
+      // Merges wait for tablets cold for minutes: a look every MERGE_LOOK_EVERY is soon enough,
+      // and each look reads every tablet.
+      if (moves.isEmpty() && movesUnderWay(d) == 0 && merging.isEmpty()
+          && now - lastMergeLook >= MERGE_LOOK_EVERY_NANOS) {
+        lastMergeLook = now;
         mergeOrColocate(d, now, log, moves, merges);
       }
       splitHot(d, now, log);
@@ -430,21 +459,22 @@ final class Placements {
       }
       // Each node's tablets, counting those on their way to it, so a drain spreads them.
       Map<String, Integer> count = new HashMap<>(owned);
-      d.placement().values().forEach(p -> {
+      d.unsettledTablets().forEach(id -> {
+        TabletPlacement p = d.placementOf(id);
         if (p.state() == TabletPlacement.State.PREPARING) {
           count.merge(p.peer(), 1, Integer::sum);
         }
       });
       List<String> targets = upNodes();
-      for (TabletInfo t : d.allTablets()) {
+      for (String id : new TreeSet<>(d.tabletsOwnedBy(node))) {
         if (room <= 0 || targets.isEmpty()) {
           return out;
         }
-        TabletPlacement p = d.placementOf(t.id());
-        if (p.owner().equals(node) && p.state() == TabletPlacement.State.SERVING) {
+        TabletPlacement p = d.placementOf(id);
+        if (p.state() == TabletPlacement.State.SERVING) {
           String to = targets.stream().min(Comparator.<String>comparingInt(n -> count.getOrDefault(n, 0))
               .thenComparing(Comparator.naturalOrder())).orElseThrow();
-          out.add(new Master.MoveStarted(t.id(), node, to));
+          out.add(new Master.MoveStarted(id, node, to));
           count.merge(to, 1, Integer::sum);
           room--;
         }
@@ -464,11 +494,7 @@ final class Placements {
     lastTargets = nowTargets;
     lastBalanceNanos = now;
     Set<String> frozen = new HashSet<>();
-    d.placement().forEach((id, p) -> {
-      if (p.state() != TabletPlacement.State.SERVING) {
-        frozen.add(id);
-      }
-    });
+    frozen.addAll(d.unsettledTablets());
     lastMoved.forEach((id, at) -> {
       if (now - at < settings.movedStays().toNanos()) {
         frozen.add(id);

@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.pattern.StatusReply;
 import org.apache.pekko.persistence.typed.javadsl.Effect;
@@ -28,6 +30,10 @@ final class TabletOpenings {
   private final Placements placements;
   private final OpenChecks checks;
   private final Consumer<Directory> publish;
+  /** Open reports taken and not yet recorded, oldest first. */
+  private final java.util.ArrayDeque<Master.ReportOpened> pending = new java.util.ArrayDeque<>();
+  /** The most open reports one event records. */
+  static final int BATCH = 1000;
 
   TabletOpenings(EffectFactories<Event, Directory> effects, ActorContext<Command> ctx, Placements placements,
       OpenChecks checks, Consumer<Directory> publish) {
@@ -103,35 +109,83 @@ final class TabletOpenings {
     return null;
   }
 
+  /**
+   * Takes an open report: refused at once if it cannot be recorded, else kept until the next
+   * {@link Master.RecordOpenings}, which records it with every other report that came meanwhile
+   * (a group commit: the reports of a node opening thousands of tablets cost a few journal
+   * writes). Answered once recorded: the tablet serves only once this master's journal took
+   * it, which a master whose epoch a newer one fenced cannot do.
+   */
   Effect<Event, Directory> onReportOpened(Directory d, Master.ReportOpened c) {
-    if (d.tablet(c.tabletId()) == null) {
-      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId()
-          + " is not known").reply());
-    }
-    Refusal refused = refuseOpen(d, c.tabletId(), c.node());
+    Refusal refused = refuseReport(d, c);
     if (refused != null) {
       return effects.reply(c.replyTo(), refused.reply());
     }
-    TabletPlacement p = d.placementOf(c.tabletId());
-    List<String> skipped = new ArrayList<>(p.logs());
+    if (pending.isEmpty()) {
+      ctx.getSelf().tell(Master.RecordOpenings.INSTANCE);
+    }
+    pending.add(c);
+    return effects.none();
+  }
+
+  /** Why open report {@code c} cannot be recorded against {@code d}, or null. */
+  private Refusal refuseReport(Directory d, Master.ReportOpened c) {
+    if (d.tablet(c.tabletId()) == null) {
+      return Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.tabletId() + " is not known");
+    }
+    Refusal refused = refuseOpen(d, c.tabletId(), c.node());
+    if (refused != null) {
+      return refused;
+    }
+    List<String> skipped = new ArrayList<>(d.placementOf(c.tabletId()).logs());
     skipped.remove(c.log());
     skipped.removeAll(c.recovered());
     if (!skipped.isEmpty()) {
       ctx.getLog().warn("node {} opened tablet {} without replaying the commit logs {} its placement names: refused; "
           + "it opens the tablet again", c.node(), c.tabletId(), skipped);
-      return effects.reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + c.tabletId()
-          + " was opened without replaying the commit logs " + skipped + "; open it again").reply());
+      return Refusal.of(ErrorCode.FAILED_PRECONDITION, "tablet " + c.tabletId()
+          + " was opened without replaying the commit logs " + skipped + "; open it again");
     }
-    // Recorded even when it changes nothing: the tablet serves only once this master's journal
-    // took it, which a master whose epoch a newer one fenced cannot do.
+    return null;
+  }
+
+  /**
+   * Records up to {@value #BATCH} of the open reports kept, checked again against the directory
+   * as it is now (it may have changed since they came), in one {@link Master.TabletsOpened}.
+   */
+  Effect<Event, Directory> onRecordOpenings(Directory d, Master.RecordOpenings c) {
+    List<Master.TabletOpened> opened = new ArrayList<>();
+    List<Event> finished = new ArrayList<>();
+    List<ActorRef<StatusReply<Done>>> accepted = new ArrayList<>();
+    while (!pending.isEmpty() && opened.size() < BATCH) {
+      Master.ReportOpened r = pending.poll();
+      Refusal refused = refuseReport(d, r);
+      if (refused != null) {
+        r.replyTo().tell(refused.reply());
+        continue;
+      }
+      opened.add(new Master.TabletOpened(r.tabletId(), r.node(), r.log(), r.recovered()));
+      TabletPlacement p = d.placementOf(r.tabletId());
+      if (p.state() == TabletPlacement.State.MOVING && p.owner().equals(r.node())) {
+        finished.add(new Master.MoveFinished(r.tabletId()));
+        placements.moveEnded(r.tabletId(), ctx.getLog(), "served at " + r.node());
+      }
+      checks.opened(r.tabletId(), r.log());
+      accepted.add(r.replyTo());
+    }
+    if (!pending.isEmpty()) {
+      ctx.getSelf().tell(Master.RecordOpenings.INSTANCE);
+    }
+    if (opened.isEmpty()) {
+      return effects.none();
+    }
     List<Event> events = new ArrayList<>();
-    events.add(new Master.TabletOpened(c.tabletId(), c.node(), c.log(), c.recovered()));
-    if (p.state() == TabletPlacement.State.MOVING && p.owner().equals(c.node())) {
-      events.add(new Master.MoveFinished(c.tabletId()));
-      placements.moveEnded(c.tabletId(), ctx.getLog(), "served at " + c.node());
-    }
-    checks.opened(c.tabletId(), c.log());
-    return effects.persist(events).thenRun(publish::accept).thenReply(c.replyTo(), s -> StatusReply.ack());
+    events.add(opened.size() == 1 ? opened.get(0) : new Master.TabletsOpened(opened));
+    events.addAll(finished);
+    return effects.persist(events).thenRun(s -> {
+      publish.accept(s);
+      accepted.forEach(r -> r.tell(StatusReply.ack()));
+    });
   }
 
   Effect<Event, Directory> onReportClosed(Directory d, Master.ReportClosed c) {

@@ -55,6 +55,11 @@ public final class LocalTablets {
     return s == null ? null : s.actor();
   }
 
+  /** How many tablets actors of this node serve now. */
+  public int count() {
+    return serving.size();
+  }
+
   /** Whether an actor of this node serves tablet {@code tabletId} now. */
   public boolean serves(String tabletId) {
     return serving.containsKey(tabletId);

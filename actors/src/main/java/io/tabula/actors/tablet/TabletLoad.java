@@ -38,8 +38,9 @@ public final class TabletLoad {
   private final LongAdder rowsWritten = new LongAdder();
   private final LongAdder bytesWritten = new LongAdder();
   private final Object sampleLock = new Object();
+  /** Made at the first key sampled: an idle tablet keeps none (2 KiB each, per open tablet). */
   @GuardedBy("sampleLock")
-  private final byte[][] sample = new byte[SAMPLE_SIZE][];
+  private byte[][] sample;
   /** Where the next sampled key goes. */
   @GuardedBy("sampleLock")
   private int next;
@@ -92,6 +93,9 @@ public final class TabletLoad {
       return;
     }
     synchronized (sampleLock) {
+      if (sample == null) {
+        sample = new byte[SAMPLE_SIZE][];
+      }
       sample[next] = key;
       next = (next + 1) % SAMPLE_SIZE;
       filled = Math.min(SAMPLE_SIZE, filled + 1);

@@ -69,12 +69,14 @@ class JournalGoldenTest {
         Map.of("default", List.of("tables/users/users-1/000002.sst", "tables/users/users-1/000001.sst")), 7));
     Directory legacy = Directory.EMPTY.withTable(table, List.of(t1, t2), 3);
     out.put("LegacyDirectory", new LegacyDirectory(legacy.version(), legacy.nextTabletNumber(),
-        new java.util.TreeMap<>(Map.of("users", legacyTable)), legacy.tablets()));
+        new java.util.TreeMap<>(Map.of("users", legacyTable)), new java.util.TreeMap<>(Map.of("users", List.of(t1, t2)))));
     out.put("TabletsAssigned", new Master.TabletsAssigned(Map.of("users-1", "n1", "users-2", "n2")));
     out.put("MoveStarted", new Master.MoveStarted("users-1", "n1", "n3"));
     out.put("MoveHandedOver", new Master.MoveHandedOver("users-1", "n3"));
     out.put("MoveFinished", new Master.MoveFinished("users-1"));
     out.put("TabletOpened", new Master.TabletOpened("users-1", "n3", "n3.19a2b3c4d5e-7f01", List.of("n1.19a2b3c4000-0a0b")));
+    out.put("TabletsOpened", new Master.TabletsOpened(List.of(new Master.TabletOpened("users-1", "n3",
+        "n3.19a2b3c4d5e-7f01", List.of()), new Master.TabletOpened("users-2", "n2", "n2.19a2b3c4d5f-0c0d", List.of()))));
     out.put("TabletClosed", new Master.TabletClosed("users-1", "n3.19a2b3c4d5e-7f01"));
     out.put("MergeStarted", new Master.MergeStarted("users", "users-1", "users-2", "users-7a3f09c2b1d4"));
     out.put("TabletsMerged", new Master.TabletsMerged("users", "users-1", "users-2", "users-7a3f09c2b1d4"));

@@ -109,6 +109,9 @@ public final class AdminService implements BigtableTableAdmin {
     return b.build();
   }
 
+  /** The most initial splits one {@code CreateTable} may carry (docs/api-coverage.md, limits). */
+  static final int MAX_INITIAL_SPLITS = 100_000;
+
   @Override
   public CompletionStage<Table> createTable(CreateTableRequest in) {
     return GrpcErrors.unary(() -> {
@@ -119,10 +122,18 @@ public final class AdminService implements BigtableTableAdmin {
         checkFamily("table.column_families[" + name + "]", name);
         families.put(name, GcRules.toPolicy("table.column_families[" + name + "].gc_rule", cf.getGcRule()));
       });
+      if (in.getInitialSplitsCount() > MAX_INITIAL_SPLITS) {
+        throw GrpcErrors.invalid("initial_splits", "has " + in.getInitialSplitsCount() + " rows, over the limit of "
+            + MAX_INITIAL_SPLITS + " (split the table later, or let it split as it grows)");
+      }
       List<byte[]> splits = new ArrayList<>();
       for (int i = 0; i < in.getInitialSplitsCount(); i++) {
         if (in.getInitialSplits(i).getKey().isEmpty()) {
           throw GrpcErrors.invalid("initial_splits[" + i + "].key", "must not be empty");
+        }
+        if (in.getInitialSplits(i).getKey().size() > io.tabula.persistence.model.RowMutation.MAX_ROW_KEY_BYTES) {
+          throw GrpcErrors.invalid("initial_splits[" + i + "].key", "is " + in.getInitialSplits(i).getKey().size()
+              + " bytes, over the row key limit of " + io.tabula.persistence.model.RowMutation.MAX_ROW_KEY_BYTES);
         }
         splits.add(in.getInitialSplits(i).getKey().toByteArray());
       }

@@ -69,6 +69,13 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
   private final java.util.concurrent.ConcurrentHashMap<String, CompletableFuture<ActorRef>> inFlight =
       new java.util.concurrent.ConcurrentHashMap<>();
 
+  /** How often {@link #rebalance} looks at every tablet even when nothing seems to move. */
+  private static final long FULL_LOOK_NANOS = TimeUnit.SECONDS.toNanos(5);
+  /** The regions of the last look that found nothing to move (empty: it found some). Owned by the coordinator. */
+  private volatile Set<ActorRef> lastRegions = Set.of();
+  /** When {@link #rebalance} last looked at every tablet (nanoTime). */
+  private volatile long lastFullLook = Long.MIN_VALUE / 2;
+
   /** Reads the monotonic time its patience goes by from {@code nanoTime}. */
   private final java.util.function.LongSupplier nanoTime;
 
@@ -104,41 +111,49 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
     if (shared != null) {
       return FutureConverters.asScala(shared);
     }
-    allocateWithin(requester, shardId, regions, nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(PATIENCE_MS))
-        .whenComplete((region, err) -> {
-          inFlight.remove(shardId, mine);
-          if (err != null) {
-            mine.completeExceptionally(err);
-          } else {
-            mine.complete(region);
-          }
-        });
+    mine.whenComplete((region, err) -> inFlight.remove(shardId, mine));
+    attempt(requester, shardId, regions, nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(PATIENCE_MS), mine);
     return FutureConverters.asScala(mine);
   }
 
   /**
-   * Allocates, asking again while the tablet cannot be placed yet (its owner is starting, or a
-   * dead owner's log is still being fenced: every {@value #NOT_YET_MS} ms) or the master did
-   * not answer in time, until {@code deadline}; only then does the allocation fail, and
-   * sharding asks again. Waiting here
-   * rather than failing at once keeps a routine wait, such as every tablet of a dead node
-   * waiting for its fence, out of the coordinator's error log.
+   * One try to allocate, completing {@code result}; while the tablet cannot be placed yet (its
+   * owner is starting, or a dead owner's log is still being fenced: every {@value #NOT_YET_MS}
+   * ms) or the master did not answer in time, the next try is started afresh on the system's
+   * dispatcher until {@code deadline}; only then does the allocation fail, and sharding asks
+   * again. Waiting here rather than failing at once keeps a routine wait, such as every tablet
+   * of a dead node waiting for its fence, out of the coordinator's error log.
+   *
+   * <p>A try never calls the next one on its own stack, nor chains futures through every try:
+   * a chain of retries, each completing the one before, once overflowed the stack of the
+   * thread that completed the last (100,000 tablets of a new table waiting at once).
    */
-  private CompletionStage<ActorRef> allocateWithin(ActorRef requester, String shardId, Set<ActorRef> regions,
-      long deadline) {
-    Directory d = directory.get();
-    CompletionStage<ActorRef> attempt = d.tablet(shardId) != null ? allocate(d, requester, shardId, regions)
-        : directory.refresh(master, system, ASK).thenCompose(fresh -> allocate(fresh, requester, shardId, regions));
-    return attempt.handle((region, err) -> {
+  private void attempt(ActorRef requester, String shardId, Set<ActorRef> regions, long deadline,
+      CompletableFuture<ActorRef> result) {
+    CompletionStage<ActorRef> attempt;
+    try {
+      Directory d = directory.get();
+      attempt = d.tablet(shardId) != null ? allocate(d, requester, shardId, regions)
+          : directory.refresh(master, system, ASK).thenCompose(fresh -> allocate(fresh, requester, shardId, regions));
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+      return;
+    }
+    attempt.whenComplete((region, err) -> {
+      if (err == null) {
+        result.complete(region);
+        return;
+      }
       Throwable cause = err instanceof java.util.concurrent.CompletionException c ? c.getCause() : err;
       // Not placeable yet, or the master did not answer in time (busy placing a dead node's
       // tablets, or moving to another node): ask again while there is time.
       boolean again = cause instanceof NotYet || cause instanceof java.util.concurrent.TimeoutException;
       if (again && nanoTime.getAsLong() - deadline < 0) {
-        return allocateWithin(requester, shardId, regions, deadline);
+        system.executionContext().execute(() -> attempt(requester, shardId, regions, deadline, result));
+      } else {
+        result.completeExceptionally(cause);
       }
-      return err == null ? CompletableFuture.completedFuture(region) : CompletableFuture.<ActorRef>failedFuture(cause);
-    }).thenCompose(x -> x);
+    });
   }
 
   private CompletionStage<ActorRef> allocate(Directory d, ActorRef requester, String shardId, Set<ActorRef> regions) {
@@ -182,6 +197,14 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       java.util.Set<String> rebalanceInProgress) {
     Directory d = directory.get();
     Set<ActorRef> regions = currentShardAllocations.keySet();
+    long now = nanoTime.getAsLong();
+    // A look reads every tablet's owner. When the last look found nothing, no tablet is moving
+    // and the regions are the same, nothing can have moved but through a slow path (an
+    // allocation made from a directory copy that was behind): a full look every FULL_LOOK_NANOS
+    // finds those.
+    if (d.unsettledTablets().isEmpty() && regions.equals(lastRegions) && now - lastFullLook < FULL_LOOK_NANOS) {
+      return Future.successful(java.util.Set.of());
+    }
     java.util.Set<String> move = new HashSet<>();
     for (Map.Entry<ActorRef, IndexedSeq<String>> e : currentShardAllocations.entrySet()) {
       if (!answers(e.getKey())) {
@@ -191,15 +214,17 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       scala.collection.Iterator<String> shards = e.getValue().iterator();
       while (shards.hasNext()) {
         String shard = shards.next();
-        if (rebalanceInProgress.contains(shard) || d.tablet(shard) == null) {
+        if (rebalanceInProgress.contains(shard)) {
           continue;
         }
-        String owner = d.ownerOf(shard);
+        String owner = d.ownerOf(shard); // empty for a tablet the directory does not know
         if (!owner.isEmpty() && !owner.equals(node) && regionOf(owner, regions) != null) {
           move.add(shard);
         }
       }
     }
+    lastRegions = move.isEmpty() ? Set.copyOf(regions) : Set.of();
+    lastFullLook = now;
     return Future.successful(move);
   }
 

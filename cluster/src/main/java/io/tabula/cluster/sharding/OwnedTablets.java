@@ -1,11 +1,11 @@
 package io.tabula.cluster.sharding;
 
 import io.tabula.actors.master.Directory;
-import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.master.TabletPlacement;
 import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.actors.tablet.TabletActor;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -20,7 +20,15 @@ public final class OwnedTablets {
   private final TabletShards tablets;
   private final LocalTablets local;
   private final long everyNanos;
-  /** When each tablet was last woken (System.nanoTime). */
+  /** The most tablets woken and not serving yet at any time (see {@link #wake}). */
+  static final int MAX_OPENING = 1000;
+  /** The owned tablets not serving nor woken when last listed, to wake in turn. Guarded by this. */
+  private final java.util.ArrayDeque<String> toWake = new java.util.ArrayDeque<>();
+  /** The directory's set of this node's tablets that {@link #toWake} was listed from. Guarded by this. */
+  private java.util.Set<String> listedFrom;
+  /** When {@link #toWake} was listed (System.nanoTime). Guarded by this. */
+  private long listedAt;
+  /** When each tablet not serving yet was last woken (System.nanoTime). */
   private final ConcurrentHashMap<String, Long> woken = new ConcurrentHashMap<>();
 
   public OwnedTablets(String node, TabletShards tablets, LocalTablets local, Duration every) {
@@ -30,19 +38,50 @@ public final class OwnedTablets {
     this.everyNanos = every.toNanos();
   }
 
-  /** Wakes the tablets of {@code d} this node owns and does not serve yet. */
-  public void wake(Directory d) {
+  /**
+   * Wakes the tablets of {@code d} this node owns and does not serve yet, at most
+   * {@value #MAX_OPENING} at a time: the rest wait for a later call (every directory change,
+   * such as the master recording the opens of the tablets woken before, and every
+   * {@code every}). Sharding's region keeps a buffer per tablet whose home it is still asking
+   * for, and counts every buffered message afresh at each new one: 100,000 tablets woken at once
+   * cost it minutes of CPU, and the node answered nothing meanwhile.
+   */
+  public synchronized void wake(Directory d) {
     long now = System.nanoTime();
-    woken.keySet().removeIf(id -> d.tablet(id) == null);
-    for (TabletInfo t : d.allTablets()) {
-      if (!node.equals(d.ownerOf(t.id())) || local.serves(t.id())) {
+    woken.keySet().removeIf(id -> d.tablet(id) == null || local.serves(id));
+    int opening = 0;
+    for (Map.Entry<String, Long> w : woken.entrySet()) {
+      if (now - w.getValue() > everyNanos && node.equals(d.ownerOf(w.getKey()))) {
+        w.setValue(now); // woken long ago and still not serving: once more
+        tablets.tablet(w.getKey()).tell(TabletActor.Wake.INSTANCE);
+      }
+      opening++;
+    }
+    if (opening > MAX_OPENING / 2) {
+      return;
+    }
+    // The tablets still to wake, listed again only when what this node owns changed (the
+    // directory keeps the same set then) or every `every` (a tablet that closed here unasked),
+    // not at every change: listing reads every tablet of the node.
+    java.util.Set<String> owned = d.tabletsOwnedBy(node);
+    if (owned != listedFrom || now - listedAt > everyNanos) {
+      toWake.clear();
+      for (String id : owned) {
+        if (!local.serves(id) && !woken.containsKey(id)) {
+          toWake.add(id);
+        }
+      }
+      listedFrom = owned;
+      listedAt = now;
+    }
+    while (opening < MAX_OPENING && !toWake.isEmpty()) {
+      String id = toWake.poll();
+      if (!owned.contains(id) || local.serves(id) || woken.containsKey(id)) {
         continue;
       }
-      Long last = woken.get(t.id());
-      if (last == null || now - last > everyNanos) {
-        woken.put(t.id(), now);
-        tablets.tablet(t.id()).tell(TabletActor.Wake.INSTANCE);
-      }
+      woken.put(id, now);
+      opening++;
+      tablets.tablet(id).tell(TabletActor.Wake.INSTANCE);
     }
   }
 
@@ -53,25 +92,26 @@ public final class OwnedTablets {
    * moving tablets are looked at: few at a time.
    */
   public void wakeArriving(Directory d) {
-    d.placement().forEach((id, p) -> {
+    for (String id : d.unsettledTablets()) {
+      TabletPlacement p = d.placementOf(id);
       if (p.state() == TabletPlacement.State.MOVING && node.equals(p.owner()) && !local.serves(id)) {
         tablets.tablet(id).tell(TabletActor.Wake.INSTANCE);
       }
-    });
+    }
   }
 
   /** How many tablets of {@code d} this node owns and serves, and how many it owns. */
   public int[] servedOfOwned(Directory d) {
-    int owned = 0;
+    java.util.Set<String> owned = d.tabletsOwnedBy(node);
+    if (local.count() < owned.size()) {
+      return new int[] {local.count(), owned.size()}; // some owned tablet is not served: no need to look
+    }
     int served = 0;
-    for (TabletInfo t : d.allTablets()) {
-      if (node.equals(d.ownerOf(t.id()))) {
-        owned++;
-        if (local.serves(t.id())) {
-          served++;
-        }
+    for (String id : owned) {
+      if (local.serves(id)) {
+        served++;
       }
     }
-    return new int[] {served, owned};
+    return new int[] {served, owned.size()};
   }
 }

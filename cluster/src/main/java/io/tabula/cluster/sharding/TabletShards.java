@@ -1,5 +1,7 @@
 package io.tabula.cluster.sharding;
 
+import java.util.List;
+import java.util.stream.IntStream;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletNode;
@@ -20,11 +22,24 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
  * over with {@link TabletActor.HandOff} as its stop message. The tablet actor itself does not
  * know it is sharded; this is the one place that does. Thread-safe (Pekko's sharding
  * extension is).
+ *
+ * <p>The tablets are spread over {@value #TYPES} entity types by a hash of their id, each with
+ * its region on every node and its coordinator. Why: a region starting a shard first looks
+ * through every shard it already runs (Pekko 1.2 to 1.5, {@code ShardRegion.getShard}), so
+ * starting n shards in one region costs n²/2 steps: 100,000 tablets on one node spent most of
+ * the node's CPU there, and took minutes to open. Over {@value #TYPES} types it is n²/128.
  */
 public final class TabletShards {
-  /** The tablets' entity type; an entity id is a tablet id. */
-  public static final EntityTypeKey<TabletActor.Command> KEY =
-      EntityTypeKey.create(TabletActor.Command.class, "tablet");
+  /** How many entity types the tablets are spread over; the same on every node of a cluster. */
+  static final int TYPES = 64;
+  /** The tablets' entity types ("tablet", "tablet-1", ...); an entity id is a tablet id. */
+  private static final List<EntityTypeKey<TabletActor.Command>> KEYS = IntStream.range(0, TYPES)
+      .mapToObj(i -> EntityTypeKey.create(TabletActor.Command.class, i == 0 ? "tablet" : "tablet-" + i)).toList();
+
+  /** The entity type of tablet {@code tabletId}: by {@link String#hashCode}, which Java fixes. */
+  static EntityTypeKey<TabletActor.Command> keyOf(String tabletId) {
+    return KEYS.get(Math.floorMod(tabletId.hashCode(), TYPES));
+  }
 
   private final ClusterSharding sharding;
 
@@ -39,12 +54,14 @@ public final class TabletShards {
    */
   public static TabletShards start(ActorSystem<?> system, TabletNode node) {
     ClusterSharding sharding = ClusterSharding.get(system);
-    sharding.init(Entity.of(KEY, ctx -> Behaviors.supervise(TabletActor.create(ctx.getEntityId(), node))
-            .onFailure(SupervisorStrategy.restart()))
-        .withMessageExtractor(new OneTabletPerShard())
-        .withAllocationStrategy(new MasterAllocation(system, node.directory(), node.master()))
-        .withStopMessage(TabletActor.HandOff.INSTANCE)
-        .withRole(ClusterNodes.ROLE));
+    for (EntityTypeKey<TabletActor.Command> key : KEYS) {
+      sharding.init(Entity.of(key, ctx -> Behaviors.supervise(TabletActor.create(ctx.getEntityId(), node))
+              .onFailure(SupervisorStrategy.restart()))
+          .withMessageExtractor(new OneTabletPerShard())
+          .withAllocationStrategy(new MasterAllocation(system, node.directory(), node.master()))
+          .withStopMessage(TabletActor.HandOff.INSTANCE)
+          .withRole(ClusterNodes.ROLE));
+    }
     return new TabletShards(sharding);
   }
 
@@ -55,7 +72,7 @@ public final class TabletShards {
 
   /** The entity of tablet {@code tabletId}, wherever it is served. */
   public EntityRef<TabletActor.Command> tablet(String tabletId) {
-    return sharding.entityRefFor(KEY, tabletId);
+    return sharding.entityRefFor(keyOf(tabletId), tabletId);
   }
 
   /** Shard id = entity id = tablet id. */

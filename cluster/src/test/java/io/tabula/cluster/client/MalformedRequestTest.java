@@ -127,6 +127,19 @@ class MalformedRequestTest {
   }
 
   @Test
+  void moreInitialSplitsThanTheLimitNameTheField() {
+    CreateTableRequest.Builder create = CreateTableRequest.newBuilder().setParent("projects/p/instances/i")
+        .setTableId("presplit").setTable(Table.newBuilder().putColumnFamilies("f", ColumnFamily.getDefaultInstance()));
+    for (int i = 0; i <= 100_000; i++) {
+      create.addInitialSplits(CreateTableRequest.Split.newBuilder().setKey(ByteString.copyFromUtf8(
+          Integer.toString(i, 36))));
+    }
+    StatusRuntimeException e = refused("google.bigtable.admin.v2.BigtableTableAdmin", "CreateTable",
+        MethodDescriptor.MethodType.UNARY, create.build().toByteArray());
+    assertInvalid(e, "initial_splits", "over the limit of 100000");
+  }
+
+  @Test
   void aNameThatIsNotUtf8IsNamed() throws IOException {
     StatusRuntimeException e = refused("MutateRow", MethodDescriptor.MethodType.UNARY, mutationOfANameNotUtf8());
     assertInvalid(e, "table_name", "is not valid UTF-8");

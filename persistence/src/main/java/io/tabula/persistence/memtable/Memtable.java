@@ -43,9 +43,12 @@ public final class Memtable {
    * a point read skips seeking a memtable that cannot hold its row: the seek into a large
    * sorted structure was a tenth of a point read's CPU (measured on the skip list the
    * memtable had before {@link CellTree}). Bits are set before the entry becomes
-   * visible (see {@link #add}), so a reader never misses a row it may see.
+   * visible (see {@link #add}), so a reader never misses a row it may see. Made at the first
+   * add (32 KiB): a node holds thousands of memtables nobody writes to, one per idle tablet.
+   * Until then no row is here.
    */
-  private final AtomicLongArray rowBits = new AtomicLongArray(ROW_BITS / 64);
+  private final java.util.concurrent.atomic.AtomicReference<AtomicLongArray> rowBits =
+      new java.util.concurrent.atomic.AtomicReference<>();
   private static final int ROW_BITS = 1 << 18;
 
   public void add(CellKey key, byte[] value) {
@@ -69,26 +72,35 @@ public final class Memtable {
 
   /** False if no entry of {@code row} was ever added here; true may be wrong (then the seek finds nothing). */
   public boolean mayContainRow(byte[] row) {
+    AtomicLongArray bits = rowBits.get();
+    if (bits == null) {
+      return false;
+    }
     long h = rowHash(row);
-    return bit((int) h) && bit((int) (h >>> 32));
+    return bit(bits, (int) h) && bit(bits, (int) (h >>> 32));
   }
 
   private void markRow(byte[] row) {
+    AtomicLongArray bits = rowBits.get();
+    if (bits == null) {
+      rowBits.compareAndSet(null, new AtomicLongArray(ROW_BITS / 64));
+      bits = rowBits.get();
+    }
     long h = rowHash(row);
-    setBit((int) h);
-    setBit((int) (h >>> 32));
+    setBit(bits, (int) h);
+    setBit(bits, (int) (h >>> 32));
   }
 
-  private boolean bit(int h) {
+  private static boolean bit(AtomicLongArray bits, int h) {
     int i = h & (ROW_BITS - 1);
-    return (rowBits.get(i >>> 6) & (1L << i)) != 0;
+    return (bits.get(i >>> 6) & (1L << i)) != 0;
   }
 
-  private void setBit(int h) {
+  private static void setBit(AtomicLongArray bits, int h) {
     int i = h & (ROW_BITS - 1);
     long mask = 1L << i;
-    if ((rowBits.get(i >>> 6) & mask) == 0) {
-      rowBits.getAndAccumulate(i >>> 6, mask, (a, b) -> a | b);
+    if ((bits.get(i >>> 6) & mask) == 0) {
+      bits.getAndAccumulate(i >>> 6, mask, (a, b) -> a | b);
     }
   }
 

@@ -1,0 +1,194 @@
+package io.tabula.multijvm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.models.KeyOffset;
+import com.google.cloud.bigtable.data.v2.models.Query;
+import com.google.cloud.bigtable.data.v2.models.Row;
+import com.google.cloud.bigtable.data.v2.models.RowMutation;
+import com.google.cloud.bigtable.data.v2.models.TableId;
+import com.google.protobuf.ByteString;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A table created with many initial splits on one node (issue: a {@code CreateTable} with
+ * 100,000 splits made a default node stop answering every call). While the table is created
+ * and its tablets open, another client's reads and writes on another table keep answering;
+ * afterwards every tablet serves, {@code ListTables}, {@code GetTable}, {@code SampleRowKeys}
+ * and a full scan of the empty table answer, and so they do again after the node restarts.
+ *
+ * <p>The split count is {@code -Dtabula.test.large-table.splits} (10,000 in CI; the 100,000
+ * run's figures are in docs/cluster.md), the node's heap {@code -Dtabula.test.large-table.heap}.
+ */
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
+@ExtendWith(ClusterFixture.LogsOnFailure.class)
+class LargeTableTest {
+  private static final int SPLITS = Integer.getInteger("tabula.test.large-table.splits", 10_000);
+  private static final String HEAP = System.getProperty("tabula.test.large-table.heap", "256m");
+
+  static List<String> splits(int n) {
+    List<String> s = new ArrayList<>(n);
+    for (int i = 1; i <= n; i++) {
+      s.add(String.format("r%08d", i * 10));
+    }
+    return s;
+  }
+
+  @Test
+  void oneNodeCreatesServesAndRestartsALargeTable() throws Exception {
+    // Every figure is taken before any is judged, so a slow run still reports them all.
+    List<org.junit.jupiter.api.function.Executable> checks = new ArrayList<>();
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      cluster.heap = HEAP;
+      NodeJvm n1 = cluster.add("n1");
+      ClusterFixture.createTable(n1, "other", List.of());
+      Prober prober = new Prober(n1);
+      Thread probing = new Thread(prober, "prober");
+      probing.start();
+      try {
+        Thread.sleep(2_000);
+        long t0 = System.nanoTime();
+        try (BigtableTableAdminClient admin = ClusterFixture.admin(n1)) {
+          CreateTableRequest create = CreateTableRequest.of("big").addFamily("f");
+          splits(SPLITS).forEach(s -> create.addSplit(ByteString.copyFromUtf8(s)));
+          admin.createTable(create);
+        }
+        double created = seconds(t0);
+        n1.awaitReady(Duration.ofSeconds(300));
+        double serving = seconds(t0);
+        Thread.sleep(1_000);
+        prober.stop.set(true);
+        probing.join(30_000);
+        System.out.printf("LargeTable: %d splits: created in %.1f s, every tablet serving after %.1f s;"
+            + " other table's calls meanwhile: %s%n", SPLITS, created, serving, prober.summary());
+        checks.add(() -> assertTrue(serving < 60, "every tablet serves within 60 s (took " + serving + " s)"));
+        checks.add(() -> assertEquals(0, prober.failures.get(), "the other table's calls all succeed"));
+        double p99 = prober.p99();
+        checks.add(() -> assertTrue(p99 < 1_000, "the other table's calls answer within 1 s at p99: "
+            + prober.summary()));
+      } finally {
+        prober.stop.set(true);
+        probing.join(30_000);
+      }
+      checkServes(n1, false);
+
+      long t1 = System.nanoTime();
+      assertTrue(n1.terminate(Duration.ofSeconds(180)), "n1 stops on SIGTERM");
+      double stopped = seconds(t1);
+      long t2 = System.nanoTime();
+      NodeJvm again = cluster.start("n1", null, null, Duration.ofSeconds(300));
+      double restarted = seconds(t2);
+      System.out.printf("LargeTable: stopped in %.1f s, ready again after %.1f s%n", stopped, restarted);
+      checks.add(() -> assertTrue(restarted < 60, "the node serves every tablet again within 60 s of its start"
+          + " (took " + restarted + " s)"));
+      checkServes(again, true);
+    }
+    org.junit.jupiter.api.Assertions.assertAll(checks);
+  }
+
+  /**
+   * Every admin and data call on the large table answers; a row is written to a middle tablet
+   * the first time, and read back after the restart.
+   */
+  private static void checkServes(NodeJvm n, boolean restarted) throws Exception {
+    try (BigtableTableAdminClient admin = ClusterFixture.admin(n);
+        BigtableDataClient data = ClusterFixture.data(n, Duration.ofSeconds(60))) {
+      assertTrue(admin.listTables().contains("big"), "ListTables names the table");
+      assertEquals("big", admin.getTable("big").getId(), "GetTable answers");
+      List<KeyOffset> samples = data.sampleRowKeys(TableId.of("big"));
+      assertTrue(samples.size() >= 1, "SampleRowKeys answers");
+      long t = System.nanoTime();
+      int rows = 0;
+      for (Row r : data.readRows(Query.create(TableId.of("big")))) {
+        rows++;
+      }
+      System.out.printf("LargeTable: a full scan of the table took %.1f s%n", seconds(t));
+      assertEquals(restarted ? 1 : 0, rows, "the table scans whole");
+      String row = String.format("r%08d", SPLITS * 10 / 2 + 5);
+      if (!restarted) {
+        data.mutateRow(RowMutation.create(TableId.of("big"), row).setCell("f", "q", "v"));
+      }
+      assertTrue(data.readRow(TableId.of("big"), row) != null, "a row written to a middle tablet reads back");
+    }
+  }
+
+  private static double seconds(long since) {
+    return (System.nanoTime() - since) / 1e9;
+  }
+
+  /** Writes and reads rows of table "other" one after another, recording each call's latency. */
+  static final class Prober implements Runnable {
+    final AtomicBoolean stop = new AtomicBoolean();
+    final AtomicInteger failures = new AtomicInteger();
+    final List<Long> micros = Collections.synchronizedList(new ArrayList<>());
+    private final NodeJvm node;
+    private volatile Throwable firstFailure;
+
+    Prober(NodeJvm node) {
+      this.node = node;
+    }
+
+    @Override
+    public void run() {
+      try (BigtableDataClient c = ClusterFixture.data(node, Duration.ofSeconds(30))) {
+        for (int i = 0; !stop.get(); i++) {
+          long t = System.nanoTime();
+          try {
+            String row = "p" + (i % 1000);
+            if (i % 2 == 0) {
+              c.mutateRow(RowMutation.create(TableId.of("other"), row).setCell("f", "q", Integer.toString(i)));
+            } else {
+              c.readRow(TableId.of("other"), row);
+            }
+            micros.add((System.nanoTime() - t) / 1_000);
+          } catch (RuntimeException e) {
+            failures.incrementAndGet();
+            if (firstFailure == null) {
+              firstFailure = e;
+            }
+          }
+          Thread.sleep(20);
+        }
+      } catch (Exception e) {
+        firstFailure = e;
+        failures.incrementAndGet();
+      }
+    }
+
+    double p99() {
+      List<Long> l;
+      synchronized (micros) {
+        l = new ArrayList<>(micros);
+      }
+      if (l.isEmpty()) {
+        return Double.MAX_VALUE;
+      }
+      Collections.sort(l);
+      return l.get(Math.min(l.size() - 1, (int) (l.size() * 0.99))) / 1000.0;
+    }
+
+    String summary() {
+      List<Long> l;
+      synchronized (micros) {
+        l = new ArrayList<>(micros);
+      }
+      Collections.sort(l);
+      String max = l.isEmpty() ? "-" : String.format("%.1f", l.get(l.size() - 1) / 1000.0);
+      return String.format("%d calls, %d failed%s, p99 %.1f ms, max %s ms", l.size(), failures.get(),
+          firstFailure == null ? "" : " (first: " + firstFailure + ")", p99(), max);
+    }
+  }
+}
