@@ -100,6 +100,37 @@ class LargeTableTest {
   }
 
   /**
+   * In a cluster every change publishes the directory whole to the other nodes, in one message
+   * no larger than the remote frame: a table that would make it larger is refused
+   * RESOURCE_EXHAUSTED naming {@code initial_splits}, and the cluster goes on serving (it used
+   * to record the table, then fail every publication to the other nodes).
+   */
+  @Test
+  void aClusterRefusesATableItsDirectoryCannotCarry() throws Exception {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      NodeJvm n1 = cluster.add("n1");
+      NodeJvm n2 = cluster.add("n2");
+      try (BigtableTableAdminClient admin = ClusterFixture.admin(n2)) {
+        CreateTableRequest create = CreateTableRequest.of("huge").addFamily("f");
+        splits(20_000).forEach(s -> create.addSplit(ByteString.copyFromUtf8(s)));
+        com.google.api.gax.rpc.ResourceExhaustedException e = org.junit.jupiter.api.Assertions.assertThrows(
+            com.google.api.gax.rpc.ResourceExhaustedException.class, () -> admin.createTable(create));
+        System.out.println("LargeTable: a cluster of two refused 20,000 splits: " + e.getMessage());
+        assertTrue(e.getMessage().contains("initial_splits"), e::getMessage);
+        assertTrue(!admin.listTables().contains("huge"), "the refused table does not exist");
+      }
+      ClusterFixture.createTable(n1, "small", splits(100));
+      try (BigtableDataClient data = ClusterFixture.data(n2)) {
+        for (int i = 0; i < 200; i += 7) {
+          String row = String.format("r%08d", i * 5);
+          data.mutateRow(RowMutation.create(TableId.of("small"), row).setCell("f", "q", "v"));
+          assertTrue(data.readRow(TableId.of("small"), row) != null, "the cluster still serves through n2");
+        }
+      }
+    }
+  }
+
+  /**
    * Every admin and data call on the large table answers; a row is written to a middle tablet
    * the first time, and read back after the restart.
    */
