@@ -496,40 +496,12 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     if (!spread.isEmpty()) {
       events.add(new TabletsAssigned(spread));
     }
-    Refusal tooLarge = refuseLargeDirectory(d, events, tablets.size());
+    Refusal tooLarge = PublishedSize.refuse(ctx.getSystem(), placements.clusterSize(), d, events, tablets.size());
     if (tooLarge != null) {
       return Effect().reply(c.replyTo(), tooLarge.reply());
     }
     return Effect().persist(events).thenRun(this::publish)
         .thenReply(c.replyTo(), s -> StatusReply.success(s.table(c.name())));
-  }
-
-  /**
-   * RESOURCE_EXHAUSTED if the cluster has other nodes and the directory after {@code events}
-   * would not fit the message every change publishes to them: the directory travels whole, in
-   * one message of at most three quarters of {@code pekko.remote.artery.advanced.maximum-frame-size}
-   * (docs/cluster.md, "Limits"). A node alone publishes to itself only, without a size limit.
-   */
-  private Refusal refuseLargeDirectory(Directory d, List<Event> events, int newTablets) {
-    if (placements.clusterSize() <= 1) {
-      return null;
-    }
-    long limit = ctx.getSystem().settings().config().getBytes("pekko.remote.artery.advanced.maximum-frame-size") * 3 / 4;
-    Directory after = d;
-    for (Event e : events) {
-      after = DirectoryEvents.apply(after, e);
-    }
-    org.apache.pekko.serialization.Serialization serialization = org.apache.pekko.serialization.SerializationExtension
-        .get(org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(ctx.getSystem()));
-    int bytes = serialization.serialize(after).get().length;
-    if (bytes <= limit) {
-      return null;
-    }
-    return Refusal.of(ErrorCode.RESOURCE_EXHAUSTED, "initial_splits: a table of " + newTablets + " tablets would make"
-        + " the directory " + bytes / 1024 + " KiB, over the " + limit / 1024 + " KiB a cluster of "
-        + placements.clusterSize() + " nodes can publish to its nodes (about " + Math.max(0,
-        limit * (d.tabletCount() + (long) newTablets) / bytes - d.tabletCount()) + " more tablets fit); a node alone"
-        + " has no such limit");
   }
 
   private static String tabletId(String table, long n) {

@@ -162,7 +162,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   /** Writes to these rows (one entry per write) are durable or failed: no longer in flight. */
   record WriteFinished(List<byte[]> rows) implements Command {}
 
-  private enum Tick implements Command { INSTANCE }
+  enum Tick implements Command { INSTANCE }
 
   enum RetryHeldWrites implements Command { INSTANCE }
 
@@ -206,17 +206,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletSplits splits;
   /** Load and files reported to the master at each tick. */
   private final TabletReports reports;
-  /**
-   * How many check intervals apart the ticks are now: 1 while the tablet is busy, doubled
-   * after every {@value #QUIET_TICKS} quiet ticks in a row up to {@value #MAX_TICK_STRETCH},
-   * and 1 again at its next write or busy tick. A node's idle tablets then cost it a timer
-   * message every minute or so each, not every two seconds.
-   */
-  private int tickStretch = 1;
-  /** Quiet ticks in a row at the current stretch. */
-  private int quietTicks;
-  static final int QUIET_TICKS = 3;
-  static final int MAX_TICK_STRETCH = 32;
+  /** How often the periodic check runs (stretched while the tablet is quiet). */
+  private final TickStretch ticks;
 
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
       TabletInfo info) {
@@ -230,6 +221,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     this.writes = new TabletWrites(ctx, timers, tablet, reads, blockingIo, quiet);
     this.splits = new TabletSplits(ctx, node, tablet, info, blockingIo);
     this.reports = new TabletReports(info, tablet, node.master());
+    this.ticks = new TickStretch(timers, node.settings().checkInterval());
   }
 
   /**
@@ -319,57 +311,32 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     return this;
   }
 
-  /** A write came: ticks at the check interval again, if they were stretched. */
-  private void busy() {
-    quietTicks = 0;
-    if (tickStretch != 1) {
-      tickStretch = 1;
-      timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
-    }
-  }
-
-  /**
-   * After a tick: stretches the ticks of a tablet that stays quiet with an empty memtable (one
-   * holding writes keeps its ticks until {@link QuietCompaction} has flushed it).
-   */
-  private void afterTick(boolean memtableEmpty) {
-    if (!reports.quiet() || !memtableEmpty) {
-      busy();
-      return;
-    }
-    if (++quietTicks >= QUIET_TICKS && tickStretch < MAX_TICK_STRETCH) {
-      quietTicks = 0;
-      tickStretch *= 2;
-      timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval().multipliedBy(tickStretch));
-    }
-  }
-
   private Behavior<Command> onMutate(Mutate m) {
-    busy();
+    ticks.busy();
     writes.write(m.mutation(), m.replyTo(), Done.getInstance());
     return this;
   }
 
   private Behavior<Command> onMutateBatch(MutateBatch b) {
-    busy();
+    ticks.busy();
     writes.writeBatch(b);
     return this;
   }
 
   private Behavior<Command> onCheckAndMutate(CheckAndMutate c) {
-    busy();
+    ticks.busy();
     writes.checkAndMutate(c);
     return this;
   }
 
   private Behavior<Command> onReadModifyWrite(ReadModifyWrite c) {
-    busy();
+    ticks.busy();
     writes.readModifyWrite(c);
     return this;
   }
 
   private Behavior<Command> onDropRows(DropRows d) {
-    busy();
+    ticks.busy();
     writes.dropRows(d);
     return this;
   }
@@ -569,7 +536,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private void tick() {
     Tablet.Sizes sizes = tablet.sizes();
     Map<String, List<String>> files = reports.report(reads.load(), sizes.total());
-    afterTick(sizes.memtableBytes() == 0);
+    ticks.checked(reports.quiet(), sizes.memtableBytes() == 0);
     if (splits.due(sizes.total())) {
       splits.start();
       return;
