@@ -7,6 +7,7 @@ import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TableInfo;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.master.DirectoryCache;
+import io.tabula.actors.master.DirectoryFeed;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.MasterCounts;
 import io.tabula.actors.master.MasterNodes;
@@ -277,10 +278,6 @@ public final class TabulaNode implements AutoCloseable {
     MasterJournalSetup.prepare(system, config, settings, storage, wait);
 
     DirectoryCache directory = new DirectoryCache();
-    ActorRef<Topic.Command<Directory>> topic = system.systemActorOf(Topic.create(Directory.class, Master.TOPIC),
-        "directory-topic", org.apache.pekko.actor.typed.Props.empty());
-    system.systemActorOf(DirectoryCache.subscriber(directory, topic), "directory-cache",
-        org.apache.pekko.actor.typed.Props.empty());
     MasterNodes nodes = new ClusterMasterNodes(system, cluster, settings.name(), storage,
         StorageRoots.name(config, settings), rootId,
         new FileSweeper(storage, config.getDuration("tabula.master.sweep-files-grace")));
@@ -291,6 +288,11 @@ public final class TabulaNode implements AutoCloseable {
                 masterSettings))
             .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2)),
         "master").withStopMessage(Master.Stop.INSTANCE).withSettings(masterSingletonSettings(system)));
+    ActorRef<Topic.Command<DirectoryFeed.Change>> topic = system.systemActorOf(
+        Topic.create(DirectoryFeed.Change.class, Master.TOPIC), "directory-topic",
+        org.apache.pekko.actor.typed.Props.empty());
+    system.systemActorOf(DirectoryCache.subscriber(directory, topic, master), "directory-cache",
+        org.apache.pekko.actor.typed.Props.empty());
     awaitMaster(system, directory, master, wait);
 
     // Set once the engine is open: the sweeper stops when this life's own log is lost, or the node stops.

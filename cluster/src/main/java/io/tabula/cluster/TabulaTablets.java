@@ -62,8 +62,8 @@ public final class TabulaTablets {
 
   /** Creates {@code table} with {@code families} and tablets split at {@code splits}; ALREADY_EXISTS if it exists. */
   public CompletionStage<TableInfo> createTable(String table, Map<String, GcPolicy> families, List<byte[]> splits) {
-    return AskPattern.<Master.Command, StatusReply<TableInfo>>ask(master, r -> new Master.CreateTable(table,
-        families, splits, r), askTimeout, router.system().scheduler()).thenApply(StatusReply::getValue);
+    return io.tabula.actors.master.StagedSplits.createTable(master, router.system(), askTimeout, table, families,
+        splits);
   }
 
   /** The table's description; NOT_FOUND if it does not exist. */

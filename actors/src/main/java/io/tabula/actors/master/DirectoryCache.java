@@ -1,6 +1,7 @@
 package io.tabula.actors.master;
 
 import io.tabula.actors.Stages;
+import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -11,16 +12,27 @@ import java.util.function.Consumer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.serialization.SerializationExtension;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * A node's copy of the master's {@link Directory}: the newest version it has seen, from the
- * directory topic or from asking the master. Any thread may read it; listeners hear of each
- * newer version in order. Thread-safe.
+ * A node's copy of the master's {@link Directory}, kept up to date by the master's changes
+ * ({@link DirectoryFeed}): each published change whose {@code from} is the copy's version is
+ * applied to it; any other (a change missed, a new master, a change too large to publish)
+ * makes the node ask the master for what it lacks ({@link #refresh}). Any thread may read it;
+ * listeners hear of each newer version in order. Thread-safe: changes to the copy are made
+ * under this object's lock.
  */
 public final class DirectoryCache {
+  private static final Logger LOG = LoggerFactory.getLogger(DirectoryCache.class);
+  /** How long each ask of a catch-up the topic starts may take. */
+  private static final Duration CATCH_UP_ASK = Duration.ofSeconds(10);
+
   private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
   private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
   private final AtomicReference<CompletableFuture<Directory>> refreshing = new AtomicReference<>();
@@ -42,10 +54,59 @@ public final class DirectoryCache {
   }
 
   /**
-   * Asks the master for its directory and keeps it if newer; completes with the copy held
-   * afterwards. Callers that ask while an ask is under way share it: when a tablet splits,
-   * every request that meets it refreshes, and one ask each kept the master's mailbox full
-   * of directory requests while the split waited there to be recorded.
+   * Applies {@code events} if the copy is at version {@code from}; true if the copy is at
+   * {@code to} or newer afterwards. Events that do not make version {@code to} (which would be
+   * a bug) are not taken.
+   */
+  synchronized boolean apply(long from, List<Master.Event> events, long to) {
+    Directory d = current.get();
+    if (d.version() >= to) {
+      return true;
+    }
+    if (d.version() != from || events == null) {
+      return false;
+    }
+    Directory next = d;
+    for (Master.Event e : events) {
+      next = DirectoryEvents.apply(next, e);
+    }
+    if (next.version() != to) {
+      LOG.error("The master's changes from directory version {} made version {}, not {}: asking for the whole"
+          + " directory", from, next.version(), to);
+      return false;
+    }
+    offer(next);
+    return true;
+  }
+
+  /**
+   * Takes a change the master published: applied if it follows the copy held, else the node
+   * asks the master for what it lacks.
+   */
+  void receive(DirectoryFeed.Change c, ActorRef<Master.Command> master, ActorSystem<?> system) {
+    if (c.to() <= current.get().version()) {
+      return;
+    }
+    if (c.after() != null) {
+      offer(c.after());
+      return;
+    }
+    if (!apply(c.from(), c.events(), c.to())) {
+      refresh(master, system, CATCH_UP_ASK).whenComplete((d, err) -> {
+        if (err != null) {
+          LOG.warn("Could not catch up with the master's directory (version {} held, {} published): {}",
+              current.get().version(), c.to(), err.toString());
+        }
+      });
+    }
+  }
+
+  /**
+   * Asks the master for what the copy lacks and applies it; completes with the copy held
+   * afterwards (at least as new as the master's when it answered). Callers that ask while an
+   * ask is under way share it: when a tablet splits, every request that meets it refreshes,
+   * and one ask each kept the master's mailbox full while the split waited there to be recorded.
+   * Each of the asks it makes (one, or one per chunk of a large answer) may take {@code timeout}.
    */
   public CompletionStage<Directory> refresh(ActorRef<Master.Command> master, ActorSystem<?> system,
       Duration timeout) {
@@ -54,25 +115,67 @@ public final class DirectoryCache {
     if (under != null) {
       return under;
     }
-    Stages.direct(AskPattern.<Master.Command, Directory>ask(master, Master.GetDirectory::new, timeout,
-        system.scheduler())).whenComplete((d, err) -> {
-          refreshing.set(null);
-          if (err != null) {
-            mine.completeExceptionally(err);
-          } else {
-            offer(d);
-            mine.complete(get());
-          }
-        });
+    catchUp(master, system, timeout, current.get().version()).whenComplete((d, err) -> {
+      refreshing.set(null);
+      if (err != null) {
+        mine.completeExceptionally(err);
+      } else {
+        mine.complete(get());
+      }
+    });
     return mine;
   }
 
-  /** An actor that subscribes to the directory topic and feeds every copy published into {@code cache}. */
-  public static Behavior<Directory> subscriber(DirectoryCache cache, ActorRef<Topic.Command<Directory>> topic) {
+  private CompletableFuture<Directory> catchUp(ActorRef<Master.Command> master, ActorSystem<?> system,
+      Duration timeout, long since) {
+    return Stages.direct(AskPattern.<Master.Command, DirectoryFeed.Changes>ask(master,
+        r -> new Master.GetChanges(since, r), timeout, system.scheduler())).thenCompose(ch -> {
+          if (ch.events() != null) {
+            return apply(ch.from(), ch.events(), ch.to()) ? CompletableFuture.completedFuture(get())
+                : catchUp(master, system, timeout, -1);
+          }
+          return fetch(master, system, timeout, ch, 0, new ByteArrayOutputStream()).thenCompose(content -> {
+            if (content instanceof Directory d) {
+              offer(d);
+              return CompletableFuture.completedFuture(get());
+            }
+            if (content instanceof DirectoryFeed.Events e && apply(ch.from(), e.events(), ch.to())) {
+              return CompletableFuture.completedFuture(get());
+            }
+            // the blob was gone, or the copy moved meanwhile: the whole directory
+            return since == -1 ? CompletableFuture.failedFuture(new IllegalStateException(
+                "the master's directory could not be fetched")) : catchUp(master, system, timeout, -1);
+          });
+        });
+  }
+
+  /** The content of the blob {@code ch} names, fetched chunk by chunk from {@code index}; null if it is gone. */
+  private CompletableFuture<Object> fetch(ActorRef<Master.Command> master, ActorSystem<?> system, Duration timeout,
+      DirectoryFeed.Changes ch, int index, ByteArrayOutputStream into) {
+    if (index == ch.chunks()) {
+      return CompletableFuture.completedFuture(SerializationExtension.get(Adapter.toClassic(system))
+          .deserialize(into.toByteArray(), ch.serializerId(), ch.manifest()).get());
+    }
+    return Stages.direct(AskPattern.<Master.Command, DirectoryFeed.Chunk>ask(master,
+        r -> new Master.GetChunk(ch.key(), index, r), timeout, system.scheduler())).thenCompose(chunk -> {
+          if (chunk.bytes() == null) {
+            return CompletableFuture.completedFuture(null);
+          }
+          into.writeBytes(chunk.bytes());
+          return fetch(master, system, timeout, ch, index + 1, into);
+        });
+  }
+
+  /**
+   * An actor that subscribes to the directory topic and feeds every change published into
+   * {@code cache}, asking {@code master} for what the cache lacks.
+   */
+  public static Behavior<DirectoryFeed.Change> subscriber(DirectoryCache cache,
+      ActorRef<Topic.Command<DirectoryFeed.Change>> topic, ActorRef<Master.Command> master) {
     return Behaviors.setup(ctx -> {
       topic.tell(Topic.subscribe(ctx.getSelf()));
-      return Behaviors.receiveMessage(d -> {
-        cache.offer(d);
+      return Behaviors.receiveMessage(c -> {
+        cache.receive(c, master, ctx.getSystem());
         return Behaviors.same();
       });
     });

@@ -42,14 +42,22 @@ import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
  * is at most one writer of its journal.
  */
 public final class Master extends EventSourcedBehavior<Master.Command, Master.Event, Directory> {
-  /** The topic name the master publishes {@link Directory} copies on. */
-  public static final String TOPIC = "tabula-directory";
+  /** The topic name the master publishes its directory's changes on ({@link DirectoryFeed.Change}). */
+  public static final String TOPIC = "tabula-directory-changes";
   public static final PersistenceId PERSISTENCE_ID = PersistenceId.ofUniqueId("tabula-master");
 
   public sealed interface Command extends KryoSerializable {}
 
   /** Creates a table with its families and one tablet per initial split range. */
   public record CreateTable(String name, Map<String, GcPolicy> families, List<byte[]> splits,
+      ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
+
+  /** A piece of upload {@code upload}'s initial splits, for a {@link CreateStagedTable} to come ({@link StagedSplits}). */
+  public record StageSplits(String upload, List<byte[]> splits, ActorRef<StatusReply<Done>> replyTo)
+      implements Command {}
+
+  /** {@link CreateTable} with the {@code count} splits staged under {@code upload}. */
+  public record CreateStagedTable(String name, Map<String, GcPolicy> families, String upload, int count,
       ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
 
   public record DeleteTable(String name, ActorRef<StatusReply<Done>> replyTo) implements Command {}
@@ -70,7 +78,14 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public record SetLocalityGroup(String table, String group, Boolean inMemory, Compression compression,
       List<String> families, ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
 
+  /** The whole directory: for a caller in the master's own JVM (tests, the master's node); nodes ask {@link GetChanges}. */
   public record GetDirectory(ActorRef<Directory> replyTo) implements Command {}
+
+  /** What takes a copy of the directory at version {@code since} to the master's (-1: the whole directory). */
+  public record GetChanges(long since, ActorRef<DirectoryFeed.Changes> replyTo) implements Command {}
+
+  /** Chunk {@code index} of the blob {@code key} a {@link DirectoryFeed.Changes} named. */
+  public record GetChunk(String key, int index, ActorRef<DirectoryFeed.Chunk> replyTo) implements Command {}
 
   /** A tablet has split (its manifest already says so): record the two children in its place. */
   public record RecordSplit(String table, String parentId, byte[] splitRow, String leftId, String rightId,
@@ -248,7 +263,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private final ActorContext<Command> ctx;
-  private final ActorRef<Topic.Command<Directory>> topic;
+  private final ActorRef<Topic.Command<DirectoryFeed.Change>> topic;
+  private final DirectoryFeed feed;
+  private final StagedSplits staged = new StagedSplits();
   private final LongSupplier clockMicros;
   private final LongSupplier nanoTime;
   private final Placements placements;
@@ -256,12 +273,14 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final MasterViews views;
   private final TabletOpenings openings;
 
-  private Master(PersistenceId id, ActorContext<Command> ctx, ActorRef<Topic.Command<Directory>> topic,
+  private Master(PersistenceId id, ActorContext<Command> ctx, ActorRef<Topic.Command<DirectoryFeed.Change>> topic,
       LongSupplier clockMicros, LongSupplier nanoTime, Placements placements, FileSweeps fileSweeps,
       MasterViews views, OpenChecks openChecks) {
     super(id);
     this.ctx = ctx;
     this.topic = topic;
+    this.feed = new DirectoryFeed(org.apache.pekko.serialization.SerializationExtension.get(
+        org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(ctx.getSystem())));
     this.clockMicros = clockMicros;
     this.nanoTime = nanoTime;
     this.placements = placements;
@@ -297,7 +316,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       MasterNodes nodes, Tablets tablets, MasterSettings settings) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.tick());
-      return new Master(id, ctx, ctx.spawn(Topic.create(Directory.class, TOPIC), "directory-topic"), clockMicros,
+      return new Master(id, ctx, ctx.spawn(Topic.create(DirectoryFeed.Change.class, TOPIC), "directory-topic"), clockMicros,
           nanoTime, new Placements(nodes, tablets, settings, nanoTime),
           new FileSweeps(nodes, settings.sweepEvery(), nanoTime.getAsLong()),
           new MasterViews(new LoadHistory(settings.keyVizColumn().toMillis(), settings.keyVizColumns()),
@@ -351,7 +370,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public SignalHandler<Directory> signalHandler() {
     return newSignalHandlerBuilder().onSignal(RecoveryCompleted.instance(), d -> {
       views.recovered();
-      publish(d);
+      feed.recovered();
+      topic.tell(Topic.publish(new DirectoryFeed.Change(d.version(), d.version(), List.of(), d)));
       // A new master looks at once (fences, placements) instead of at its first timer tick: a
       // dead master's node's tablets wait for this look.
       ctx.getSelf().tell(Tick.INSTANCE);
@@ -362,10 +382,25 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public CommandHandler<Command, Event, Directory> commandHandler() {
     return newCommandHandlerBuilder().forAnyState()
         .onCommand(CreateTable.class, this::onCreateTable)
+        .onCommand(StageSplits.class, (d, c) -> {
+          Refusal refused = staged.stage(c.upload(), c.splits(), nanoTime.getAsLong());
+          return Effect().reply(c.replyTo(), refused != null ? refused.reply() : StatusReply.ack());
+        })
+        .onCommand(CreateStagedTable.class, (d, c) -> {
+          List<byte[]> splits = staged.take(c.upload(), c.count());
+          if (splits == null) {
+            return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "the initial splits sent for table "
+                + c.name() + " are not all here (the master changed while they were sent): retry").reply());
+          }
+          return onCreateTable(d, new CreateTable(c.name(), c.families(), splits, c.replyTo()));
+        })
         .onCommand(DeleteTable.class, this::onDeleteTable)
         .onCommand(ModifyFamilies.class, this::onModifyFamilies)
         .onCommand(SetLocalityGroup.class, this::onSetLocalityGroup)
         .onCommand(GetDirectory.class, (d, c) -> Effect().reply(c.replyTo(), d))
+        .onCommand(GetChanges.class, (d, c) -> Effect().reply(c.replyTo(), feed.since(d, c.since(),
+            nanoTime.getAsLong())))
+        .onCommand(GetChunk.class, (d, c) -> Effect().reply(c.replyTo(), feed.chunk(c.key(), c.index())))
         .onCommand(RecordSplit.class, this::onRecordSplit)
         .onCommand(RecordFiles.class, this::onRecordFiles)
         .onCommand(Place.class, openings::onPlace)
@@ -428,7 +463,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, Directory> onTick(Directory d, Tick c) {
-    fileSweeps.onTick(d, nanoTime.getAsLong());
+    long now = nanoTime.getAsLong();
+    feed.forgetOldBlobs(now);
+    staged.forgetOld(now);
+    publish(feed.next(d, now, true));
+    fileSweeps.onTick(d, now);
     openings.onTick(d);
     Placements.Plan plan = placements.onTick(d, ctx.getLog());
     if (plan.isEmpty()) {
@@ -496,10 +535,6 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     if (!spread.isEmpty()) {
       events.add(new TabletsAssigned(spread));
     }
-    Refusal tooLarge = PublishedSize.refuse(ctx.getSystem(), placements.clusterSize(), d, events, tablets.size());
-    if (tooLarge != null) {
-      return Effect().reply(c.replyTo(), tooLarge.reply());
-    }
     return Effect().persist(events).thenRun(this::publish)
         .thenReply(c.replyTo(), s -> StatusReply.success(s.table(c.name())));
   }
@@ -558,8 +593,15 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     return Effect().persist(new TabletFilesRecorded(c.table(), c.tabletId(), c.files(), c.redoPoint()));
   }
 
+  /** Publishes the events journaled since the last change published (docs/cluster.md, "How the directory travels"). */
   private void publish(Directory d) {
-    topic.tell(Topic.publish(d));
+    publish(feed.next(d, nanoTime.getAsLong(), false));
+  }
+
+  private void publish(DirectoryFeed.Change c) {
+    if (c != null) {
+      topic.tell(Topic.publish(c));
+    }
   }
 
   @Override
@@ -567,6 +609,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     return newEventHandlerBuilder().forAnyState().onAnyEvent((d, e) -> {
       Directory next = DirectoryEvents.apply(d, e);
       views.applied(d, e);
+      feed.applied(d.version(), e, next.version());
       return next;
     });
   }

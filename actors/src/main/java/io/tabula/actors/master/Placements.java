@@ -95,11 +95,6 @@ final class Placements {
     this.hot = new HotSplits(settings.hotOps(), settings.hotShare(), settings.hotFor().toNanos());
   }
 
-  /** How many nodes the cluster has (down ones included until removed). */
-  int clusterSize() {
-    return nodes.all().size();
-  }
-
   /** Whether this master's node holds the master lease now ({@link MasterNodes#holdsLease}). */
   boolean holdsLease() {
     return nodes.holdsLease();

@@ -175,7 +175,8 @@ class MasterTest {
   @Test
   void everyChangeIsPublishedOnTheDirectoryTopic() {
     DirectoryCache cache = new DirectoryCache();
-    kit.spawn(DirectoryCache.subscriber(cache, kit.spawn(Topic.create(Directory.class, Master.TOPIC))));
+    kit.spawn(DirectoryCache.subscriber(cache, kit.spawn(Topic.create(DirectoryFeed.Change.class, Master.TOPIC)),
+        master));
     TestProbe<Object> poll = kit.createTestProbe();
     create("t", Map.of("f", GcPolicy.KEEP_ALL));
     poll.awaitAssert(WAIT, () -> {

@@ -137,7 +137,7 @@ public final class AdminService implements BigtableTableAdmin {
         }
         splits.add(in.getInitialSplits(i).getKey().toByteArray());
       }
-      return seen(this.<TableInfo>askMaster(r -> new Master.CreateTable(id, families, splits, r)))
+      return seen(io.tabula.actors.master.StagedSplits.createTable(master, system, timeout, id, families, splits))
           .thenApply(t -> toProto(instance, t, true));
     });
   }

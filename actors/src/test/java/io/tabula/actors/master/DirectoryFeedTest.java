@@ -1,0 +1,216 @@
+package io.tabula.actors.master;
+
+import static io.tabula.actors.ActorTestConfig.await;
+import static io.tabula.actors.ActorTestConfig.startWithJournalIn;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tabula.actors.ActorTestConfig;
+import io.tabula.persistence.schema.GcPolicy;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.LogCapturingExtension;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.pattern.StatusReply;
+import org.apache.pekko.persistence.typed.PersistenceId;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * How the directory reaches a node's copy ({@link DirectoryFeed}, {@link DirectoryCache}):
+ * the master on its real journal, every message serialized (so a change's directory after it,
+ * which only a subscriber in the master's JVM gets, is dropped on the way and the copy is
+ * built from the events alone), and the copy compared with the master's own directory.
+ */
+@ExtendWith(LogCapturingExtension.class)
+class DirectoryFeedTest {
+  private static final Duration WAIT = Duration.ofSeconds(20);
+  private static final PersistenceId ID = PersistenceId.ofUniqueId("feed-master");
+
+  @TempDir
+  Path dir;
+
+  private final AtomicLong clock = new AtomicLong(1_700_000_000_000_000L);
+  private ActorTestKit kit;
+  private ActorRef<Master.Command> master;
+
+  @BeforeEach
+  void start() {
+    kit = startWithJournalIn(dir);
+    master = kit.spawn(Master.create(ID, clock::get));
+  }
+
+  @AfterEach
+  void stop() {
+    if (kit != null) {
+      kit.shutdownTestKit();
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private <R> R call(Function<ActorRef<R>, Master.Command> command) {
+    TestProbe<R> probe = (TestProbe<R>) (TestProbe<?>) kit.createTestProbe(Object.class);
+    master.tell(command.apply(probe.getRef()));
+    return ActorTestConfig.roundTrip(kit, probe.receiveMessage(WAIT));
+  }
+
+  private Directory directory() {
+    return call(Master.GetDirectory::new);
+  }
+
+  private void create(String table, int splits) {
+    List<byte[]> s = new ArrayList<>();
+    for (int i = 1; i <= splits; i++) {
+      s.add(String.format("row%07d", i).getBytes(StandardCharsets.UTF_8));
+    }
+    StatusReply<TableInfo> r = call(x -> new Master.CreateTable(table, Map.of("f", GcPolicy.KEEP_ALL), s, x));
+    assertTrue(r.isSuccess(), () -> "created: " + r);
+  }
+
+  private void split(String table, String row) {
+    Directory d = directory();
+    TabletInfo t = d.locate(table, row.getBytes(StandardCharsets.UTF_8));
+    long n = d.nextTabletNumber();
+    StatusReply<org.apache.pekko.Done> r = call(x -> new Master.RecordSplit(table, t.id(), row.getBytes(StandardCharsets.UTF_8),
+        t.id() + "-l" + n, t.id() + "-r" + n, x));
+    assertTrue(r.isSuccess(), () -> "split: " + r);
+  }
+
+  private DirectoryCache subscribed() {
+    DirectoryCache cache = new DirectoryCache();
+    kit.spawn(DirectoryCache.subscriber(cache,
+        kit.spawn(Topic.create(DirectoryFeed.Change.class, Master.TOPIC)), master));
+    return cache;
+  }
+
+  private void awaitSame(DirectoryCache cache) {
+    TestProbe<Object> poll = kit.createTestProbe();
+    poll.awaitAssert(WAIT, () -> {
+      assertEquals(directory(), cache.get(), "the node's copy is the master's directory");
+      return null;
+    });
+  }
+
+  @Test
+  void aCopyFedByPublishedChangesIsTheMastersDirectory() {
+    DirectoryCache cache = subscribed();
+    awaitSame(cache);
+    create("t", 5);
+    split("t", "row0000003x");
+    create("u", 0);
+    StatusReply<org.apache.pekko.Done> deleted = call(x -> new Master.DeleteTable("u", x));
+    assertTrue(deleted.isSuccess());
+    StatusReply<TableInfo> changed = call(x -> new Master.ModifyFamilies("t", List.of(new Master.FamilyChange("g",
+        Master.FamilyChange.Kind.CREATE, GcPolicy.maxVersions(2))), x));
+    assertTrue(changed.isSuccess());
+    awaitSame(cache);
+    assertEquals(7, cache.get().tabletsOf("t").size(), "five splits make six tablets, and one split more");
+  }
+
+  @Test
+  void aNodeBehindGetsTheEventsSinceItsVersionInline() {
+    create("t", 3);
+    create("u", 2);
+    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(0, x));
+    assertNotNull(ch.events(), "a small change travels inline");
+    assertNull(ch.key());
+    assertEquals(0, ch.from());
+    assertEquals(directory().version(), ch.to());
+
+    DirectoryCache cache = new DirectoryCache();
+    await(cache.refresh(master, kit.system(), WAIT), WAIT);
+    assertEquals(directory(), cache.get());
+
+    DirectoryFeed.Changes none = call(x -> new Master.GetChanges(cache.get().version(), x));
+    assertEquals(List.of(), none.events(), "a copy up to date gets nothing");
+  }
+
+  @Test
+  void aLargeChangeTravelsInChunksAndAMissedOneIsFetched() {
+    DirectoryCache cache = subscribed();
+    awaitSame(cache);
+    long before = cache.get().version();
+    create("big", 20_000);
+    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(before, x));
+    assertNull(ch.events(), "20,000 tablets do not travel inline");
+    assertTrue(ch.chunks() > 1, () -> "in several chunks: " + ch);
+    assertEquals(before, ch.from());
+    awaitSame(cache);
+    assertEquals(20_001, cache.get().tabletsOf("big").size());
+
+    // A change that does not follow the copy (one before it was missed) makes the node ask.
+    DirectoryCache late = new DirectoryCache();
+    late.offer(cache.get());
+    split("big", "row0000010x");
+    split("big", "row0000020x");
+    Directory now = directory();
+    late.receive(new DirectoryFeed.Change(now.version() - 1, now.version(), List.of(), null), master, kit.system());
+    TestProbe<Object> poll = kit.createTestProbe();
+    poll.awaitAssert(WAIT, () -> {
+      assertEquals(now, late.get(), "the missed change was fetched");
+      return null;
+    });
+
+    DirectoryFeed.Chunk gone = call(x -> new Master.GetChunk("d12345", 0, x));
+    assertNull(gone.bytes(), "a blob the master does not have is answered as gone");
+  }
+
+  @Test
+  void splitsTooManyForOneMessageAreSentInPiecesFirst() {
+    List<byte[]> splits = new ArrayList<>();
+    for (int i = 1; i <= 60_000; i++) {
+      splits.add(String.format("row%07d", i).getBytes(StandardCharsets.UTF_8));
+    }
+    assertTrue(StagedSplits.pieces(splits).size() > 2, "60,000 splits make several pieces");
+    TableInfo t = await(StagedSplits.createTable(master, kit.system(), WAIT, "wide", Map.of("f", GcPolicy.KEEP_ALL),
+        splits), WAIT);
+    assertEquals("wide", t.name());
+    assertEquals(60_001, directory().tabletsOf("wide").size());
+
+    StatusReply<TableInfo> lost = call(x -> new Master.CreateStagedTable("lost", Map.of("f", GcPolicy.KEEP_ALL),
+        "no-such-upload", 10, x));
+    assertTrue(lost.isError());
+    assertEquals(io.tabula.protocol.errors.ErrorCode.UNAVAILABLE,
+        ((io.tabula.protocol.errors.Refused) lost.getError()).code(), "splits the master lost are UNAVAILABLE");
+    assertNull(directory().table("lost"));
+  }
+
+  @Test
+  void aNewMasterSendsTheWholeDirectoryToANodeBehindIt() {
+    create("t", 3);
+    DirectoryCache cache = new DirectoryCache();
+    await(cache.refresh(master, kit.system(), WAIT), WAIT);
+    long held = cache.get().version();
+    create("u", 4);
+    Directory before = directory();
+
+    TestProbe<Object> watcher = kit.createTestProbe();
+    master.tell(Master.Stop.INSTANCE);
+    watcher.expectTerminated(master, WAIT);
+    kit.shutdownTestKit();
+    kit = startWithJournalIn(dir);
+    master = kit.spawn(Master.create(ID, clock::get));
+
+    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(held, x));
+    assertNull(ch.events(), "a new master keeps no changes from before it");
+    assertTrue(ch.key().startsWith("d"), () -> "the whole directory: " + ch);
+    DirectoryCache again = new DirectoryCache();
+    again.offer(cache.get());
+    await(again.refresh(master, kit.system(), WAIT), WAIT);
+    assertEquals(before, again.get());
+  }
+}
