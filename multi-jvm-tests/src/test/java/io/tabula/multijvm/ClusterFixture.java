@@ -122,7 +122,7 @@ final class ClusterFixture implements AutoCloseable {
 
   /** Asserts that {@code n}, the oldest node, started the master's singleton. */
   static void assertRunsMaster(NodeJvm n) {
-    assertTrue(n.tail(2000).contains("Singleton manager starting singleton actor "
+    assertTrue(n.logContains("Singleton manager starting singleton actor "
         + "[pekko://tabula/system/singletonManagermaster/master]"), n.name + ", the oldest, runs the master");
   }
 

@@ -69,8 +69,7 @@ final class IsolatedNodeScenario {
     } finally {
       load.stop();
     }
-    String log = n3.tail(400);
-    assertTrue(log.contains("is fenced") || log.contains("Down"), "n3 stopped because it was fenced or "
+    assertTrue(n3.logContains("is fenced") || n3.logContains("Down"), "n3 stopped because it was fenced or "
         + "downed; its log:\n" + n3.tail(60));
     load.verify(n2);
     load.checkRegisters(n2);

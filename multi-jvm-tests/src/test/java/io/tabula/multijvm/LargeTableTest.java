@@ -33,7 +33,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *
  * <p>The split count is {@code -Dtabula.test.large-table.splits} (10,000 in CI; the 100,000
  * run's figures are in docs/cluster.md), the three-node scenario's
- * {@code -Dtabula.test.large-table.cluster-splits} (20,000 in CI), the nodes' heap
+ * {@code -Dtabula.test.large-table.cluster-splits} (15,000 in CI: more than the 12,000 a cluster took when it
+ * published its directory whole), the nodes' heap
  * {@code -Dtabula.test.large-table.heap}.
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
@@ -41,7 +42,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class LargeTableTest {
   private static final int SPLITS = Integer.getInteger("tabula.test.large-table.splits", 10_000);
   private static final String HEAP = System.getProperty("tabula.test.large-table.heap", "256m");
-  private static final int CLUSTER_SPLITS = Integer.getInteger("tabula.test.large-table.cluster-splits", 20_000);
+  private static final int CLUSTER_SPLITS = Integer.getInteger("tabula.test.large-table.cluster-splits", 15_000);
 
   static List<String> splits(int n) {
     List<String> s = new ArrayList<>(n);
@@ -143,16 +144,22 @@ class LargeTableTest {
         }
       }
 
+      // Placement as n3 sees it (the master runs on n1); each look's time is printed, as a
+      // busy node answers its route late.
       long k = System.nanoTime();
       n2.kill();
-      Map<String, Integer> after = owned(n1);
+      Map<String, Integer> after = owned(n3);
+      double lastLook = 0;
       while (after.getOrDefault("n2", 0) > 0 || after.getOrDefault("n1", 0) + after.getOrDefault("n3", 0) < total) {
         Map<String, Integer> now = after;
         assertTrue(seconds(k) < 120, () -> "n2's tablets were not placed within 120 s: " + now);
         Thread.sleep(100);
-        after = owned(n1);
+        long look = System.nanoTime();
+        after = owned(n3);
+        lastLook = seconds(look);
       }
       double placed = seconds(k);
+      System.out.printf("LargeTable: the look that saw them placed took %.2f s%n", lastLook);
       n1.awaitReady(Duration.ofSeconds(300));
       n3.awaitReady(Duration.ofSeconds(300));
       double servedAgain = seconds(k);

@@ -35,7 +35,7 @@ class MasterLeavesTest {
       long left;
       try {
         Thread.sleep(1_000);
-        assertTrue(n1.tail(2000).contains("Singleton manager starting singleton actor "
+        assertTrue(n1.logContains("Singleton manager starting singleton actor "
             + "[pekko://tabula/system/singletonManagermaster/master]"), "n1, the oldest, runs the master");
         long t0 = System.nanoTime();
         assertTrue(n1.terminate(Duration.ofSeconds(90)), "n1 did not stop within 90 s of SIGTERM");

@@ -136,6 +136,18 @@ final class NodeJvm implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether the node's whole log holds {@code text}. A tail may not reach back far enough: a
+   * node that resumes after a freeze can log hundreds of lines of quarantine warnings.
+   */
+  boolean logContains(String text) {
+    try {
+      return Files.readString(log).contains(text);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   /** Waits up to {@code within} for the process to end on its own; whether it did. */
   boolean awaitExit(Duration within) throws InterruptedException {
     return process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS);
