@@ -37,10 +37,10 @@ public final class DirectoryFeed {
   static final int INLINE_BYTES = 256 * 1024;
   /** A blob travels in chunks of this many bytes. */
   static final int CHUNK_BYTES = 256 * 1024;
-  /** The changes kept for nodes that catch up: at most this many tablets touched in all... */
+  /** The events kept for nodes that catch up: at most this many tablets touched in all... */
   static final int KEEP_WEIGHT = 200_000;
-  /** ...and at most this many changes. */
-  static final int KEEP_CHANGES = 4_096;
+  /** ...and at most this many events. */
+  static final int KEEP_EVENTS = 65_536;
   /** Blobs kept for nodes fetching them: at most this many, none older than {@link #BLOB_NANOS}. */
   static final int KEEP_BLOBS = 4;
   static final long BLOB_NANOS = 60_000_000_000L;
@@ -168,16 +168,17 @@ public final class DirectoryFeed {
   /** Chunk {@code index} of blob {@code key}; null bytes: the master no longer has it. */
   public record Chunk(String key, int index, byte[] bytes) implements KryoSerializable {}
 
-  private record Kept(long from, long to, List<Master.Event> events, int weight) {}
+  /** An event, and the versions of the directory before and after it. */
+  private record Kept(long before, Master.Event event, long after, int weight) {}
 
   private record Blob(byte[] bytes, int serializerId, String manifest, long madeNanos) {}
 
   private final Serialization serialization;
   /** False while the master replays its journal: replayed events were published by an earlier master. */
   private boolean live;
-  private long pendingFrom = -1;
-  private long pendingTo = -1;
-  private final List<Master.Event> pending = new ArrayList<>();
+  /** The events applied since the last change published, oldest first. */
+  private final List<Kept> pending = new ArrayList<>();
+  /** The events published, oldest first, for nodes that catch up. */
   private final ArrayDeque<Kept> kept = new ArrayDeque<>();
   private int keptWeight;
   private final LinkedHashMap<String, Blob> blobs = new LinkedHashMap<>(8, 0.75f, true) {
@@ -202,11 +203,7 @@ public final class DirectoryFeed {
     if (!live) {
       return;
     }
-    if (pending.isEmpty()) {
-      pendingFrom = before;
-    }
-    pending.add(e);
-    pendingTo = after;
+    pending.add(new Kept(before, e, after, weight(e)));
   }
 
   /**
@@ -222,11 +219,14 @@ public final class DirectoryFeed {
       lastPublished = nowNanos;
       return new Change(d.version(), d.version(), List.of(), d);
     }
-    List<Master.Event> events = List.copyOf(pending);
-    long from = pendingFrom;
-    long to = pendingTo;
+    List<Master.Event> events = new ArrayList<>(pending.size());
+    long from = pending.get(0).before();
+    long to = pending.get(pending.size() - 1).after();
+    for (Kept k : pending) {
+      events.add(k.event());
+      keep(k);
+    }
     pending.clear();
-    keep(new Kept(from, to, events, weight(events)));
     lastPublished = nowNanos;
     boolean fits = sizeOf(new Change(from, to, events, null)) <= INLINE_BYTES;
     return new Change(from, to, fits ? events : null, d);
@@ -235,26 +235,21 @@ public final class DirectoryFeed {
   private void keep(Kept k) {
     kept.addLast(k);
     keptWeight += k.weight();
-    while (kept.size() > KEEP_CHANGES || (keptWeight > KEEP_WEIGHT && kept.size() > 1)) {
+    while (kept.size() > KEEP_EVENTS || (keptWeight > KEEP_WEIGHT && kept.size() > 1)) {
       keptWeight -= kept.removeFirst().weight();
     }
   }
 
-  /** How many tablets {@code events} touch: what keeping them costs. */
-  private static int weight(List<Master.Event> events) {
-    int w = 0;
-    for (Master.Event e : events) {
-      if (e instanceof Master.TableCreated x) {
-        w += x.tablets().size();
-      } else if (e instanceof Master.TabletsAssigned x) {
-        w += x.owners().size();
-      } else if (e instanceof Master.TabletsOpened x) {
-        w += x.opened().size();
-      } else {
-        w += 1;
-      }
+  /** How many tablets {@code e} touches: what keeping it costs. */
+  private static int weight(Master.Event e) {
+    if (e instanceof Master.TableCreated x) {
+      return Math.max(1, x.tablets().size());
+    } else if (e instanceof Master.TabletsAssigned x) {
+      return Math.max(1, x.owners().size());
+    } else if (e instanceof Master.TabletsOpened x) {
+      return Math.max(1, x.opened().size());
     }
-    return w;
+    return 1;
   }
 
   /** What a node whose copy is at version {@code since} needs to reach {@code d}. */
@@ -273,36 +268,35 @@ public final class DirectoryFeed {
     return blob("c" + since + "-" + to, new Events(events), since, to, nowNanos);
   }
 
-  /** The events kept and pending from version {@code since} to {@code to}, or null if some are no longer kept. */
+  /**
+   * The events kept and pending from version {@code since} to {@code to}, or null if some are
+   * no longer kept. A node's copy may be at a version inside a published change (it fetched
+   * the whole directory while events waited to be published): the events are kept one by one
+   * with their versions, so it catches up from there.
+   */
   private List<Master.Event> eventsSince(long since, long to) {
     if (since < 0 || since > to) {
       return null;
     }
-    List<Master.Event> out = new ArrayList<>();
-    long at = -1;
-    for (Kept k : kept) {
-      if (at < 0 && k.from() == since) {
-        at = since;
-      }
-      if (at >= 0) {
-        if (k.from() != at) {
-          return null;
-        }
-        out.addAll(k.events());
-        at = k.to();
-      }
-    }
-    if (at < 0) {
-      at = since;
-    }
-    if (!pending.isEmpty()) {
-      if (pendingFrom != at) {
+    java.util.ArrayDeque<Master.Event> out = new java.util.ArrayDeque<>();
+    long at = to;
+    for (int i = pending.size() - 1; i >= 0 && at > since; i--) {
+      Kept k = pending.get(i);
+      if (k.after() != at) {
         return null;
       }
-      out.addAll(pending);
-      at = pendingTo;
+      out.addFirst(k.event());
+      at = k.before();
     }
-    return at == to ? out : null;
+    for (Iterator<Kept> it = kept.descendingIterator(); it.hasNext() && at > since; ) {
+      Kept k = it.next();
+      if (k.after() != at) {
+        return null;
+      }
+      out.addFirst(k.event());
+      at = k.before();
+    }
+    return at == since ? new ArrayList<>(out) : null;
   }
 
   private Changes blob(String key, Object content, long from, long to, long nowNanos) {

@@ -53,8 +53,14 @@ final class Placements {
   /** When each tablet last finished a move (nanoTime). */
   private final Map<String, Long> lastMoved = new HashMap<>();
   private long lastBalanceNanos;
-  /** How often the master looks for tablets to merge (see {@link #onTick}). */
+  /**
+   * How often the master looks for tablets to merge (see {@link #onTick}), up to
+   * {@link #MERGE_LOOK_TABLETS} tablets; one look reads every tablet, so beyond that the looks
+   * are further apart in proportion (100,000 tablets: every 10 s). Merges wait for tablets
+   * cold for minutes.
+   */
   static final long MERGE_LOOK_EVERY_NANOS = Duration.ofSeconds(2).toNanos();
+  static final int MERGE_LOOK_TABLETS = 20_000;
   /** When it last did (nanoTime). */
   private long lastMergeLook = Long.MIN_VALUE / 2;
   /** How often the load and move records of tablets gone from the directory are forgotten. */
@@ -329,7 +335,7 @@ final class Placements {
       // Merges wait for tablets cold for minutes: a look every MERGE_LOOK_EVERY is soon enough,
       // and each look reads every tablet.
       if (moves.isEmpty() && movesUnderWay(d) == 0 && merging.isEmpty()
-          && now - lastMergeLook >= MERGE_LOOK_EVERY_NANOS) {
+          && now - lastMergeLook >= MERGE_LOOK_EVERY_NANOS * Math.max(1, d.tabletCount() / MERGE_LOOK_TABLETS)) {
         lastMergeLook = now;
         mergeOrColocate(d, now, log, moves, merges);
       }
@@ -385,24 +391,29 @@ final class Placements {
   private void mergeOrColocate(Directory d, long now, Logger log, List<Master.MoveStarted> moves,
       List<Master.MergeStarted> merges) {
     for (String table : d.tables().keySet()) {
-      List<TabletInfo> l = d.tabletsOf(table);
-      for (int i = 0; i + 1 < l.size(); i++) {
-        TabletInfo a = l.get(i);
-        TabletInfo b = l.get(i + 1);
-        TabletPlacement pa = d.placementOf(a.id());
+      TabletInfo a = null;
+      // an iterator, not get(i): a persistent vector's get is O(log n)
+      for (TabletInfo b : d.tabletsOf(table)) {
+        TabletInfo left = a;
+        a = b;
+        // the cheap tests (this master's own maps) before the directory's placements
+        if (left == null || !coldAndReported(left.id(), now) || !coldAndReported(b.id(), now)
+            || load.get(left.id())[1] + load.get(b.id())[1] >= settings.mergeBelowBytes()) {
+          continue;
+        }
+        TabletPlacement pa = d.placementOf(left.id());
         TabletPlacement pb = d.placementOf(b.id());
-        if (!mergeable(a.id(), pa, now) || !mergeable(b.id(), pb, now)
-            || load.get(a.id())[1] + load.get(b.id())[1] >= settings.mergeBelowBytes()) {
+        if (!mergeable(left.id(), pa, now) || !mergeable(b.id(), pb, now)) {
           continue;
         }
         if (pa.owner().equals(pb.owner())) {
           String child = table + "-" + java.util.HexFormat.of().toHexDigits(
               java.util.concurrent.ThreadLocalRandom.current().nextLong()).substring(4);
-          log.info("merging the small, cold tablets {} and {} of table {} into {} on {}", a.id(), b.id(), table, child,
-              pa.owner());
-          merges.add(new Master.MergeStarted(table, a.id(), b.id(), child));
+          log.info("merging the small, cold tablets {} and {} of table {} into {} on {}", left.id(), b.id(), table,
+              child, pa.owner());
+          merges.add(new Master.MergeStarted(table, left.id(), b.id(), child));
         } else if (isUp(pa.owner())) {
-          log.info("moving tablet {} to {} to merge it with {}", b.id(), pa.owner(), a.id());
+          log.info("moving tablet {} to {} to merge it with {}", b.id(), pa.owner(), left.id());
           moves.add(new Master.MoveStarted(b.id(), pb.owner(), pa.owner()));
         } else {
           continue;
@@ -413,9 +424,13 @@ final class Placements {
   }
 
   private boolean mergeable(String id, TabletPlacement p, long now) {
+    return p.state() == TabletPlacement.State.SERVING && p.assigned() && coldAndReported(id, now);
+  }
+
+  /** Whether tablet {@code id} has reported its load and been cold for {@code mergeColdFor}. */
+  private boolean coldAndReported(String id, long now) {
     Long warm = warmAt.get(id);
-    return p.state() == TabletPlacement.State.SERVING && p.assigned() && load.containsKey(id) && warm != null
-        && now - warm >= settings.mergeColdFor().toNanos();
+    return load.containsKey(id) && warm != null && now - warm >= settings.mergeColdFor().toNanos();
   }
 
   /** The first step of a merge: the right tablet closes cleanly. The answer comes back as a {@link Master.MergeStep}. */

@@ -169,6 +169,47 @@ class DirectoryFeedTest {
     assertNull(gone.bytes(), "a blob the master does not have is answered as gone");
   }
 
+  private static Master.TableCreated tableCreated(String name, long number) {
+    return new Master.TableCreated(new TableInfo(name, Map.of("f", GcPolicy.KEEP_ALL), 1L),
+        List.of(TabletInfo.empty(name, name + "-" + number, new byte[0], new byte[0])), number + 1);
+  }
+
+  /**
+   * A node can hold a version inside a published change: it fetched the whole directory while
+   * events waited to be published. It catches up from that version with the events after it,
+   * not with the whole directory again (which it did at every change, before the events were
+   * kept one by one).
+   */
+  @Test
+  void aCopyInsideAPublishedChangeCatchesUpWithTheEventsAfterIt() {
+    DirectoryFeed feed = new DirectoryFeed(org.apache.pekko.serialization.SerializationExtension.get(
+        org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(kit.system())));
+    feed.recovered();
+    List<Master.Event> events = List.of(tableCreated("a", 1), tableCreated("b", 2), tableCreated("c", 3));
+    List<Directory> versions = new ArrayList<>(List.of(Directory.EMPTY));
+    for (Master.Event e : events) {
+      Directory before = versions.get(versions.size() - 1);
+      Directory after = DirectoryEvents.apply(before, e);
+      feed.applied(before.version(), e, after.version());
+      versions.add(after);
+    }
+    Directory last = versions.get(3);
+    DirectoryFeed.Change published = feed.next(last, 0, false);
+    assertEquals(0, published.from());
+    assertEquals(last.version(), published.to());
+    assertEquals(events, published.events(), "one change of three events");
+
+    DirectoryFeed.Changes ch = feed.since(last, versions.get(1).version(), 0);
+    assertEquals(events.subList(1, 3), ch.events(), "the events after the copy's version, inline");
+    DirectoryCache cache = new DirectoryCache();
+    cache.offer(versions.get(1));
+    assertTrue(cache.apply(ch.from(), ch.events(), ch.to()));
+    assertEquals(last, cache.get());
+
+    assertTrue(feed.since(last, last.version() + 5, 0).key().startsWith("d"),
+        "a version the master never made: the whole directory");
+  }
+
   @Test
   void splitsTooManyForOneMessageAreSentInPiecesFirst() {
     List<byte[]> splits = new ArrayList<>();
