@@ -27,15 +27,16 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
  * its region on every node and its coordinator. Why: a region starting a shard first looks
  * through every shard it already runs (Pekko 1.2 to 1.5, {@code ShardRegion.getShard}), so
  * starting n shards in one region costs n²/2 steps: 100,000 tablets on one node spent most of
- * the node's CPU there, and took minutes to open. Over {@value #TYPES} types it is n²/512. And
- * each coordinator writes its whole state (every shard's region) to its peers at every
- * allocation, one allocation after another: in three nodes opening a table of 20,000 tablets,
- * every tablet served after 66 to 82 s over 64 types, 38 to 42 s over 256, and 41 s over 1,024
- * (what is left is per shard, not per coordinator).
+ * the node's CPU there, and took minutes to open. Over {@value #TYPES} types it is n²/128. More
+ * types open a cluster's large table faster (each coordinator writes its whole state to its
+ * peers at every allocation, one after another: three nodes served 20,000 tablets after 66 to
+ * 82 s over 64 types, 38 to 42 s over 256, 41 s over 1,024) but slow every node's start (a
+ * region and a coordinator's singleton manager per type: 4.9 s to 6.4 s to serving over 256,
+ * bench/run-startup without the warm-up), which every user pays.
  */
 public final class TabletShards {
   /** How many entity types the tablets are spread over; the same on every node of a cluster. */
-  static final int TYPES = 256;
+  static final int TYPES = 64;
   /** The tablets' entity types ("tablet", "tablet-1", ...); an entity id is a tablet id. */
   private static final List<EntityTypeKey<TabletActor.Command>> KEYS = IntStream.range(0, TYPES)
       .mapToObj(i -> EntityTypeKey.create(TabletActor.Command.class, i == 0 ? "tablet" : "tablet-" + i)).toList();
