@@ -52,8 +52,22 @@ public final class ManifestCodec {
   /** The file of version {@code version} in {@code dir}. */
   public static String path(String dir, long version) {
     return version == 0 ? Storage.path(dir, ManifestFormat.FILE_NAME)
-        : Storage.path(dir, String.format("%s-%010d", ManifestFormat.FILE_NAME, version));
+        : Storage.path(dir, ManifestFormat.FILE_NAME + "-" + tenDigits(version));
   }
+
+  /** {@code n} in at least ten digits, zeros first (String.format cost a node opening 100,000 tablets 2% of its CPU). */
+  private static String tenDigits(long n) {
+    String digits = Long.toString(n);
+    return digits.length() >= 10 ? digits : "0000000000".substring(digits.length()) + digits;
+  }
+
+  /**
+   * The names of this process's temporary files: a random prefix drawn once, and a count. A
+   * random UUID per file took a lock (the system's secure random) that 64 threads opening
+   * tablets queued on.
+   */
+  private static final String TEMP_PREFIX = ManifestFormat.TEMP_NAME + "-" + java.util.UUID.randomUUID() + "-";
+  private static final java.util.concurrent.atomic.AtomicLong TEMPS = new java.util.concurrent.atomic.AtomicLong();
 
   public static boolean exists(Storage storage, String dir) throws IOException {
     return latestVersion(storage, dir) >= 0;
@@ -136,7 +150,7 @@ public final class ManifestCodec {
       throw new IllegalArgumentException("a manifest version is at least 0, was " + read);
     }
     byte[] file = encode(next);
-    String tmp = Storage.path(dir, ManifestFormat.TEMP_NAME + "-" + java.util.UUID.randomUUID());
+    String tmp = Storage.path(dir, TEMP_PREFIX + TEMPS.incrementAndGet());
     try (WritableFile w = storage.create(tmp)) {
       w.append(file);
       w.sync();
