@@ -57,6 +57,8 @@ public final class Directory implements KryoSerializable {
   private final MapPSet<String> unsettled;
   /** How many placements name each commit-log folder. */
   private final HashPMap<String, Integer> logUses;
+  /** The sum of the hashes of every table, tablet and placement ({@link DirectoryDigest}). */
+  private final long entries;
 
   /**
    * A directory of these tables, tablets (per table, in row order) and placements (by tablet
@@ -84,11 +86,19 @@ public final class Directory implements KryoSerializable {
     this.byOwner = x.byOwner;
     this.unsettled = x.unsettled;
     this.logUses = x.logUses;
+    long sum = DirectoryDigest.tablets(byId.values());
+    for (TableInfo table : this.tables.values()) {
+      sum += DirectoryDigest.table(table);
+    }
+    for (Map.Entry<String, TabletPlacement> p : this.placement.entrySet()) {
+      sum += DirectoryDigest.placement(p.getKey(), p.getValue());
+    }
+    this.entries = sum;
   }
 
   private Directory(long version, long nextTabletNumber, TreePMap<String, TableInfo> tables,
       TreePMap<String, PVector<TabletInfo>> tablets, HashPMap<String, TabletPlacement> placement,
-      HashPMap<String, TabletInfo> byId, Indexes x) {
+      HashPMap<String, TabletInfo> byId, Indexes x, long entries) {
     this.version = version;
     this.nextTabletNumber = nextTabletNumber;
     this.tables = tables;
@@ -98,6 +108,33 @@ public final class Directory implements KryoSerializable {
     this.byOwner = x.byOwner;
     this.unsettled = x.unsettled;
     this.logUses = x.logUses;
+    this.entries = entries;
+  }
+
+  /**
+   * A digest of this directory's content (its tables, tablets, placements and next tablet
+   * number; not its version): two copies at one version with different digests differ.
+   * Kept as the directory changes, so reading it costs nothing ({@link DirectoryDigest}).
+   */
+  public long digest() {
+    return entries + DirectoryDigest.next(nextTabletNumber);
+  }
+
+  /**
+   * What the entries' sum gains when the tablets and placements of {@code ids} (and table
+   * {@code table}, if not null) go from this directory's to those in the maps given.
+   */
+  private long entriesAfter(Collection<String> ids, Map<String, TabletInfo> newById,
+      Map<String, TabletPlacement> newPlacement, String table, TableInfo newTable) {
+    long sum = entries;
+    for (String id : new java.util.HashSet<>(ids)) {
+      sum += DirectoryDigest.tablet(newById.get(id)) - DirectoryDigest.tablet(byId.get(id));
+      sum += DirectoryDigest.placement(id, newPlacement.get(id)) - DirectoryDigest.placement(id, placement.get(id));
+    }
+    if (table != null) {
+      sum += DirectoryDigest.table(newTable) - DirectoryDigest.table(tables.get(table));
+    }
+    return sum;
   }
 
   private Indexes indexes() {
@@ -334,18 +371,21 @@ public final class Directory implements KryoSerializable {
       x.remove(t.id(), placement.get(t.id()));
     }
     HashPMap<String, TabletInfo> ids = byId.minusAll(idsOf(tabletsOf(table.name())));
+    List<String> touched = idsOf(tabletsOf(table.name()));
     for (TabletInfo t : tabletsOfTable) {
       ids = ids.plus(t.id(), t);
       x.add(t.id(), placement.get(t.id()));
+      touched.add(t.id());
     }
     return new Directory(version + 1, nextNumber, tables.plus(table.name(), table),
-        tablets.plus(table.name(), TreePVector.from(tabletsOfTable)), placement, ids, x);
+        tablets.plus(table.name(), TreePVector.from(tabletsOfTable)), placement, ids, x,
+        entriesAfter(touched, ids, placement, table.name(), table));
   }
 
   /** The same tablets, with table {@code table}'s own settings (families, groups) replaced. */
   Directory withTableInfo(TableInfo table) {
     return new Directory(version + 1, nextTabletNumber, tables.plus(table.name(), table), tablets, placement, byId,
-        indexes());
+        indexes(), entriesAfter(List.of(), byId, placement, table.name(), table));
   }
 
   Directory withoutTable(String name) {
@@ -354,8 +394,10 @@ public final class Directory implements KryoSerializable {
     for (String id : ids) {
       x.remove(id, placement.get(id));
     }
-    return new Directory(version + 1, nextTabletNumber, tables.minus(name), tablets.minus(name),
-        placement.minusAll(ids), byId.minusAll(ids), x);
+    HashPMap<String, TabletPlacement> p = placement.minusAll(ids);
+    HashPMap<String, TabletInfo> left = byId.minusAll(ids);
+    return new Directory(version + 1, nextTabletNumber, tables.minus(name), tablets.minus(name), p, left, x,
+        entriesAfter(ids, left, p, name, null));
   }
 
   private static List<String> idsOf(Collection<TabletInfo> ts) {
@@ -391,7 +433,7 @@ public final class Directory implements KryoSerializable {
   Directory withTabletReplaced(String table, String oldId, List<TabletInfo> replacements, TabletPlacement placed) {
     TabletInfo old = tablet(table, oldId);
     if (old == null) {
-      return new Directory(version + 1, nextTabletNumber, tables, tablets, placement, byId, indexes());
+      return new Directory(version + 1, nextTabletNumber, tables, tablets, placement, byId, indexes(), entries);
     }
     int at = indexOf(old);
     PVector<TabletInfo> l = tablets.get(table).minus(at).plusAll(at, replacements);
@@ -399,7 +441,9 @@ public final class Directory implements KryoSerializable {
     HashPMap<String, TabletPlacement> p = placement.minus(oldId);
     Indexes x = indexes();
     x.remove(oldId, placement.get(oldId));
+    List<String> touched = new ArrayList<>(List.of(oldId));
     for (TabletInfo r : replacements) {
+      touched.add(r.id());
       if (!r.id().equals(oldId)) {
         x.remove(r.id(), placement.get(r.id()));
       }
@@ -407,7 +451,8 @@ public final class Directory implements KryoSerializable {
       p = p.plus(r.id(), placed);
       x.add(r.id(), placed);
     }
-    return new Directory(version + 1, nextTabletNumber, tables, tablets.plus(table, l), p, ids, x);
+    return new Directory(version + 1, nextTabletNumber, tables, tablets.plus(table, l), p, ids, x,
+        entriesAfter(touched, ids, p, null, null));
   }
 
   /** The same tablets, with tablet {@code oldId} replaced by {@code updated} (its files changed). */
@@ -436,8 +481,9 @@ public final class Directory implements KryoSerializable {
     x.remove(rightId, placement.get(rightId));
     x.remove(child.id(), placement.get(child.id()));
     x.add(child.id(), placed);
-    return new Directory(version + 1, nextTabletNumber, tables, tablets.plus(table, l), p,
-        byId.minus(leftId).minus(rightId).plus(child.id(), child), x);
+    HashPMap<String, TabletInfo> ids = byId.minus(leftId).minus(rightId).plus(child.id(), child);
+    return new Directory(version + 1, nextTabletNumber, tables, tablets.plus(table, l), p, ids, x,
+        entriesAfter(List.of(leftId, rightId, child.id()), ids, p, null, null));
   }
 
   /** With the placements in {@code changes} (by tablet id) set. */
@@ -448,7 +494,9 @@ public final class Directory implements KryoSerializable {
         x.replace(c.getKey(), placement.get(c.getKey()), c.getValue());
       }
     }
-    return new Directory(version + 1, nextTabletNumber, tables, tablets, placement.plusAll(changes), byId, x);
+    HashPMap<String, TabletPlacement> p = placement.plusAll(changes);
+    return new Directory(version + 1, nextTabletNumber, tables, tablets, p, byId, x,
+        entriesAfter(changes.keySet(), byId, p, null, null));
   }
 
   @Override

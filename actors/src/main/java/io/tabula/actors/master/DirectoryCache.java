@@ -27,6 +27,11 @@ import org.slf4j.LoggerFactory;
  * makes the node ask the master for what it lacks ({@link #refresh}). Any thread may read it;
  * listeners hear of each newer version in order. Thread-safe: changes to the copy are made
  * under this object's lock.
+ *
+ * <p>The copy is checked against the master's: each change and each answer carries the digest
+ * of the master's directory at its version ({@link Directory#digest}), and a copy at that
+ * version with another digest (a bug: the same events made two different directories) is
+ * logged as an error and replaced by the master's whole directory.
  */
 public final class DirectoryCache {
   private static final Logger LOG = LoggerFactory.getLogger(DirectoryCache.class);
@@ -36,6 +41,20 @@ public final class DirectoryCache {
   private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
   private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
   private final AtomicReference<CompletableFuture<Directory>> refreshing = new AtomicReference<>();
+  /** Set when the copy differed from the master's: the next catch-up fetches the whole directory. Guarded by this. */
+  private boolean diverged;
+  /**
+   * Cleared if a whole directory fetched from the master does not have the digest the master
+   * gave for it (the master's digest is wrong, not the copy): comparing again would fetch it
+   * again and again. Guarded by this.
+   */
+  private boolean checking = true;
+  /** How many copies differed from the master's, in all. */
+  private final java.util.concurrent.atomic.AtomicLong divergences = new java.util.concurrent.atomic.AtomicLong();
+  /** When a difference was last logged (nanoTime), and how many were not logged since. Guarded by this. */
+  private long loggedAt = Long.MIN_VALUE;
+  private long notLogged;
+  private static final long LOG_EVERY_NANOS = 60_000_000_000L;
 
   public Directory get() {
     return current.get();
@@ -53,12 +72,40 @@ public final class DirectoryCache {
     listeners.add(listener);
   }
 
+  /** How many times this node's copy was found to differ from the master's directory. */
+  public long divergences() {
+    return divergences.get();
+  }
+
+  /**
+   * Whether {@code copy} has the master's {@code digest} (0: not known, taken as a match);
+   * if not, logs it (at most once a minute) and has the next catch-up fetch the whole directory.
+   */
+  private synchronized boolean matches(Directory copy, long digest, String how) {
+    if (digest == 0 || !checking || copy.digest() == digest) {
+      return true;
+    }
+    divergences.incrementAndGet();
+    diverged = true;
+    long now = System.nanoTime();
+    if (loggedAt == Long.MIN_VALUE || now - loggedAt > LOG_EVERY_NANOS) {
+      LOG.error("This node's copy of the directory at version {} ({}) has digest {}, the master's has {}: the"
+          + " copy differs from the master's directory; fetching the whole directory ({} earlier differences not"
+          + " logged)", copy.version(), how, Long.toHexString(copy.digest()), Long.toHexString(digest), notLogged);
+      loggedAt = now;
+      notLogged = 0;
+    } else {
+      notLogged++;
+    }
+    return false;
+  }
+
   /**
    * Applies {@code events} if the copy is at version {@code from}; true if the copy is at
-   * {@code to} or newer afterwards. Events that do not make version {@code to} (which would be
-   * a bug) are not taken.
+   * {@code to} or newer afterwards. Events that do not make version {@code to}, or a directory
+   * without the master's {@code digest} (either would be a bug), are not taken.
    */
-  synchronized boolean apply(long from, List<Master.Event> events, long to) {
+  synchronized boolean apply(long from, List<Master.Event> events, long to, long digest) {
     Directory d = current.get();
     if (d.version() >= to) {
       return true;
@@ -73,6 +120,10 @@ public final class DirectoryCache {
     if (next.version() != to) {
       LOG.error("The master's changes from directory version {} made version {}, not {}: asking for the whole"
           + " directory", from, next.version(), to);
+      diverged = true;
+      return false;
+    }
+    if (!matches(next, digest, "made from the master's events")) {
       return false;
     }
     offer(next);
@@ -84,14 +135,16 @@ public final class DirectoryCache {
    * asks the master for what it lacks.
    */
   void receive(DirectoryFeed.Change c, ActorRef<Master.Command> master, ActorSystem<?> system) {
-    if (c.to() <= current.get().version()) {
+    Directory held = current.get();
+    if (c.to() < held.version() || (c.to() == held.version() && (c.after() == held
+        || matches(held, c.digest(), "compared with the master's change or heartbeat")))) {
       return;
     }
     if (c.after() != null) {
-      offer(c.after());
+      replaceWith(c.after(), c.digest());
       return;
     }
-    if (!apply(c.from(), c.events(), c.to())) {
+    if (c.to() == held.version() || !apply(c.from(), c.events(), c.to(), c.digest())) {
       refresh(master, system, CATCH_UP_ASK).whenComplete((d, err) -> {
         if (err != null) {
           LOG.warn("Could not catch up with the master's directory (version {} held, {} published): {}",
@@ -115,7 +168,11 @@ public final class DirectoryCache {
     if (under != null) {
       return under;
     }
-    catchUp(master, system, timeout, current.get().version()).whenComplete((d, err) -> {
+    long since;
+    synchronized (this) {
+      since = diverged ? -1 : current.get().version();
+    }
+    catchUp(master, system, timeout, since).whenComplete((d, err) -> {
       refreshing.set(null);
       if (err != null) {
         mine.completeExceptionally(err);
@@ -131,22 +188,54 @@ public final class DirectoryCache {
     return Stages.direct(AskPattern.<Master.Command, DirectoryFeed.Changes>ask(master,
         r -> new Master.GetChanges(since, r), timeout, system.scheduler())).thenCompose(ch -> {
           if (ch.events() != null) {
-            return apply(ch.from(), ch.events(), ch.to()) ? CompletableFuture.completedFuture(get())
-                : catchUp(master, system, timeout, -1);
+            return apply(ch.from(), ch.events(), ch.to(), ch.digest()) ? CompletableFuture.completedFuture(get())
+                : catchUp(master, system, timeout, retrySince(since));
           }
           return fetch(master, system, timeout, ch, 0, new ByteArrayOutputStream()).thenCompose(content -> {
             if (content instanceof Directory d) {
-              offer(d);
+              replaceWith(d, ch.digest());
               return CompletableFuture.completedFuture(get());
             }
-            if (content instanceof DirectoryFeed.Events e && apply(ch.from(), e.events(), ch.to())) {
+            if (content instanceof DirectoryFeed.Events e && apply(ch.from(), e.events(), ch.to(), ch.digest())) {
               return CompletableFuture.completedFuture(get());
             }
-            // the blob was gone, or the copy moved meanwhile: the whole directory
+            // the blob was gone, the copy moved meanwhile, or it differs from the master's
             return since == -1 ? CompletableFuture.failedFuture(new IllegalStateException(
-                "the master's directory could not be fetched")) : catchUp(master, system, timeout, -1);
+                "the master's directory could not be fetched")) : catchUp(master, system, timeout, retrySince(since));
           });
         });
+  }
+
+  /**
+   * The version to ask from again after an answer to {@code since} could not be applied: the
+   * copy's, if a pushed change moved it meanwhile (it needs only the events after it); -1, the
+   * whole directory, if it did not move or it differs from the master's.
+   */
+  private synchronized long retrySince(long since) {
+    long held = current.get().version();
+    return diverged || held == since ? -1 : held;
+  }
+
+  /**
+   * Takes the master's whole directory {@code d}, even at the version held (the copy held
+   * differed from it). If {@code d} does not have the digest the master gave for it, the
+   * master's digest is wrong, not the copy: that is logged, and copies are no longer compared.
+   */
+  private synchronized void replaceWith(Directory d, long digest) {
+    if (digest != 0 && d.digest() != digest && checking) {
+      checking = false;
+      LOG.error("The master's directory at version {} has digest {}, but the master gave {} for it: its digest is"
+          + " kept wrong; this node no longer compares its copy with the master's", d.version(),
+          Long.toHexString(d.digest()), Long.toHexString(digest));
+    }
+    Directory held = current.get();
+    if (d.version() > held.version() || (d.version() == held.version() && diverged)) {
+      current.set(d);
+      listeners.forEach(l -> l.accept(d));
+    }
+    if (d.version() >= held.version()) {
+      diverged = false;
+    }
   }
 
   /** The content of the blob {@code ch} names, fetched chunk by chunk from {@code index}; null if it is gone. */

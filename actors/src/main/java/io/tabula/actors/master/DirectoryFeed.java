@@ -52,7 +52,9 @@ public final class DirectoryFeed {
    * {@code from} to {@code to}, or null when they are too large to publish (a node asks for
    * them). {@code from == to} with no events is a heartbeat. {@code after} is the directory
    * they make, given to a subscriber in the master's own JVM only (never serialized), so the
-   * master's node shares the master's copy instead of building its own.
+   * master's node shares the master's copy instead of building its own. {@code digest} is the
+   * {@link Directory#digest} of the directory at {@code to} (0: not known): a node checks its
+   * copy against it.
    */
   @DefaultSerializer(Change.KryoBytes.class)
   public static final class Change implements KryoSerializable {
@@ -60,12 +62,23 @@ public final class DirectoryFeed {
     private final long to;
     private final List<Master.Event> events;
     private final Directory after;
+    private final long digest;
 
     Change(long from, long to, List<Master.Event> events, Directory after) {
+      this(from, to, events, after, after == null ? 0 : after.digest());
+    }
+
+    private Change(long from, long to, List<Master.Event> events, Directory after, long digest) {
       this.from = from;
       this.to = to;
       this.events = events;
       this.after = after;
+      this.digest = digest;
+    }
+
+    /** The digest of the directory at {@code to}; 0 if not known. */
+    public long digest() {
+      return digest;
     }
 
     public long from() {
@@ -92,7 +105,7 @@ public final class DirectoryFeed {
           + ")";
     }
 
-    /** Kryo's serializer: from, to, then the events (-1 for none), without {@code after}. Stateless. */
+    /** Kryo's serializer: from, to, the digest, then the events (-1 for none), without {@code after}. Stateless. */
     public static final class KryoBytes extends Serializer<Change> {
       public KryoBytes() {
         setImmutable(true);
@@ -102,6 +115,7 @@ public final class DirectoryFeed {
       public void write(Kryo kryo, Output output, Change c) {
         output.writeLong(c.from);
         output.writeLong(c.to);
+        output.writeLong(c.digest);
         writeEvents(kryo, output, c.events);
       }
 
@@ -109,7 +123,8 @@ public final class DirectoryFeed {
       public Change read(Kryo kryo, Input input, Class<? extends Change> type) {
         long from = input.readLong();
         long to = input.readLong();
-        return new Change(from, to, readEvents(kryo, input), null);
+        long digest = input.readLong();
+        return new Change(from, to, readEvents(kryo, input), null, digest);
       }
     }
   }
@@ -160,10 +175,11 @@ public final class DirectoryFeed {
    * The answer to {@link Master.GetChanges}: the events from {@code from} to {@code to}
    * inline, or ({@code events} null) a blob of {@code chunks} chunks named {@code key}, made
    * by serializer {@code serializerId} with {@code manifest}, holding an {@link Events} from
-   * {@code from} or the whole {@link Directory} at {@code to}.
+   * {@code from} or the whole {@link Directory} at {@code to}; {@code digest} is the digest of
+   * the directory at {@code to}.
    */
-  public record Changes(long from, long to, List<Master.Event> events, String key, int chunks, int serializerId,
-      String manifest) implements KryoSerializable {}
+  public record Changes(long from, long to, long digest, List<Master.Event> events, String key, int chunks,
+      int serializerId, String manifest) implements KryoSerializable {}
 
   /** Chunk {@code index} of blob {@code key}; null bytes: the master no longer has it. */
   public record Chunk(String key, int index, byte[] bytes) implements KryoSerializable {}
@@ -256,16 +272,16 @@ public final class DirectoryFeed {
   Changes since(Directory d, long since, long nowNanos) {
     long to = d.version();
     if (since == to) {
-      return new Changes(since, to, List.of(), null, 0, 0, "");
+      return new Changes(since, to, d.digest(), List.of(), null, 0, 0, "");
     }
     List<Master.Event> events = eventsSince(since, to);
     if (events == null) {
-      return blob("d" + to, d, since, to, nowNanos);
+      return blob("d" + to, d, since, d, nowNanos);
     }
     if (sizeOf(new Events(events)) <= INLINE_BYTES) {
-      return new Changes(since, to, events, null, 0, 0, "");
+      return new Changes(since, to, d.digest(), events, null, 0, 0, "");
     }
-    return blob("c" + since + "-" + to, new Events(events), since, to, nowNanos);
+    return blob("c" + since + "-" + to, new Events(events), since, d, nowNanos);
   }
 
   /**
@@ -299,7 +315,7 @@ public final class DirectoryFeed {
     return at == since ? new ArrayList<>(out) : null;
   }
 
-  private Changes blob(String key, Object content, long from, long to, long nowNanos) {
+  private Changes blob(String key, Object content, long from, Directory to, long nowNanos) {
     Blob b = blobs.get(key);
     if (b == null) {
       org.apache.pekko.serialization.Serializer s = serialization.findSerializerFor(content);
@@ -307,7 +323,7 @@ public final class DirectoryFeed {
       blobs.put(key, b);
     }
     int chunks = Math.max(1, (b.bytes().length + CHUNK_BYTES - 1) / CHUNK_BYTES);
-    return new Changes(from, to, null, key, chunks, b.serializerId(), b.manifest());
+    return new Changes(from, to.version(), to.digest(), null, key, chunks, b.serializerId(), b.manifest());
   }
 
   /** Chunk {@code index} of blob {@code key}, or one with null bytes if the blob is gone. */

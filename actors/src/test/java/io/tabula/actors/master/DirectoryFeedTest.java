@@ -3,6 +3,7 @@ package io.tabula.actors.master;
 import static io.tabula.actors.ActorTestConfig.await;
 import static io.tabula.actors.ActorTestConfig.startWithJournalIn;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -203,7 +204,7 @@ class DirectoryFeedTest {
     assertEquals(events.subList(1, 3), ch.events(), "the events after the copy's version, inline");
     DirectoryCache cache = new DirectoryCache();
     cache.offer(versions.get(1));
-    assertTrue(cache.apply(ch.from(), ch.events(), ch.to()));
+    assertTrue(cache.apply(ch.from(), ch.events(), ch.to(), ch.digest()));
     assertEquals(last, cache.get());
 
     assertTrue(feed.since(last, last.version() + 5, 0).key().startsWith("d"),
@@ -253,5 +254,80 @@ class DirectoryFeedTest {
     again.offer(cache.get());
     await(again.refresh(master, kit.system(), WAIT), WAIT);
     assertEquals(before, again.get());
+  }
+
+  /**
+   * The digest kept as the directory changes is the digest of its content: a copy read from
+   * bytes (which computes it from every entry) has the same, through creates, splits,
+   * placements, opens, family changes and deletes; and each change changes it.
+   */
+  @Test
+  void theDigestKeptAsTheDirectoryChangesIsTheDigestOfItsContent() {
+    List<Long> seen = new ArrayList<>();
+    java.util.function.Consumer<Directory> check = d -> {
+      Directory read = ActorTestConfig.roundTrip(kit, d);
+      assertEquals(d.digest(), read.digest(), () -> "the digest kept is the content's at " + d);
+      assertFalse(seen.contains(d.digest()), () -> "each change changes the digest: " + d);
+      seen.add(d.digest());
+    };
+    check.accept(directory());
+    create("t", 5);
+    check.accept(directory());
+    split("t", "row0000003x");
+    check.accept(directory());
+    create("u", 2);
+    check.accept(directory());
+    StatusReply<TableInfo> changed = call(x -> new Master.ModifyFamilies("t", List.of(new Master.FamilyChange("g",
+        Master.FamilyChange.Kind.CREATE, GcPolicy.maxVersions(2))), x));
+    assertTrue(changed.isSuccess());
+    check.accept(directory());
+    Directory d = directory();
+    String first = d.tabletsOf("t").get(0).id();
+    String second = d.tabletsOf("t").get(1).id();
+    d = DirectoryEvents.apply(d, new Master.TabletsAssigned(Map.of(first, "n1", second, "n2")));
+    check.accept(d);
+    d = DirectoryEvents.apply(d, new Master.TabletOpened(first, "n1", "n1.a", List.of()));
+    check.accept(d);
+    StatusReply<org.apache.pekko.Done> deleted = call(x -> new Master.DeleteTable("u", x));
+    assertTrue(deleted.isSuccess());
+    check.accept(directory());
+  }
+
+  /**
+   * A node's copy that differs from the master's at the same version (the same events made
+   * two directories: a bug) is found by the digest the master's heartbeats and changes carry,
+   * and replaced by the master's whole directory. Without the check such a copy kept its
+   * difference until the next new master: versions alone match.
+   */
+  @Test
+  void aCopyThatDiffersFromTheMastersIsFoundAndReplaced() {
+    create("t", 3);
+    Directory before = directory();
+    create("u", 0);
+    Directory now = directory();
+    String id = before.tabletsOf("t").get(0).id();
+    Directory wrong = DirectoryEvents.apply(before, new Master.TabletsAssigned(Map.of(id, "n9")));
+    assertEquals(now.version(), wrong.version(), "a different directory at the master's version");
+
+    // At the master's version: a heartbeat finds it.
+    DirectoryCache atVersion = new DirectoryCache();
+    atVersion.offer(wrong);
+    kit.spawn(DirectoryCache.subscriber(atVersion, kit.spawn(Topic.create(DirectoryFeed.Change.class, Master.TOPIC)),
+        master));
+    awaitSame(atVersion);
+    assertTrue(atVersion.divergences() >= 1, "the difference was counted");
+
+    // Behind the master: the change it applies next does not make the master's digest.
+    DirectoryCache behind = new DirectoryCache();
+    behind.offer(wrong);
+    create("w", 1);
+    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(wrong.version(), x));
+    assertNotNull(ch.events(), "the events since the copy's version, inline");
+    assertFalse(behind.apply(ch.from(), ch.events(), ch.to(), ch.digest()),
+        "events that do not make the master's digest are not taken");
+    assertEquals(wrong, behind.get());
+    assertEquals(1, behind.divergences());
+    await(behind.refresh(master, kit.system(), WAIT), WAIT);
+    assertEquals(directory(), behind.get(), "the whole directory replaced the copy");
   }
 }
