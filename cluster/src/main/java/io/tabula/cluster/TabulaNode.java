@@ -283,11 +283,18 @@ public final class TabulaNode implements AutoCloseable {
         new FileSweeper(storage, config.getDuration("tabula.master.sweep-files-grace")));
     Master.Tablets tabletRefs = id -> TabletShards.of(system).tablet(id);
     MasterSettings masterSettings = MasterSettings.from(config.getConfig("tabula.master"));
-    ActorRef<Master.Command> master = ClusterSingleton.get(system).init(SingletonActor.of(
+    // The singleton's manager (and Pekko's proxy, unused) on this node; messages go through
+    // MasterProxy, which finds a master started again on the same oldest member.
+    ClusterSingleton.get(system).init(SingletonActor.of(
         Behaviors.supervise(Master.create(Master.PERSISTENCE_ID, MicrosClock.SYSTEM::nowMicros, nodes, tabletRefs,
                 masterSettings))
             .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2)),
         "master").withStopMessage(Master.Stop.INSTANCE).withSettings(masterSingletonSettings(system)));
+    org.apache.pekko.actor.ExtendedActorSystem classic =
+        (org.apache.pekko.actor.ExtendedActorSystem) org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system);
+    ActorRef<Master.Command> master = org.apache.pekko.actor.typed.javadsl.Adapter.toTyped(classic.systemActorOf(
+        MasterProxy.props("singletonManagermaster", "master", MasterProxy.settings(classic, ClusterNodes.ROLE)),
+        "master-proxy"));
     ActorRef<Topic.Command<DirectoryFeed.Change>> topic = system.systemActorOf(
         Topic.create(DirectoryFeed.Change.class, Master.TOPIC), "directory-topic",
         org.apache.pekko.actor.typed.Props.empty());
