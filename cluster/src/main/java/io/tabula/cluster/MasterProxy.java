@@ -52,7 +52,8 @@ final class MasterProxy extends AbstractActor {
   private final ArrayDeque<Object[]> buffer = new ArrayDeque<>();
   private ActorRef master;
   private Cancellable looking;
-  private int lookId;
+  /** Names the current look's Identify; random at start, so a restarted proxy takes no answer meant for the one before. */
+  private int lookId = java.util.concurrent.ThreadLocalRandom.current().nextInt();
 
   private MasterProxy(String managerName, String singletonName, ClusterSingletonProxySettings settings) {
     this.path = List.of("system", managerName, singletonName);
@@ -149,8 +150,9 @@ final class MasterProxy extends AbstractActor {
         .build();
   }
 
+  /** Whether {@code m} can run the master: it has the role, in this node's data center (as Pekko's proxy asks). */
   private boolean hasRole(Member m) {
-    return role == null || m.hasRole(role);
+    return (role == null || m.hasRole(role)) && m.dataCenter().equals(cluster.selfDataCenter());
   }
 
   private void remove(Member gone) {

@@ -187,6 +187,9 @@ public final class TabulaNode implements AutoCloseable {
       throw new UncheckedIOException("cannot read or create the identity of the storage root "
           + StorageRoots.name(config, settings) + ": " + e.getMessage(), e);
     }
+    // Join-time check that every node speaks this version of the internal protocol.
+    derived.put(ProtocolCheck.KEY, ProtocolCheck.VERSION);
+    derived.put(ProtocolCheck.CHECKER_KEY, ProtocolCheck.class.getName());
     derived.put("pekko.remote.artery.canonical.hostname", settings.host());
     derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
     // A node without a gRPC endpoint advertises port 0: clients are then sent to the node they asked.

@@ -20,13 +20,10 @@ import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.JoinSeedNodes;
-import org.apache.pekko.cluster.ConfigValidation;
-import org.apache.pekko.cluster.Invalid;
 import org.apache.pekko.cluster.Valid;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,7 +60,7 @@ class StorageRootCheckTest {
     StorageRootCheck check = new StorageRootCheck();
     assertEquals(Valid.getInstance(), check.check(embedded(dir.resolve("a")), a), "the same root");
 
-    String refused = message(check.check(b, a));
+    String refused = Joins.message(check.check(b, a));
     for (Config c : new Config[] {a, b}) {
       assertTrue(refused.contains(c.getString(StorageRootCheck.NAME) + " (root id "
           + c.getString(StorageRootCheck.ID) + ")"), refused);
@@ -71,8 +68,8 @@ class StorageRootCheckTest {
     assertTrue(refused.contains("docs/deploy.md"), refused);
 
     Config none = ConfigFactory.parseMap(Map.of("pekko.version", "1.2.1"));
-    assertTrue(message(check.check(none, a)).contains("has no storage root identity"), "a node without one");
-    assertTrue(message(check.check(a, none)).contains("has no storage root identity"), "a member without one");
+    assertTrue(Joins.message(check.check(none, a)).contains("has no storage root identity"), "a node without one");
+    assertTrue(Joins.message(check.check(a, none)).contains("has no storage root identity"), "a member without one");
   }
 
   /**
@@ -91,7 +88,7 @@ class StorageRootCheckTest {
     Config joining = embedded(copy, "n2");
     assertEquals(member.getString(StorageRootCheck.ID), joining.getString(StorageRootCheck.ID), "the copy's id");
 
-    String refused = message(new StorageRootCheck().check(joining, member));
+    String refused = Joins.message(new StorageRootCheck().check(joining, member));
     for (Config c : new Config[] {member, joining}) {
       assertTrue(refused.contains(c.getString(StorageRootCheck.NAME) + " (root id "
           + c.getString(StorageRootCheck.ID) + ")"), refused);
@@ -114,7 +111,7 @@ class StorageRootCheckTest {
     try {
       ActorSystem<Void> member = system(a, "n1", systems);
       Cluster.get(member).manager().tell(Join.create(Cluster.get(member).selfMember().address()));
-      awaitUpOrStopping(member);
+      Joins.awaitUpOrStopping(member);
       assertEquals(MemberStatus.up(), Cluster.get(member).selfMember().status());
       Address seed = Cluster.get(member).selfMember().address();
 
@@ -122,13 +119,13 @@ class StorageRootCheckTest {
       copyTree(a, copy);
       ActorSystem<Void> onCopy = system(copy, "n2", systems);
       Cluster.get(onCopy).manager().tell(new JoinSeedNodes(List.of(seed)));
-      awaitUpOrStopping(onCopy);
+      Joins.awaitUpOrStopping(onCopy);
       assertEquals(java.util.Optional.of(CoordinatedShutdown.incompatibleConfigurationDetectedReason()),
           CoordinatedShutdown.get(onCopy).getShutdownReason(), "the node on a copy of the root was let in");
 
       ActorSystem<Void> onRoot = system(a, "n3", systems);
       Cluster.get(onRoot).manager().tell(new JoinSeedNodes(List.of(seed)));
-      awaitUpOrStopping(onRoot);
+      Joins.awaitUpOrStopping(onRoot);
       assertEquals(MemberStatus.up(), Cluster.get(onRoot).selfMember().status(), "a node on the root joins");
     } finally {
       systems.forEach(ActorSystem::terminate);
@@ -175,21 +172,7 @@ class StorageRootCheckTest {
   }
 
   private static ActorSystem<Void> system(Path data, String name, List<ActorSystem<Void>> started) {
-    ActorSystem<Void> s = ActorSystem.create(Behaviors.empty(), TabulaNode.SYSTEM_NAME, embedded(data, name));
-    started.add(s);
-    return s;
-  }
-
-  /** Waits up to 60 s until {@code s} is Up or shutting down. */
-  private static void awaitUpOrStopping(ActorSystem<Void> s) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (Cluster.get(s).selfMember().status() != MemberStatus.up()
-        && CoordinatedShutdown.get(s).getShutdownReason().isEmpty()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("neither Up nor shutting down within 60 s");
-      }
-      Thread.sleep(50);
-    }
+    return Joins.system(embedded(data, name), started);
   }
 
   /** Copies the folder {@code from} to {@code to} as {@code cp -a} would. */
@@ -204,12 +187,5 @@ class StorageRootCheckTest {
         }
       }
     }
-  }
-
-  private static String message(ConfigValidation v) {
-    if (!(v instanceof Invalid invalid)) {
-      throw new AssertionError("expected a refusal, was " + v);
-    }
-    return String.join("; ", scala.jdk.javaapi.CollectionConverters.asJava(invalid.errorMessages()));
   }
 }

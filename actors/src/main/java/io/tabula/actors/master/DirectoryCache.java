@@ -44,9 +44,9 @@ public final class DirectoryCache {
   /** Set when the copy differed from the master's: the next catch-up fetches the whole directory. Guarded by this. */
   private boolean diverged;
   /**
-   * Cleared if a whole directory fetched from the master does not have the digest the master
-   * gave for it (the master's digest is wrong, not the copy): comparing again would fetch it
-   * again and again. Guarded by this.
+   * Cleared while the master's digests are wrong (a whole directory fetched from it did not
+   * have the digest it gave: comparing would fetch it again and again); set again by a whole
+   * directory whose digest is right. Guarded by this.
    */
   private boolean checking = true;
   /** How many copies differed from the master's, in all. */
@@ -222,11 +222,15 @@ public final class DirectoryCache {
    * master's digest is wrong, not the copy: that is logged, and copies are no longer compared.
    */
   private synchronized void replaceWith(Directory d, long digest) {
-    if (digest != 0 && d.digest() != digest && checking) {
-      checking = false;
-      LOG.error("The master's directory at version {} has digest {}, but the master gave {} for it: its digest is"
-          + " kept wrong; this node no longer compares its copy with the master's", d.version(),
-          Long.toHexString(d.digest()), Long.toHexString(digest));
+    if (digest != 0 && d.digest() != digest) {
+      if (checking) {
+        checking = false;
+        LOG.error("The master's directory at version {} has digest {}, but the master gave {} for it: its digest is"
+            + " kept wrong; this node compares its copy with the master's again after a whole directory whose"
+            + " digest is right", d.version(), Long.toHexString(d.digest()), Long.toHexString(digest));
+      }
+    } else if (digest != 0) {
+      checking = true; // a master whose digest is right (a new one, after a failover)
     }
     Directory held = current.get();
     if (d.version() > held.version() || (d.version() == held.version() && diverged)) {

@@ -16,7 +16,9 @@ import java.util.Map;
  * are visited in, and a change updates it by taking out the hashes of the entries it replaces
  * and adding those of their replacements: work in proportion to the change. Each entry's hash
  * reads only the entry's content (strings, bytes, numbers, in a fixed order), never an object's
- * identity or a hash map's order, so every JVM computes the same one. Not a cryptographic
+ * identity or a hash map's order, so every JVM of one build computes the same one (a table's
+ * entry is hashed from its text, which a new field would change: all nodes of a cluster run one
+ * version of Tabula). Not a cryptographic
  * hash: it finds a copy that a bug made different, not a forged one. Stateless.
  */
 final class DirectoryDigest {
@@ -67,7 +69,7 @@ final class DirectoryDigest {
     long h = PLACED;
     h = step(h, string(id));
     h = step(h, string(p.owner()));
-    h = step(h, p.state().ordinal());
+    h = step(h, string(p.state().name()));
     h = step(h, string(p.peer()));
     return mix(step(h, strings(p.logs())));
   }
