@@ -35,7 +35,7 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
  * bench/run-startup without the warm-up), which every user pays.
  */
 public final class TabletShards {
-  /** How many entity types the tablets are spread over; the same on every node of a cluster. */
+  /** How many entity types the tablets are spread over; the same on every node of a cluster (a change raises ProtocolCheck.VERSION). */
   static final int TYPES = 64;
   /** The tablets' entity types ("tablet", "tablet-1", ...); an entity id is a tablet id. */
   private static final List<EntityTypeKey<TabletActor.Command>> KEYS = IntStream.range(0, TYPES)
