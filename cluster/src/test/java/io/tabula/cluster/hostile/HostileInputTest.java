@@ -106,7 +106,13 @@ class HostileInputTest {
         }
         CompletableFuture.allOf(batch.toArray(CompletableFuture[]::new)).get(2, TimeUnit.MINUTES);
         assertTrue(node.process().isAlive(), () -> "the node died; its log:\n" + node.logTail(60));
-        probe(channels.get(sent / BATCH % CONNECTIONS), sent / BATCH);
+        try {
+          probe(channels.get(sent / BATCH % CONNECTIONS), sent / BATCH);
+        } catch (RuntimeException e) {
+          // What the node did meanwhile is what a person debugging this needs.
+          throw new AssertionError("seed " + seed + ": the write and read-back after " + (sent + BATCH)
+              + " requests failed: " + e + "\nnode log tail:\n" + node.logTail(120), e);
+        }
       }
       double seconds = (System.nanoTime() - started) / 1e9;
       System.out.printf("HostileInputTest: %d requests in %.1f s, seed %d%n%s", total, seconds, seed, summary());
