@@ -22,6 +22,14 @@ final class Joins {
     return s;
   }
 
+  /** Terminates {@code systems} and waits up to 60 s for each. */
+  static void terminate(List<ActorSystem<Void>> systems) throws Exception {
+    systems.forEach(ActorSystem::terminate);
+    for (ActorSystem<Void> s : systems) {
+      s.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    }
+  }
+
   /** Waits up to 60 s until {@code s} is Up or shutting down. */
   static void awaitUpOrStopping(ActorSystem<Void> s) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);

@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -82,10 +81,7 @@ class ProtocolCheckTest {
       Joins.awaitUpOrStopping(same);
       assertEquals(MemberStatus.up(), Cluster.get(same).selfMember().status(), "a node of this version joins");
     } finally {
-      systems.forEach(ActorSystem::terminate);
-      for (ActorSystem<Void> s : systems) {
-        s.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
-      }
+      Joins.terminate(systems);
     }
   }
 }

@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -128,10 +127,7 @@ class StorageRootCheckTest {
       Joins.awaitUpOrStopping(onRoot);
       assertEquals(MemberStatus.up(), Cluster.get(onRoot).selfMember().status(), "a node on the root joins");
     } finally {
-      systems.forEach(ActorSystem::terminate);
-      for (ActorSystem<Void> s : systems) {
-        s.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
-      }
+      Joins.terminate(systems);
     }
   }
 
