@@ -46,10 +46,10 @@ import org.slf4j.LoggerFactory;
  * scan, until the JIT compilers used under {@value #QUIET_SHARE} of the round's time or
  * {@code tabula.node.warm-up} has passed (0 turns it off).
  *
- * <p>The scratch table's tablet must be served by this node: in a cluster the master may
+ * <p>The scratch table's tablet must be placed on this node: in a cluster the master may
  * place it elsewhere, and a starting node must not load another node with its warm-up. The
- * node waits up to {@value #PLACED_WITHIN_SECONDS} s for its tablet to open here; if it does
- * not, it drops the table and serves without warming up.
+ * node waits up to {@value #PLACED_WITHIN_SECONDS} s for the master to place it here (it
+ * opens at the first write); if it is not, it drops the table and serves without warming up.
  *
  * <p>A failure of the warm-up (say the master is slow to answer) is logged and the node
  * serves anyway: warm-up is never a reason not to start. Runs on the starting thread, which
@@ -75,7 +75,7 @@ final class NodeWarmUp {
   /** The longest node name a scratch table is named after (table ids have at most 50 characters). */
   private static final int NAME_IN_TABLE = 50 - TABLE_PREFIX.length();
 
-  /** How a warm-up went, for the log and for tests; {@code rounds} 0 when the table was not served here. */
+  /** How a warm-up went, for the log and for tests; {@code rounds} 0 when the table was not placed here. */
   record Outcome(int rounds, long calls, Duration took, boolean quiet) {}
 
   private final ActorSystem<?> system;
@@ -99,15 +99,15 @@ final class NodeWarmUp {
    * went, or null when {@code budget} is zero or the warm-up failed (logged).
    */
   static Outcome run(ActorSystem<?> system, String node, String host, int port, Duration budget,
-      Predicate<String> servedHere) {
+      Predicate<String> placedHere) {
     if (budget.isZero() || budget.isNegative()) {
       return null;
     }
     NodeWarmUp w = new NodeWarmUp(system, node, host, port);
     try {
-      Outcome o = w.warm(budget, servedHere);
+      Outcome o = w.warm(budget, placedHere);
       if (o.rounds() == 0) {
-        LOG.info("no warm-up: the scratch table's tablet was not served on this node within {} s",
+        LOG.info("no warm-up: the scratch table's tablet was not placed on this node within {} s",
             PLACED_WITHIN_SECONDS);
       } else {
         LOG.info("warmed up in {} ms: {} rounds, {} calls, the JIT compilers {}", o.took().toMillis(), o.rounds(),
@@ -134,7 +134,7 @@ final class NodeWarmUp {
         : HexFormat.of().toHexDigits(node.hashCode()) + node.substring(node.length() - NAME_IN_TABLE + 8));
   }
 
-  private Outcome warm(Duration budget, Predicate<String> servedHere)
+  private Outcome warm(Duration budget, Predicate<String> placedHere)
       throws ExecutionException, TimeoutException, InterruptedException {
     long start = System.nanoTime();
     long deadline = start + budget.toNanos();
@@ -150,7 +150,7 @@ final class NodeWarmUp {
           .setTable(Table.newBuilder().putColumnFamilies(FAMILY, ColumnFamily.newBuilder()
               .setGcRule(GcRule.newBuilder().setMaxNumVersions(1)).build())).build()), deadline);
       long placedBy = Math.min(deadline, System.nanoTime() + TimeUnit.SECONDS.toNanos(PLACED_WITHIN_SECONDS));
-      while (!servedHere.test(table)) {
+      while (!placedHere.test(table)) {
         if (System.nanoTime() > placedBy) {
           return new Outcome(0, 0, Duration.ofNanos(System.nanoTime() - start), false);
         }

@@ -20,6 +20,7 @@ import io.tabula.cluster.http.TabulaRoutes;
 import io.tabula.cluster.metrics.NodeMetrics;
 import io.tabula.cluster.routing.NodePeers;
 import io.tabula.cluster.routing.Router;
+import io.tabula.cluster.routing.UnopenedTablets;
 import io.tabula.cluster.sharding.LostRequests;
 import io.tabula.cluster.sharding.OwnedTablets;
 import io.tabula.cluster.sharding.TabletShards;
@@ -362,7 +363,9 @@ public final class TabulaNode implements AutoCloseable {
     NodeMetrics metrics = config.getBoolean("tabula.node.metrics") ? new NodeMetrics(engine, node.local(),
         () -> directory.get().tables().keySet(), MasterCounts.of(system)) : null;
     Router router = new Router(system, directory, master, node.local(), NodePeers.start(system, settings.name()),
-        settings.askTimeout(), settings.movedRetryFor());
+        settings.askTimeout(), settings.movedRetryFor(), new UnopenedTablets(node.local(), directory, storage,
+            config.getDuration("tabula.master.sweep-files-grace"),
+            system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking())));
     ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
         : join(BigtableServices.bind(system, settings, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),
@@ -381,7 +384,8 @@ public final class TabulaNode implements AutoCloseable {
       NodeWarmUp.run(system, settings.name(), loopback(binding), binding.localAddress().getPort(),
           config.getDuration("tabula.node.warm-up"), table -> {
             List<TabletInfo> ts = directory.get().tabletsOf(table);
-            return !ts.isEmpty() && ts.stream().allMatch(t -> node.local().serves(t.id()));
+            // opened by the warm-up's first write (tablets open when first asked)
+            return !ts.isEmpty() && ts.stream().allMatch(t -> settings.name().equals(directory.get().ownerOf(t.id())));
           });
     }
     warm.set(true);

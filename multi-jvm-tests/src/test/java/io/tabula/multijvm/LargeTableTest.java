@@ -28,8 +28,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * A table created with many initial splits on one node (issue: a {@code CreateTable} with
  * 100,000 splits made a default node stop answering every call). While the table is created
  * and its tablets open, another client's reads and writes on another table keep answering;
- * afterwards every tablet serves, {@code ListTables}, {@code GetTable}, {@code SampleRowKeys}
- * and a full scan of the empty table answer, and so they do again after the node restarts.
+ * afterwards every tablet serves (a tablet opens at its first request: rows are written to
+ * tablets spread over the table, each one's first), {@code ListTables}, {@code GetTable},
+ * {@code SampleRowKeys} and a full scan answer, and so they do again after the node restarts.
  *
  * <p>The split count is {@code -Dtabula.test.large-table.splits} (10,000 in CI; the 100,000
  * run's figures are in docs/cluster.md), the three-node scenario's
@@ -73,12 +74,15 @@ class LargeTableTest {
         }
         double created = seconds(t0);
         n1.awaitReady(Duration.ofSeconds(300));
+        double ready = seconds(t0);
+        String firstWrites = touchTablets(n1, false);
         double serving = seconds(t0);
         Thread.sleep(1_000);
         prober.stop.set(true);
         probing.join(30_000);
-        System.out.printf("LargeTable: %d splits: created in %.1f s, every tablet serving after %.1f s;"
-            + " other table's calls meanwhile: %s%n", SPLITS, created, serving, prober.summary());
+        System.out.printf("LargeTable: %d splits: created in %.1f s, ready after %.1f s, a write to each of %d"
+            + " tablets spread over the table done after %.1f s (%s); other table's calls meanwhile: %s%n", SPLITS,
+            created, ready, TOUCHED, serving, firstWrites, prober.summary());
         checks.add(() -> assertTrue(serving < 60, "every tablet serves within 60 s (took " + serving + " s)"));
         checks.add(() -> assertEquals(0, prober.failures.get(), "the other table's calls all succeed"));
         double p99 = prober.p99();
@@ -95,8 +99,11 @@ class LargeTableTest {
       double stopped = seconds(t1);
       long t2 = System.nanoTime();
       NodeJvm again = cluster.start("n1", null, null, Duration.ofSeconds(300));
+      double readyAgain = seconds(t2);
+      String firstReads = touchTablets(again, true);
       double restarted = seconds(t2);
-      System.out.printf("LargeTable: stopped in %.1f s, ready again after %.1f s%n", stopped, restarted);
+      System.out.printf("LargeTable: stopped in %.1f s, ready again after %.1f s, the %d rows read back after %.1f s"
+          + " (%s)%n", stopped, readyAgain, TOUCHED, restarted, firstReads);
       checks.add(() -> assertTrue(restarted < 60, "the node serves every tablet again within 60 s of its start"
           + " (took " + restarted + " s)"));
       checkServes(again, true);
@@ -216,13 +223,40 @@ class LargeTableTest {
         rows++;
       }
       System.out.printf("LargeTable: a full scan of the table took %.1f s%n", seconds(t));
-      assertEquals(restarted ? 1 : 0, rows, "the table scans whole");
+      assertEquals(TOUCHED + (restarted ? 1 : 0), rows, "the table scans whole");
       String row = String.format("r%08d", SPLITS * 10 / 2 + 5);
       if (!restarted) {
         data.mutateRow(RowMutation.create(TableId.of("big"), row).setCell("f", "q", "v"));
       }
       assertTrue(data.readRow(TableId.of("big"), row) != null, "a row written to a middle tablet reads back");
     }
+  }
+
+  /** How many tablets {@link #touchTablets} writes to or reads from. */
+  static final int TOUCHED = 100;
+
+  /**
+   * Writes (or, {@code readBack}, reads back) one row in each of {@link #TOUCHED} tablets spread
+   * evenly over the large table, one call after another: a tablet opens at its first request,
+   * so this is each tablet's first. Returns the calls' latencies.
+   */
+  private static String touchTablets(NodeJvm n, boolean readBack) throws Exception {
+    List<Long> micros = new ArrayList<>();
+    try (BigtableDataClient data = ClusterFixture.data(n, Duration.ofSeconds(60))) {
+      for (int i = 0; i < TOUCHED; i++) {
+        String row = String.format("r%08d", (long) SPLITS * i / TOUCHED * 10 + 5) + "t";
+        long t = System.nanoTime();
+        if (readBack) {
+          assertTrue(data.readRow(TableId.of("big"), row) != null, "row " + row + " reads back");
+        } else {
+          data.mutateRow(RowMutation.create(TableId.of("big"), row).setCell("f", "q", "v"));
+        }
+        micros.add((System.nanoTime() - t) / 1_000);
+      }
+    }
+    Collections.sort(micros);
+    return String.format("%s: median %.1f ms, max %.1f ms", readBack ? "reads" : "writes",
+        micros.get(micros.size() / 2) / 1000.0, micros.get(micros.size() - 1) / 1000.0);
   }
 
   private static double seconds(long since) {

@@ -55,6 +55,12 @@ public final class DirectoryCache {
   private long loggedAt = Long.MIN_VALUE;
   private long notLogged;
   private static final long LOG_EVERY_NANOS = 60_000_000_000L;
+  /**
+   * When the copy was last known to be the master's directory as it then was (System.nanoTime):
+   * a published change or heartbeat at its version, or an answer to an ask of the master sent at
+   * that time. {@link Long#MIN_VALUE} until then.
+   */
+  private volatile long confirmedAt = Long.MIN_VALUE;
 
   public Directory get() {
     return current.get();
@@ -65,6 +71,25 @@ public final class DirectoryCache {
     if (d.version() > current.get().version()) {
       current.set(d);
       listeners.forEach(l -> l.accept(d));
+    }
+  }
+
+  /**
+   * Whether the copy was the master's directory, as it then was, at most {@code age} ago: what
+   * it lacks now are the changes of that time at most. A node that is cut off from the master,
+   * or whose master stopped publishing, sees this turn false within {@code age}.
+   */
+  public boolean confirmedWithin(Duration age) {
+    long at = confirmedAt;
+    return at != Long.MIN_VALUE && System.nanoTime() - at <= age.toNanos();
+  }
+
+  /** Notes that the copy was the master's directory at {@code nanos} (an earlier note stays if later). */
+  private void confirmed(long nanos) {
+    synchronized (this) {
+      if (confirmedAt == Long.MIN_VALUE || nanos - confirmedAt > 0) {
+        confirmedAt = nanos;
+      }
     }
   }
 
@@ -135,16 +160,24 @@ public final class DirectoryCache {
    * asks the master for what it lacks.
    */
   void receive(DirectoryFeed.Change c, ActorRef<Master.Command> master, ActorSystem<?> system) {
+    long now = System.nanoTime();
     Directory held = current.get();
-    if (c.to() < held.version() || (c.to() == held.version() && (c.after() == held
-        || matches(held, c.digest(), "compared with the master's change or heartbeat")))) {
+    if (c.to() < held.version()) {
+      return;
+    }
+    if (c.to() == held.version() && (c.after() == held
+        || matches(held, c.digest(), "compared with the master's change or heartbeat"))) {
+      confirmed(now);
       return;
     }
     if (c.after() != null) {
       replaceWith(c.after(), c.digest());
+      confirmed(now);
       return;
     }
-    if (c.to() == held.version() || !apply(c.from(), c.events(), c.to(), c.digest())) {
+    if (c.to() != held.version() && apply(c.from(), c.events(), c.to(), c.digest())) {
+      confirmed(now);
+    } else {
       refresh(master, system, CATCH_UP_ASK).whenComplete((d, err) -> {
         if (err != null) {
           LOG.warn("Could not catch up with the master's directory (version {} held, {} published): {}",
@@ -172,11 +205,13 @@ public final class DirectoryCache {
     synchronized (this) {
       since = diverged ? -1 : current.get().version();
     }
+    long asked = System.nanoTime();
     catchUp(master, system, timeout, since).whenComplete((d, err) -> {
       refreshing.set(null);
       if (err != null) {
         mine.completeExceptionally(err);
       } else {
+        confirmed(asked); // the master answered after this, with its directory as it was then
         mine.complete(get());
       }
     });

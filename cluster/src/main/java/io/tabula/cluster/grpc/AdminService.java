@@ -234,7 +234,7 @@ public final class AdminService implements BigtableTableAdmin {
         case DELETE_ALL_DATA_FROM_TABLE -> prefix = new byte[0];
         default -> throw GrpcErrors.invalid("target", "neither row_key_prefix nor delete_all_data_from_table is set");
       }
-      return router.<Done>askEveryTablet(table, r -> new TabletActor.DropRows(prefix, r))
+      return router.<Done>askEveryTablet(table, r -> new TabletActor.DropRows(prefix, r), Done.getInstance())
           .thenApply(done -> Empty.getDefaultInstance());
     });
   }

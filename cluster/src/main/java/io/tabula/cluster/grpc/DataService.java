@@ -220,7 +220,7 @@ public final class DataService implements BigtablePowerApi {
     return GrpcErrors.streaming(() -> {
       rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
       String table = Names.tableId("table_name", in.getTableName());
-      return Source.completionStage(router.askEveryTablet(table, TabletActor.SampleRows::new)).mapConcat(answers -> {
+      return Source.completionStage(router.askEveryTablet(table, TabletActor.SampleRows::new, List.of())).mapConcat(answers -> {
         List<SampleRowKeysResponse> out = new ArrayList<>();
         long offset = 0;
         for (Router.Answer<List<Tablet.RowSample>> a : answers) {

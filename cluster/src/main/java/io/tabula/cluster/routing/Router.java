@@ -49,10 +49,12 @@ public final class Router {
   private final Executor blockingIo;
   private final Duration askTimeout;
   private final long retryForNanos;
+  private final UnopenedTablets unopened;
 
   public Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
-      NodePeers peers, Duration askTimeout, Duration retryFor) {
+      NodePeers peers, Duration askTimeout, Duration retryFor, UnopenedTablets unopened) {
     this.system = system;
+    this.unopened = unopened;
     this.tablets = TabletShards.of(system);
     this.directory = directory;
     this.master = master;
@@ -93,6 +95,11 @@ public final class Router {
   /** Checks a serialized filter (see {@link LocalTablets#checkFilter}). */
   public void checkFilter(byte[] filter) {
     local.checkFilter(filter);
+  }
+
+  /** Which tablets were never opened, so hold no row. */
+  UnopenedTablets unopened() {
+    return unopened;
   }
 
   /** The reads of tablet {@code tabletId} when this node serves it, else null. */
@@ -195,26 +202,30 @@ public final class Router {
    * Asks every tablet of {@code table}, as the directory lists them now, and completes with
    * their answers in row order; NOT_FOUND for an unknown table. When a tablet answers that
    * it has split, every tablet is asked again over a refreshed directory, for up to
-   * {@code retryFor}: {@code message} must be safe to repeat.
+   * {@code retryFor}: {@code message} must be safe to repeat. A tablet never opened
+   * ({@link UnopenedTablets}) is not asked: its answer is {@code ifNeverOpened}, what it would
+   * answer empty.
    */
   public <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
-      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message) {
-    return table(table).thenCompose(t -> askEveryTablet(table, message, System.nanoTime(), 0));
+      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened) {
+    return table(table).thenCompose(t -> askEveryTablet(table, message, ifNeverOpened, System.nanoTime(), 0));
   }
 
   private <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
-      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, long startNanos, int n) {
+      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened, long startNanos, int n) {
     List<TabletInfo> tablets = directory.get().tabletsOf(table);
     List<CompletableFuture<Answer<T>>> asks = new ArrayList<>();
     for (TabletInfo ti : tablets) {
-      asks.add(askTablet(ti.id(), message).thenApply(v -> new Answer<>(ti, v)).toCompletableFuture());
+      asks.add(unopened.holdsNothing(ti)
+          .thenCompose(none -> none ? CompletableFuture.completedFuture(ifNeverOpened) : askTablet(ti.id(), message))
+          .thenApply(v -> new Answer<>(ti, v)).toCompletableFuture());
     }
     return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
         .<CompletionStage<List<Answer<T>>>>handle((x, err) -> {
           if (err == null) {
             return CompletableFuture.completedFuture(asks.stream().map(CompletableFuture::join).toList());
           }
-          return retryMoved(err, startNanos, n, () -> askEveryTablet(table, message, startNanos, n + 1));
+          return retryMoved(err, startNanos, n, () -> askEveryTablet(table, message, ifNeverOpened, startNanos, n + 1));
         }).thenCompose(x -> x);
   }
 

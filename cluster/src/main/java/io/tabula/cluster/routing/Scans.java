@@ -86,7 +86,8 @@ public final class Scans {
   /**
    * One tablet's part of a scan. A tablet this node serves is read here, from the engine (the
    * snapshot is taken now: the part is made when the scan comes to it); any other, or one that
-   * has just split, through its actor, which hands out a stream reference.
+   * has just split, through its actor, which hands out a stream reference; one never opened
+   * ({@link UnopenedTablets}) is passed by, empty.
    */
   private CompletionStage<Part> tabletPart(String table, Function<Directory, TabletInfo> locate,
       Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed) {
@@ -103,6 +104,17 @@ public final class Scans {
         }
       }
     }
+    if (t == null) {
+      return viaActor(table, locate, startIn, endIn, filter, reversed);
+    }
+    return router.unopened().holdsNothing(t).thenCompose(none -> none
+        ? CompletableFuture.completedFuture(new Part(t, Source.empty()))
+        : viaActor(table, locate, startIn, endIn, filter, reversed));
+  }
+
+  /** One tablet's part of a scan, read through its actor, which hands out a stream reference. */
+  private CompletionStage<Part> viaActor(String table, Function<Directory, TabletInfo> locate,
+      Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed) {
     return router.<SourceRef<FilteredRow>>ask(table, locate,
         (ti, replyTo) -> new TabletActor.OpenScan(startIn.apply(ti), endIn.apply(ti), filter, reversed, replyTo))
         .thenApply(a -> new Part(a.tablet(), a.value().getSource().map(List::of)));

@@ -9,11 +9,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Starts the actors of the tablets the master gave this node: Cluster Sharding starts an
- * entity only when a message reaches it, and a tablet must open (and replay what logs hold
- * of it) when it is placed, not when its first request comes. Whenever the directory
- * changes, and each {@code every} besides, every tablet this node owns but does not serve is
- * sent a {@link TabletActor.Wake}, at most once per {@code every}. Thread-safe.
+ * Starts the actors of the tablets the master gave this node that must open now: Cluster
+ * Sharding starts an entity only when a message reaches it. A tablet whose placement names a
+ * commit-log folder (a log may hold writes of it that its files lack: it was open, here or
+ * on a node that died) must open when it is placed, to replay them and release the folder;
+ * so must a tablet moving here, whose move ends only once it opens. Any other tablet (never
+ * opened, or closed cleanly) opens at its first request (docs/cluster.md, "Tablets open when
+ * first asked"). Whenever the directory changes, and each {@code every} besides, every tablet
+ * this node owns, must open, and does not serve is sent a {@link TabletActor.Wake}, at most
+ * once per {@code every}. Thread-safe.
  */
 public final class OwnedTablets {
   private final String node;
@@ -67,7 +71,7 @@ public final class OwnedTablets {
     if (owned != listedFrom || now - listedAt > everyNanos) {
       toWake.clear();
       for (String id : owned) {
-        if (!local.serves(id) && !woken.containsKey(id)) {
+        if (mustOpen(d, id) && !local.serves(id) && !woken.containsKey(id)) {
           toWake.add(id);
         }
       }
@@ -100,18 +104,45 @@ public final class OwnedTablets {
     }
   }
 
-  /** How many tablets of {@code d} this node owns and serves, and how many it owns. */
+  /**
+   * Whether tablet {@code id} of {@code d} must open now rather than at its first request: its
+   * placement names a log folder, or it is moving to its owner.
+   */
+  static boolean mustOpen(Directory d, String id) {
+    TabletPlacement p = d.placementOf(id);
+    return p != null && (!p.logs().isEmpty() || p.state() == TabletPlacement.State.MOVING);
+  }
+
+  /**
+   * How many tablets of {@code d} this node owns, must open ({@link #mustOpen}) and serves, and
+   * how many it owns and must open. A count is reused for up to a second at the same directory
+   * version: a node of 100,000 tablets may be asked often ({@code /ready}), and a tablet that
+   * opens changes the version.
+   */
   public int[] servedOfOwned(Directory d) {
-    java.util.Set<String> owned = d.tabletsOwnedBy(node);
-    if (local.count() < owned.size()) {
-      return new int[] {local.count(), owned.size()}; // some owned tablet is not served: no need to look
+    Counted c = counted;
+    long now = System.nanoTime();
+    if (c != null && c.version == d.version() && now - c.at < 1_000_000_000L) {
+      return new int[] {c.served, c.mustOpen};
     }
+    java.util.Set<String> owned = d.tabletsOwnedBy(node);
     int served = 0;
+    int mustOpen = 0;
     for (String id : owned) {
-      if (local.serves(id)) {
-        served++;
+      if (mustOpen(d, id)) {
+        mustOpen++;
+        if (local.serves(id)) {
+          served++;
+        }
       }
     }
-    return new int[] {served, owned.size()};
+    counted = new Counted(d.version(), now, served, mustOpen);
+    return new int[] {served, mustOpen};
   }
+
+  /** A count of {@link #servedOfOwned} at a directory version, made at {@code at} (nanoTime). */
+  private record Counted(long version, long at, int served, int mustOpen) {}
+
+  /** The last count. */
+  private volatile Counted counted;
 }
