@@ -112,6 +112,66 @@ class LargeTableTest {
   }
 
   /**
+   * A pre-split table loaded at once, the usual start of a Bigtable table: a row written to
+   * every tablet, {@value #LOAD_BATCH} rows per {@code MutateRows}, so every tablet opens at its
+   * first request, many at a time, while another client's calls on another table keep
+   * answering; then a full scan reads every row.
+   */
+  @Test
+  void oneNodeLoadsEveryTabletOfALargeTable() throws Exception {
+    List<org.junit.jupiter.api.function.Executable> checks = new ArrayList<>();
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      cluster.heap = HEAP;
+      NodeJvm n1 = cluster.add("n1");
+      ClusterFixture.createTable(n1, "other", List.of());
+      ClusterFixture.createTable(n1, "big", splits(SPLITS));
+      n1.awaitReady(Duration.ofSeconds(120));
+      Prober prober = new Prober(n1);
+      Thread probing = new Thread(prober, "prober");
+      probing.start();
+      long t0 = System.nanoTime();
+      List<Double> batchSeconds = new ArrayList<>();
+      try (BigtableDataClient data = ClusterFixture.data(n1, Duration.ofSeconds(120))) {
+        for (int from = 0; from <= SPLITS; from += LOAD_BATCH) {
+          long b = System.nanoTime();
+          com.google.cloud.bigtable.data.v2.models.BulkMutation bulk =
+              com.google.cloud.bigtable.data.v2.models.BulkMutation.create(TableId.of("big"));
+          for (int i = from; i < Math.min(SPLITS + 1, from + LOAD_BATCH); i++) {
+            bulk.add(String.format("r%08d", (long) i * 10 + 5), com.google.cloud.bigtable.data.v2.models.Mutation
+                .create().setCell("f", "q", "v"));
+          }
+          data.bulkMutateRows(bulk);
+          batchSeconds.add(seconds(b));
+        }
+      } finally {
+        prober.stop.set(true);
+        probing.join(30_000);
+      }
+      double loaded = seconds(t0);
+      System.out.printf("LargeTable: a row written to each of %d tablets in %.1f s (batches of %d: %s s);"
+          + " other table's calls meanwhile: %s%n", SPLITS + 1, loaded, LOAD_BATCH,
+          batchSeconds.stream().map(x -> String.format("%.1f", x)).toList(), prober.summary());
+      checks.add(() -> assertEquals(0, prober.failures.get(), "the other table's calls all succeed"));
+      double p99 = prober.p99();
+      checks.add(() -> assertTrue(p99 < 1_000, "the other table's calls answer within 1 s at p99: "
+          + prober.summary()));
+      try (BigtableDataClient data = ClusterFixture.data(n1, Duration.ofSeconds(120))) {
+        long t = System.nanoTime();
+        int rows = 0;
+        for (Row r : data.readRows(Query.create(TableId.of("big")))) {
+          rows++;
+        }
+        System.out.printf("LargeTable: a full scan of the loaded table took %.1f s%n", seconds(t));
+        assertEquals(SPLITS + 1, rows, "every row written scans");
+      }
+    }
+    org.junit.jupiter.api.Assertions.assertAll(checks);
+  }
+
+  /** Rows per {@code MutateRows} when {@link #oneNodeLoadsEveryTabletOfALargeTable} loads the table. */
+  static final int LOAD_BATCH = 10_000;
+
+  /**
    * Three nodes: a table of many initial splits created through a node that does not run the
    * master (its splits travel to the master in pieces) spreads over all three, every node
    * learns it from the master's changes, and a {@code kill -9} of one has its third placed on

@@ -305,6 +305,15 @@ public final class Directory implements KryoSerializable {
 
   /** The tablet of {@code table} that holds {@code row}, or null for an unknown table. */
   public TabletInfo locate(String table, byte[] row) {
+    int i = indexOf(table, row);
+    return i < 0 ? null : tabletsOf(table).get(i);
+  }
+
+  /**
+   * The position in {@link #tabletsOf} of the tablet of {@code table} that holds {@code row}
+   * (a binary search), or -1 for an unknown table.
+   */
+  public int indexOf(String table, byte[] row) {
     List<TabletInfo> l = tabletsOf(table);
     int lo = 0;
     int hi = l.size() - 1;
@@ -316,10 +325,10 @@ public final class Directory implements KryoSerializable {
       } else if (t.endRow().length > 0 && ByteArrays.compare(row, t.endRow()) >= 0) {
         lo = mid + 1;
       } else {
-        return t;
+        return mid;
       }
     }
-    return null;
+    return -1;
   }
 
   /**

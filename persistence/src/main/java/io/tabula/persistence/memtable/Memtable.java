@@ -39,17 +39,27 @@ public final class Memtable {
   private final AtomicLong bytes = new AtomicLong();
   private final AtomicLong maxSequence = new AtomicLong(-1);
   /**
-   * A small Bloom filter of the rows added (two bits per row in {@value #ROW_BITS} bits), so
-   * a point read skips seeking a memtable that cannot hold its row: the seek into a large
-   * sorted structure was a tenth of a point read's CPU (measured on the skip list the
-   * memtable had before {@link CellTree}). Bits are set before the entry becomes
-   * visible (see {@link #add}), so a reader never misses a row it may see. Made at the first
-   * add (32 KiB): a node holds thousands of memtables nobody writes to, one per idle tablet.
-   * Until then no row is here.
+   * A small Bloom filter of the rows added (two bits per row), so a point read skips seeking a
+   * memtable that cannot hold its row: the seek into a large sorted structure was a tenth of a
+   * point read's CPU (measured on the skip list the memtable had before {@link CellTree}). Bits
+   * are set before the entry becomes visible (see {@link #add}), so a reader never misses a row
+   * it may see. In two layers, each made when first needed: {@link #smallBits}
+   * ({@value #SMALL_BITS} bits, 256 bytes) at the first add, and {@link #largeBits}
+   * ({@value #LARGE_BITS} bits, 32 KiB) once {@value #SMALL_ROWS} rows were marked in the small
+   * one; a row is marked in the newest and looked for in both. A node holds thousands of
+   * memtables nobody writes to, one per idle tablet, and may hold a hundred thousand that took
+   * a write or two (a bulk load of a pre-split table): 32 KiB each at the first add was 3.2 GB.
    */
-  private final java.util.concurrent.atomic.AtomicReference<AtomicLongArray> rowBits =
+  private final java.util.concurrent.atomic.AtomicReference<AtomicLongArray> smallBits =
       new java.util.concurrent.atomic.AtomicReference<>();
-  private static final int ROW_BITS = 1 << 18;
+  private final java.util.concurrent.atomic.AtomicReference<AtomicLongArray> largeBits =
+      new java.util.concurrent.atomic.AtomicReference<>();
+  /** How many rows were marked in the small layer (a row added twice counts twice). */
+  private final java.util.concurrent.atomic.AtomicInteger smallMarked = new java.util.concurrent.atomic.AtomicInteger();
+  private static final int SMALL_BITS = 1 << 11;
+  private static final int LARGE_BITS = 1 << 18;
+  /** Rows marked in the small layer before the large one is made (a false positive rate of 0.4% there). */
+  private static final int SMALL_ROWS = 64;
 
   public void add(CellKey key, byte[] value) {
     markRow(key.row());
@@ -72,32 +82,54 @@ public final class Memtable {
 
   /** False if no entry of {@code row} was ever added here; true may be wrong (then the seek finds nothing). */
   public boolean mayContainRow(byte[] row) {
-    AtomicLongArray bits = rowBits.get();
-    if (bits == null) {
+    AtomicLongArray small = smallBits.get();
+    if (small == null) {
       return false;
     }
     long h = rowHash(row);
-    return bit(bits, (int) h) && bit(bits, (int) (h >>> 32));
+    if (bit(small, SMALL_BITS, (int) h) && bit(small, SMALL_BITS, (int) (h >>> 32))) {
+      return true;
+    }
+    AtomicLongArray large = largeBits.get();
+    return large != null && bit(large, LARGE_BITS, (int) h) && bit(large, LARGE_BITS, (int) (h >>> 32));
+  }
+
+  /** The bytes the row filter's layers take now (for tests). */
+  long filterBytes() {
+    AtomicLongArray small = smallBits.get();
+    AtomicLongArray large = largeBits.get();
+    return 8L * ((small == null ? 0 : small.length()) + (large == null ? 0 : large.length()));
   }
 
   private void markRow(byte[] row) {
-    AtomicLongArray bits = rowBits.get();
-    if (bits == null) {
-      rowBits.compareAndSet(null, new AtomicLongArray(ROW_BITS / 64));
-      bits = rowBits.get();
-    }
     long h = rowHash(row);
-    setBit(bits, (int) h);
-    setBit(bits, (int) (h >>> 32));
+    AtomicLongArray large = largeBits.get();
+    if (large == null && smallMarked.get() >= SMALL_ROWS) {
+      largeBits.compareAndSet(null, new AtomicLongArray(LARGE_BITS / 64));
+      large = largeBits.get();
+    }
+    if (large != null) {
+      setBit(large, LARGE_BITS, (int) h);
+      setBit(large, LARGE_BITS, (int) (h >>> 32));
+      return;
+    }
+    AtomicLongArray small = smallBits.get();
+    if (small == null) {
+      smallBits.compareAndSet(null, new AtomicLongArray(SMALL_BITS / 64));
+      small = smallBits.get();
+    }
+    setBit(small, SMALL_BITS, (int) h);
+    setBit(small, SMALL_BITS, (int) (h >>> 32));
+    smallMarked.incrementAndGet();
   }
 
-  private static boolean bit(AtomicLongArray bits, int h) {
-    int i = h & (ROW_BITS - 1);
+  private static boolean bit(AtomicLongArray bits, int size, int h) {
+    int i = h & (size - 1);
     return (bits.get(i >>> 6) & (1L << i)) != 0;
   }
 
-  private static void setBit(AtomicLongArray bits, int h) {
-    int i = h & (ROW_BITS - 1);
+  private static void setBit(AtomicLongArray bits, int size, int h) {
+    int i = h & (size - 1);
     long mask = 1L << i;
     if ((bits.get(i >>> 6) & mask) == 0) {
       bits.getAndAccumulate(i >>> 6, mask, (a, b) -> a | b);

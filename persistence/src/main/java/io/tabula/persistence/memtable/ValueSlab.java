@@ -14,8 +14,9 @@ import java.lang.management.ManagementFactory;
  * pauses grew to 40 to 96 ms (bench/run-plain's Batcher loads, with {@code -Xlog:gc}). A chunk
  * of half a G1 region or more is a humongous object: G1 allocates it outside the young
  * generation and never copies it, and frees it at the first collection after the memtable
- * that held it is dropped. The first chunks of a memtable are small and double up to just
- * under a region, so a tablet that takes few writes holds little.
+ * that held it is dropped. A memtable's first {@value #FIRST_CHUNK_BYTES} of values keep their
+ * own arrays, and its chunks then start at that size and double up to just under a region, so
+ * a tablet that takes few writes holds only its values.
  *
  * <p>Values of {@value #OWN_ARRAY_BYTES} bytes or more keep their own arrays: copying them buys
  * nothing a chunk would not, and they would waste its end. Thread-safe: {@link #copy} is
@@ -28,7 +29,7 @@ final class ValueSlab {
    * fills one, where one of half a region would leave the other half empty.
    */
   static final int MAX_CHUNK_BYTES = maxChunkBytes();
-  private static final int FIRST_CHUNK_BYTES = 64 * 1024;
+  static final int FIRST_CHUNK_BYTES = 64 * 1024;
   /** Room for an array's header (16 bytes with compressed class pointers), and to spare. */
   private static final int ARRAY_HEADER_BYTES = 64;
   static final int OWN_ARRAY_BYTES = 16 * 1024;
@@ -37,6 +38,14 @@ final class ValueSlab {
   private byte[] chunk = new byte[0];
   @GuardedBy("this")
   private int used;
+  /**
+   * The bytes of the values kept in their own arrays because the memtable was still small; once
+   * {@value #FIRST_CHUNK_BYTES}, values go to chunks. A node may hold a hundred thousand tablets
+   * that each took a write or two: a first chunk each (64 KiB) was 6.4 GB for a bulk load of a
+   * row per tablet of a table of 100,000 initial splits.
+   */
+  @GuardedBy("this")
+  private long unchunked;
 
   /** {@code value} as the memtable keeps it. */
   Slice copy(byte[] value) {
@@ -46,6 +55,10 @@ final class ValueSlab {
     byte[] into;
     int at;
     synchronized (this) {
+      if (chunk.length == 0 && unchunked < FIRST_CHUNK_BYTES) {
+        unchunked += value.length;
+        return new Slice(value, 0, value.length);
+      }
       if (chunk.length - used < value.length) {
         chunk = new byte[nextChunkBytes(chunk.length)];
         used = 0;

@@ -1,5 +1,6 @@
 package io.tabula.persistence.memtable;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -30,6 +31,28 @@ class MemtableTest {
     }
     // Two bits per row in 2^18: about 0.6% expected for 10,000 rows.
     assertTrue(falsePositives < 300, falsePositives + " of 10,000 absent rows looked present");
+  }
+
+  /**
+   * A memtable of a few rows keeps a small filter: a node may hold a hundred thousand of them
+   * after a bulk load of a row per tablet (32 KiB each was 3.2 GB). Its filter grows once the
+   * memtable does, and a row marked in either layer is found.
+   */
+  @Test
+  void aMemtableOfFewRowsKeepsASmallFilter() {
+    Memtable m = new Memtable();
+    assertEquals(0, m.filterBytes(), "no filter before the first add");
+    for (int i = 0; i < 10; i++) {
+      m.add(CellKey.put(row("r" + i), row("f"), row("q"), 1000, i), new byte[] {1});
+    }
+    assertEquals(256, m.filterBytes(), "ten rows: the small layer only");
+    for (int i = 10; i < 1_000; i++) {
+      m.add(CellKey.put(row("r" + i), row("f"), row("q"), 1000, i), new byte[] {1});
+    }
+    assertEquals(256 + 32 * 1024, m.filterBytes(), "a thousand rows: the large layer too");
+    for (int i = 0; i < 1_000; i++) {
+      assertTrue(m.mayContainRow(row("r" + i)), "row r" + i + " was added");
+    }
   }
 
   @Test
