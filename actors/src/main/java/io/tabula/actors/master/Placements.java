@@ -423,8 +423,15 @@ final class Placements {
     }
   }
 
+  /**
+   * Whether tablet {@code id} may be merged now: serving, cold, and open (a log names it). A
+   * merge closes both tablets cleanly through their actors; a tablet closed already opens only
+   * at its next request (docs/cluster.md, "Tablets open when first asked"), and would refuse to
+   * open while it is being merged, so the merge would be given up and tried again at every look.
+   */
   private boolean mergeable(String id, TabletPlacement p, long now) {
-    return p.state() == TabletPlacement.State.SERVING && p.assigned() && coldAndReported(id, now);
+    return p.state() == TabletPlacement.State.SERVING && p.assigned() && !p.logs().isEmpty()
+        && coldAndReported(id, now);
   }
 
   /** Whether tablet {@code id} has reported its load and been cold for {@code mergeColdFor}. */
