@@ -365,7 +365,8 @@ public final class TabulaNode implements AutoCloseable {
     Router router = new Router(system, directory, master, node.local(), NodePeers.start(system, settings.name()),
         settings.askTimeout(), settings.movedRetryFor(), new UnopenedTablets(node.local(), directory, storage,
             config.getDuration("tabula.master.sweep-files-grace"),
-            system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking())));
+            system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking()), master, system,
+            settings.askTimeout()));
     ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
         : join(BigtableServices.bind(system, settings, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),

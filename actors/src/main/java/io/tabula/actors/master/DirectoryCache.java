@@ -61,6 +61,11 @@ public final class DirectoryCache {
    * that time. {@link Long#MIN_VALUE} until then.
    */
   private volatile long confirmedAt = Long.MIN_VALUE;
+  /**
+   * When the latest ask of the master whose answer the copy took was sent (System.nanoTime): the
+   * copy holds every change the master made before then. {@link Long#MIN_VALUE} until then.
+   */
+  private volatile long answeredAskAt = Long.MIN_VALUE;
 
   public Directory get() {
     return current.get();
@@ -82,6 +87,17 @@ public final class DirectoryCache {
   public boolean confirmedWithin(Duration age) {
     long at = confirmedAt;
     return at != Long.MIN_VALUE && System.nanoTime() - at <= age.toNanos();
+  }
+
+  /**
+   * Whether the copy took the answer to an ask of the master sent at or after {@code nanos}: it
+   * then holds every change the master made before {@code nanos} (a read index: what a reader
+   * that began at {@code nanos} must see). A published change or heartbeat does not count: when
+   * it was sent is not known here.
+   */
+  public boolean answeredSince(long nanos) {
+    long at = answeredAskAt;
+    return at != Long.MIN_VALUE && at - nanos >= 0;
   }
 
   /** Notes that the copy was the master's directory at {@code nanos} (an earlier note stays if later). */
@@ -212,6 +228,11 @@ public final class DirectoryCache {
         mine.completeExceptionally(err);
       } else {
         confirmed(asked); // the master answered after this, with its directory as it was then
+        synchronized (this) {
+          if (answeredAskAt == Long.MIN_VALUE || asked - answeredAskAt > 0) {
+            answeredAskAt = asked;
+          }
+        }
         mine.complete(get());
       }
     });

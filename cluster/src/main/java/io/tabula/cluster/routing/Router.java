@@ -208,18 +208,28 @@ public final class Router {
    */
   public <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened) {
-    return table(table).thenCompose(t -> askEveryTablet(table, message, ifNeverOpened, System.nanoTime(), 0));
+    long since = System.nanoTime();
+    return table(table).thenCompose(t -> askEveryTablet(table, message, ifNeverOpened, since, 0));
   }
 
   private <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened, long startNanos, int n) {
     List<TabletInfo> tablets = directory.get().tabletsOf(table);
-    List<CompletableFuture<Answer<T>>> asks = new ArrayList<>();
-    for (TabletInfo ti : tablets) {
-      asks.add(unopened.holdsNothing(ti)
-          .thenCompose(none -> none ? CompletableFuture.completedFuture(ifNeverOpened) : askTablet(ti.id(), message))
-          .thenApply(v -> new Answer<>(ti, v)).toCompletableFuture());
-    }
+    return unopened.holdingNothing(tablets, startNanos).thenCompose(none -> {
+      List<CompletableFuture<Answer<T>>> asks = new ArrayList<>();
+      for (TabletInfo ti : tablets) {
+        CompletionStage<T> answer = none.contains(ti.id()) ? CompletableFuture.completedFuture(ifNeverOpened)
+            : askTablet(ti.id(), message);
+        asks.add(answer.thenApply(v -> new Answer<>(ti, v)).toCompletableFuture());
+      }
+      return everyAnswer(table, message, ifNeverOpened, startNanos, n, asks);
+    });
+  }
+
+  /** The answers of {@code asks}, or all tablets asked again when one answered that it moved. */
+  private <T> CompletionStage<List<Answer<T>>> everyAnswer(String table,
+      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened, long startNanos, int n,
+      List<CompletableFuture<Answer<T>>> asks) {
     return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
         .<CompletionStage<List<Answer<T>>>>handle((x, err) -> {
           if (err == null) {

@@ -38,7 +38,8 @@ public final class Scans {
    */
   public Source<List<FilteredRow>, NotUsed> range(String table, byte[] start, byte[] end, byte[] filter,
       boolean reversed) {
-    return reversed ? piecesBefore(table, start, end, filter) : piecesFrom(table, start, end, filter);
+    long since = System.nanoTime();
+    return reversed ? piecesBefore(table, start, end, filter, since) : piecesFrom(table, start, end, filter, since);
   }
 
   /**
@@ -46,13 +47,15 @@ public final class Scans {
    * in a flat sequence (a chain of nested concatenations, one per tablet, made every row of a
    * table of 10,000 tablets pass 10,000 stages).
    */
-  private Source<List<FilteredRow>, NotUsed> piecesFrom(String table, byte[] from, byte[] end, byte[] filter) {
+  private Source<List<FilteredRow>, NotUsed> piecesFrom(String table, byte[] from, byte[] end, byte[] filter,
+      long since) {
     return Source.unfoldAsync(java.util.Optional.of(from), next -> {
       if (next.isEmpty()) {
         return CompletableFuture.completedFuture(java.util.Optional.empty());
       }
       byte[] at = next.get();
-      return tabletPart(table, d -> d.locate(table, at), t -> at, t -> clipEnd(end, t.endRow()), filter, false)
+      return tabletPart(table, d -> d.locate(table, at), t -> at, t -> clipEnd(end, t.endRow()), filter, false,
+          since)
           .thenApply(part -> {
             byte[] after = part.tablet().endRow();
             boolean more = after.length > 0 && (end.length == 0 || ByteArrays.compare(after, end) < 0);
@@ -63,14 +66,15 @@ public final class Scans {
   }
 
   /** The rows of [start, end) backwards, tablet by tablet from the end. */
-  private Source<List<FilteredRow>, NotUsed> piecesBefore(String table, byte[] start, byte[] end, byte[] filter) {
+  private Source<List<FilteredRow>, NotUsed> piecesBefore(String table, byte[] start, byte[] end, byte[] filter,
+      long since) {
     return Source.unfoldAsync(java.util.Optional.of(end), next -> {
       if (next.isEmpty()) {
         return CompletableFuture.completedFuture(java.util.Optional.empty());
       }
       byte[] before = next.get();
       return tabletPart(table, d -> d.locateBefore(table, before),
-          t -> ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(), t -> before, filter, true)
+          t -> ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(), t -> before, filter, true, since)
           .thenApply(part -> {
             byte[] prev = part.tablet().startRow();
             boolean more = prev.length > 0 && ByteArrays.compare(prev, start) > 0;
@@ -87,10 +91,11 @@ public final class Scans {
    * One tablet's part of a scan. A tablet this node serves is read here, from the engine (the
    * snapshot is taken now: the part is made when the scan comes to it); any other, or one that
    * has just split, through its actor, which hands out a stream reference; one never opened
-   * ({@link UnopenedTablets}) is passed by, empty.
+   * ({@link UnopenedTablets}, for a scan that began at {@code since}) is passed by, empty.
    */
   private CompletionStage<Part> tabletPart(String table, Function<Directory, TabletInfo> locate,
-      Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed) {
+      Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed,
+      long since) {
     TabletInfo t = locate.apply(router.directory());
     TabletReads reads = t == null ? null : router.localReads(t.id());
     if (reads != null) {
@@ -107,7 +112,7 @@ public final class Scans {
     if (t == null) {
       return viaActor(table, locate, startIn, endIn, filter, reversed);
     }
-    return router.unopened().holdsNothing(t).thenCompose(none -> none
+    return router.unopened().holdsNothing(t, since).thenCompose(none -> none
         ? CompletableFuture.completedFuture(new Part(t, Source.empty()))
         : viaActor(table, locate, startIn, endIn, filter, reversed));
   }

@@ -45,8 +45,8 @@ public final class Memtable {
    * are set before the entry becomes visible (see {@link #add}), so a reader never misses a row
    * it may see. In two layers, each made when first needed: {@link #smallBits}
    * ({@value #SMALL_BITS} bits, 256 bytes) at the first add, and {@link #largeBits}
-   * ({@value #LARGE_BITS} bits, 32 KiB) once {@value #SMALL_ROWS} rows were marked in the small
-   * one; a row is marked in the newest and looked for in both. A node holds thousands of
+   * ({@value #LARGE_BITS} bits, 32 KiB) once {@value #SMALL_ROWS} rows (not cells) were marked
+   * in the small one; a row is marked in the newest and looked for in both. A node holds thousands of
    * memtables nobody writes to, one per idle tablet, and may hold a hundred thousand that took
    * a write or two (a bulk load of a pre-split table): 32 KiB each at the first add was 3.2 GB.
    */
@@ -118,9 +118,11 @@ public final class Memtable {
       smallBits.compareAndSet(null, new AtomicLongArray(SMALL_BITS / 64));
       small = smallBits.get();
     }
-    setBit(small, SMALL_BITS, (int) h);
-    setBit(small, SMALL_BITS, (int) (h >>> 32));
-    smallMarked.incrementAndGet();
+    // Counted once per row the layer did not hold yet, not per cell: a row of many cells (or
+    // versions) is one row. Two rows hashing alike count once; the layer then holds fewer.
+    if (setBit(small, SMALL_BITS, (int) h) | setBit(small, SMALL_BITS, (int) (h >>> 32))) {
+      smallMarked.incrementAndGet();
+    }
   }
 
   private static boolean bit(AtomicLongArray bits, int size, int h) {
@@ -128,12 +130,14 @@ public final class Memtable {
     return (bits.get(i >>> 6) & (1L << i)) != 0;
   }
 
-  private static void setBit(AtomicLongArray bits, int size, int h) {
+  /** Sets a bit; true if it was not set before. */
+  private static boolean setBit(AtomicLongArray bits, int size, int h) {
     int i = h & (size - 1);
     long mask = 1L << i;
     if ((bits.get(i >>> 6) & mask) == 0) {
-      bits.getAndAccumulate(i >>> 6, mask, (a, b) -> a | b);
+      return (bits.getAndAccumulate(i >>> 6, mask, (a, b) -> a | b) & mask) == 0;
     }
+    return false;
   }
 
   /** Two independent-enough 32-bit hashes of the row (a 64-bit mix of its array hash). */

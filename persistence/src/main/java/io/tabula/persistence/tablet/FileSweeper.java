@@ -322,13 +322,21 @@ public final class FileSweeper {
     }
   }
 
-  /** The files the manifests of {@code ids} name; null if one cannot be read or is missing. */
+  /**
+   * The files the manifests of {@code ids} name; null if one cannot be read, or is missing from
+   * a tablet folder that exists (its first manifest may be being written). A tablet without a
+   * folder never opened (a tablet opens at its first request: docs/cluster.md), so names no
+   * file; one that opens after this look starts with a manifest that names none.
+   */
   private Set<String> mark(String table, Set<String> ids) {
     Set<String> files = new HashSet<>();
     for (String id : ids) {
       String dir = Tablet.dirOf(table, id);
       try {
         if (!ManifestCodec.exists(storage, dir)) {
+          if (!storage.exists(dir)) {
+            continue;
+          }
           return null;
         }
         TabletManifest m = ManifestCodec.read(storage, dir);

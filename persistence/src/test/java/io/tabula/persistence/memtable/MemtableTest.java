@@ -46,6 +46,10 @@ class MemtableTest {
       m.add(CellKey.put(row("r" + i), row("f"), row("q"), 1000, i), new byte[] {1});
     }
     assertEquals(256, m.filterBytes(), "ten rows: the small layer only");
+    for (int c = 0; c < 500; c++) {
+      m.add(CellKey.put(row("r0"), row("f"), row("q" + c), 1000, 100 + c), new byte[] {1});
+    }
+    assertEquals(256, m.filterBytes(), "a row of many cells is one row");
     for (int i = 10; i < 1_000; i++) {
       m.add(CellKey.put(row("r" + i), row("f"), row("q"), 1000, i), new byte[] {1});
     }
