@@ -69,6 +69,14 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
   private final java.util.concurrent.ConcurrentHashMap<String, CompletableFuture<ActorRef>> inFlight =
       new java.util.concurrent.ConcurrentHashMap<>();
 
+  /**
+   * The regions the coordinator showed last ({@link #allocateShard} and {@link #rebalance}, every
+   * {@code rebalance-interval}): a try after the first reads them afresh, so a tablet whose owner
+   * had no region when it was asked goes there as soon as the region registered. Written by the
+   * coordinator's actor, read by tries on the dispatcher.
+   */
+  private volatile Set<ActorRef> latestRegions = Set.of();
+
   /** How often {@link #rebalance} looks at every tablet even when nothing seems to move. */
   private static final long FULL_LOOK_NANOS = TimeUnit.SECONDS.toNanos(5);
   /** The regions of the last look that found nothing to move (empty: it found some). Owned by the coordinator. */
@@ -104,6 +112,7 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
   public Future<ActorRef> allocateShard(ActorRef requester, String shardId,
       Map<ActorRef, IndexedSeq<String>> currentShardAllocations) {
     Set<ActorRef> regions = Set.copyOf(currentShardAllocations.keySet());
+    latestRegions = regions;
     // Regions ask for a tablet's home again while an allocation is under way; they share it,
     // so a tablet that waits for its fence costs one try every NOT_YET_MS, however often asked.
     CompletableFuture<ActorRef> mine = new CompletableFuture<>();
@@ -112,7 +121,7 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       return FutureConverters.asScala(shared);
     }
     mine.whenComplete((region, err) -> inFlight.remove(shardId, mine));
-    attempt(requester, shardId, regions, nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(PATIENCE_MS), mine);
+    attempt(requester, shardId, nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(PATIENCE_MS), mine);
     return FutureConverters.asScala(mine);
   }
 
@@ -120,7 +129,8 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
    * One try to allocate, completing {@code result}; while the tablet cannot be placed yet (its
    * owner is starting, or a dead owner's log is still being fenced: every {@value #NOT_YET_MS}
    * ms) or the master did not answer in time, the next try is started afresh on the system's
-   * dispatcher until {@code deadline}; only then does the allocation fail, and sharding asks
+   * dispatcher, over the regions the coordinator showed last ({@link #latestRegions}), until
+   * {@code deadline}; only then does the allocation fail, and sharding asks
    * again. Waiting here rather than failing at once keeps a routine wait, such as every tablet
    * of a dead node waiting for its fence, out of the coordinator's error log.
    *
@@ -128,9 +138,9 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
    * a chain of retries, each completing the one before, once overflowed the stack of the
    * thread that completed the last (100,000 tablets of a new table waiting at once).
    */
-  private void attempt(ActorRef requester, String shardId, Set<ActorRef> regions, long deadline,
-      CompletableFuture<ActorRef> result) {
+  private void attempt(ActorRef requester, String shardId, long deadline, CompletableFuture<ActorRef> result) {
     CompletionStage<ActorRef> attempt;
+    Set<ActorRef> regions = latestRegions;
     try {
       Directory d = directory.get();
       attempt = d.tablet(shardId) != null ? allocate(d, requester, shardId, regions)
@@ -149,7 +159,7 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       // tablets, or moving to another node): ask again while there is time.
       boolean again = cause instanceof NotYet || cause instanceof java.util.concurrent.TimeoutException;
       if (again && nanoTime.getAsLong() - deadline < 0) {
-        system.executionContext().execute(() -> attempt(requester, shardId, regions, deadline, result));
+        system.executionContext().execute(() -> attempt(requester, shardId, deadline, result));
       } else {
         result.completeExceptionally(cause);
       }
@@ -197,6 +207,7 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       java.util.Set<String> rebalanceInProgress) {
     Directory d = directory.get();
     Set<ActorRef> regions = currentShardAllocations.keySet();
+    latestRegions = Set.copyOf(regions);
     long now = nanoTime.getAsLong();
     // A look reads every tablet's owner. When the last look found nothing, no tablet is moving
     // and the regions are the same, nothing can have moved but through a slow path (an

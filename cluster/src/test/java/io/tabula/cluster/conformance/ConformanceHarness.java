@@ -173,6 +173,7 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
     if (target == Target.CLUSTER && subjectTable != null) {
       try {
         out.append("\nits tablets now: ").append(subject.tabletsOf(subjectTable));
+        out.append("\nthe nodes' log lines naming the table:").append(logLinesNaming(subjectTable));
       } catch (java.io.IOException | RuntimeException e) {
         out.append("\nits tablets could not be listed: ").append(e);
       } catch (InterruptedException e) {
@@ -181,6 +182,33 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
     }
     return out.toString();
   }
+
+  /**
+   * The last {@value #LOG_LINES} lines this JVM logged (its nodes' and the test's) that name
+   * {@code text}, from logback-test.xml's in-memory RECENT appender; empty if there is none.
+   */
+  private static String logLinesNaming(String text) {
+    if (!(org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext context)
+        || !(context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).getAppender("RECENT")
+            instanceof ch.qos.logback.core.read.CyclicBufferAppender<ch.qos.logback.classic.spi.ILoggingEvent> recent)) {
+      return " (no in-memory log)";
+    }
+    java.util.ArrayDeque<String> lines = new java.util.ArrayDeque<>();
+    for (int i = 0; i < recent.getLength(); i++) {
+      ch.qos.logback.classic.spi.ILoggingEvent e = recent.get(i);
+      String message = e.getFormattedMessage();
+      if (message != null && message.contains(text)) {
+        lines.addLast(java.time.Instant.ofEpochMilli(e.getTimeStamp()) + " " + e.getLevel() + " "
+            + e.getLoggerName() + " - " + message);
+        if (lines.size() > LOG_LINES) {
+          lines.removeFirst();
+        }
+      }
+    }
+    return lines.isEmpty() ? " none" : "\n" + String.join("\n", lines);
+  }
+
+  private static final int LOG_LINES = 40;
 
   private void compare(String scenario, String expected, String actual, String expectedLabel) {
     if (print) {
