@@ -191,6 +191,8 @@ public final class TabulaNode implements AutoCloseable {
     // Join-time check that every node speaks this version of the internal protocol.
     derived.put(ProtocolCheck.KEY, ProtocolCheck.VERSION);
     derived.put(ProtocolCheck.CHECKER_KEY, ProtocolCheck.class.getName());
+    // ... and has the settings every node must share (the sweep's grace).
+    derived.put(SharedSettingsCheck.CHECKER_KEY, SharedSettingsCheck.class.getName());
     derived.put("pekko.remote.artery.canonical.hostname", settings.host());
     derived.put("pekko.remote.artery.canonical.port", settings.clusterPort());
     // A node without a gRPC endpoint advertises port 0: clients are then sent to the node they asked.

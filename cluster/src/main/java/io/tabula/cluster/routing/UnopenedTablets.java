@@ -73,7 +73,8 @@ public final class UnopenedTablets {
   private static final int LOOKS_PER_TASK = 1_000;
 
   /**
-   * @param sweepGrace the master's {@code tabula.master.sweep-files-grace}
+   * @param sweepGrace the master's {@code tabula.master.sweep-files-grace} (every node's: a
+   *     node with another value is refused at join, {@code SharedSettingsCheck})
    * @param blockingIo where the storage is looked at
    */
   public UnopenedTablets(LocalTablets local, DirectoryCache directory, Storage storage, Duration sweepGrace,
