@@ -336,11 +336,25 @@ final class Placements {
     if (events.isEmpty()) {
       moves.addAll(drainMoves(d, all, log));
       if (moves.isEmpty()) {
-        moves.addAll(balanceMoves(d, now, log));
+        // A closed tablet the balancer moves is placed by a change of owner alone: a move's
+        // steps would open it on its node to compact it, then again on the other.
+        Map<String, String> placed = new TreeMap<>();
+        for (Master.MoveStarted m : balanceMoves(d, now, log)) {
+          if (d.placementOf(m.tabletId()).closed()) {
+            placed.put(m.tabletId(), m.to());
+            lastMoved.put(m.tabletId(), now);
+          } else {
+            moves.add(m);
+          }
+        }
+        if (!placed.isEmpty()) {
+          log.info("balancing: {} closed tablets placed at once, without a move's steps", placed.size());
+          events.add(new Master.TabletsAssigned(placed));
+        }
       }
       // Merges wait for tablets cold for minutes: a look every MERGE_LOOK_EVERY is soon enough,
       // and each look reads every tablet.
-      if (moves.isEmpty() && movesUnderWay(d) == 0 && merging.isEmpty()
+      if (events.isEmpty() && moves.isEmpty() && movesUnderWay(d) == 0 && merging.isEmpty()
           && now - lastMergeLook >= MERGE_LOOK_EVERY_NANOS * Math.max(1, d.tabletCount() / MERGE_LOOK_TABLETS)) {
         lastMergeLook = now;
         mergeOrColocate(d, now, log, moves, merges);
@@ -485,7 +499,7 @@ final class Placements {
       List<String> closed = new ArrayList<>();
       for (String id : new TreeSet<>(d.tabletsOwnedBy(node))) {
         TabletPlacement p = d.placementOf(id);
-        if (p.state() == TabletPlacement.State.SERVING && p.logs().isEmpty()) {
+        if (p.closed()) {
           closed.add(id);
         }
       }

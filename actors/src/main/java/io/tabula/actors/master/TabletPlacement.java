@@ -35,6 +35,16 @@ public record TabletPlacement(String owner, State state, String peer, List<Strin
     return !owner.isEmpty();
   }
 
+  /**
+   * Serving and named by no log: open nowhere (never opened, or closed cleanly), or opening and
+   * not recorded yet, an open the master then refuses if the tablet was placed elsewhere
+   * meanwhile. Such a tablet goes to another node by a change of its owner alone, without a
+   * move's steps (docs/cluster.md, "Tablets open when first asked").
+   */
+  public boolean closed() {
+    return state == State.SERVING && logs.isEmpty();
+  }
+
   /** Serving at {@code node}, with the same logs. */
   TabletPlacement servedBy(String node) {
     return new TabletPlacement(node, State.SERVING, "", logs);
