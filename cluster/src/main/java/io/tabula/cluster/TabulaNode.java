@@ -345,8 +345,16 @@ public final class TabulaNode implements AutoCloseable {
     schemasOf.set(directory.get().tables());
     updateSchemas(engine, directory.get());
 
-    TabletNode node = new TabletNode(settings.name(), engine, directory, master,
-        TabletSettings.from(config.getConfig("tabula.tablet")));
+    TabletSettings tabletSettings = TabletSettings.from(config.getConfig("tabula.tablet"));
+    java.time.Duration mergeColdFor = config.getDuration("tabula.master.merge.cold-for");
+    if (!tabletSettings.closeIdleAfter().isZero() && tabletSettings.closeIdleAfter().compareTo(mergeColdFor) <= 0) {
+      // Only open tablets merge (a log names them), after being cold this long: tablets that
+      // close first never merge.
+      LOG.warn("tabula.tablet.close-idle-after ({}) is not longer than tabula.master.merge.cold-for ({}): idle "
+          + "tablets close before they may merge, so small idle tablets are never merged", tabletSettings
+          .closeIdleAfter(), mergeColdFor);
+    }
+    TabletNode node = new TabletNode(settings.name(), engine, directory, master, tabletSettings);
     TabletShards tablets = TabletShards.start(system, node);
     system.systemActorOf(LostRequests.create(), "lost-tablet-requests", org.apache.pekko.actor.typed.Props.empty());
     system.systemActorOf(NodeRequests.create(node.local(), tablets::tablet, settings.askTimeout(), storage,

@@ -29,6 +29,15 @@ public final class LocalTablets {
 
   private final ConcurrentHashMap<String, Served> serving = new ConcurrentHashMap<>();
   private final FilterCache filters = new FilterCache(COMPILED_FILTERS_BYTES);
+  /**
+   * Tablets whose actor asked to stop because they were idle, by id: when it asked
+   * (System.nanoTime). Until this node's copy of the directory shows the close (no log names the
+   * tablet), the tablet would look like one that must open now ({@code OwnedTablets}); it is
+   * not woken again for {@link #CLOSING_IDLE_NANOS}, after which a close the master never
+   * recorded is opened again, to replay this node's log.
+   */
+  private final ConcurrentHashMap<String, Long> closingIdle = new ConcurrentHashMap<>();
+  static final long CLOSING_IDLE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
   /** Each table's running totals on this node (its tablets' reads and writes), for the metrics. */
   private final ConcurrentHashMap<String, TabletLoad.TableTotals> tables = new ConcurrentHashMap<>();
 
@@ -82,8 +91,35 @@ public final class LocalTablets {
     return out;
   }
 
+  /**
+   * Whether tablet {@code tabletId} was closed here because it was idle less than 30 s ago and
+   * has not opened since: it must not be woken while its close travels to the directory.
+   */
+  public boolean closingIdle(String tabletId, long nowNanos) {
+    Long at = closingIdle.get(tabletId);
+    if (at == null) {
+      return false;
+    }
+    if (nowNanos - at < CLOSING_IDLE_NANOS) {
+      return true;
+    }
+    closingIdle.remove(tabletId, at);
+    return false;
+  }
+
+  /** Forgets the idle closes of tablets {@code done} says are recorded (or gone). */
+  public void forgetClosingIdle(java.util.function.Predicate<String> done) {
+    closingIdle.keySet().removeIf(done);
+  }
+
+  /** Tablet {@code tabletId}'s actor asks to stop, idle. */
+  void closesIdle(String tabletId) {
+    closingIdle.put(tabletId, System.nanoTime());
+  }
+
   /** The reads of an open tablet of {@code table}, listed as served from now on. */
   TabletReads serve(String table, String tabletId, Tablet tablet, ActorRef<TabletActor.Command> actor) {
+    closingIdle.remove(tabletId);
     TabletLoad load = new TabletLoad(table, tables.computeIfAbsent(table, t -> new TabletLoad.TableTotals()));
     TabletReads reads = new TabletReads(tabletId, tablet, filters, load);
     serving.put(tabletId, new Served(reads, actor));

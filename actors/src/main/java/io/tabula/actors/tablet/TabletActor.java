@@ -208,10 +208,20 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletReports reports;
   /** How often the periodic check runs (stretched while the tablet is quiet). */
   private final TickStretch ticks;
+  /** Asks the host (sharding) to stop this actor when its tablet is idle; null: never. */
+  private final java.util.function.Consumer<ActorRef<Command>> stopWhenIdle;
+  /**
+   * Owned by the actor: since when (System.nanoTime) every check found the tablet quiet (nothing
+   * read or written, the same size and files); 0 when the last check did not.
+   */
+  private long idleSince;
+  /** Owned by the actor: whether it asked to stop, idle (its hand-over is then an idle close). */
+  private boolean closingIdle;
 
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
-      TabletInfo info) {
+      TabletInfo info, java.util.function.Consumer<ActorRef<Command>> stopWhenIdle) {
     super(ctx);
+    this.stopWhenIdle = stopWhenIdle;
     this.timers = timers;
     this.node = node;
     this.tablet = tablet;
@@ -230,14 +240,26 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * tablet is open and the master has recorded that this node serves it.
    */
   public static Behavior<Command> create(String tabletId, TabletNode node) {
-    return TabletOpening.behavior(tabletId, node);
+    return create(tabletId, node, null);
+  }
+
+  /**
+   * The actor of tablet {@code tabletId} on {@code node}, as {@link #create(String, TabletNode)},
+   * which closes its tablet once it has been idle for {@code tabula.tablet.close-idle-after}: it
+   * gives {@code stopWhenIdle} its own reference (sharding's passivation), and its host then
+   * sends it a {@link HandOff}. Null: it never closes for being idle.
+   */
+  public static Behavior<Command> create(String tabletId, TabletNode node,
+      java.util.function.Consumer<ActorRef<Command>> stopWhenIdle) {
+    return TabletOpening.behavior(tabletId, node, stopWhenIdle);
   }
 
   /** The actor serving {@code tablet}, open, with its periodic check started. */
-  static Behavior<Command> serving(ActorContext<Command> ctx, TabletNode node, Tablet tablet, TabletInfo info) {
+  static Behavior<Command> serving(ActorContext<Command> ctx, TabletNode node, Tablet tablet, TabletInfo info,
+      java.util.function.Consumer<ActorRef<Command>> stopWhenIdle) {
     return Behaviors.withTimers(timers -> {
       timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
-      return new TabletActor(ctx, timers, node, tablet, info);
+      return new TabletActor(ctx, timers, node, tablet, info, stopWhenIdle);
     });
   }
 
@@ -380,6 +402,14 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private Behavior<Command> onHandOff() {
     long started = System.nanoTime();
+    if (closingIdle) {
+      return closeFor("closed, idle", () -> { }, failure -> {
+        if (failure != null && !splitWhileClosing) {
+          getContext().getLog().error("tablet {} could not be flushed as it closed, idle; it opens again and "
+              + "replays this node's log", info.id(), failure);
+        }
+      });
+    }
     return closeFor("handed over", () -> { }, failure -> {
       if (splitWhileClosing) {
         getContext().getLog().info("tablet {} split while it was being handed over; its halves are placed anew",
@@ -536,7 +566,13 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private void tick() {
     Tablet.Sizes sizes = tablet.sizes();
     Map<String, List<String>> files = reports.report(reads.load(), sizes.total());
+    boolean idle = reports.quiet();
     ticks.checked(reports.quiet(), sizes.memtableBytes() == 0);
+    if (!idle) {
+      idleSince = 0;
+    } else if (closesIdleNow()) {
+      return;
+    }
     if (splits.due(sizes.total())) {
       splits.start();
       return;
@@ -552,6 +588,33 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         }
       });
     }
+  }
+
+  /**
+   * After a check that found the tablet idle: once it has been idle for
+   * {@code tabula.tablet.close-idle-after}, and the directory has it serving here, not moving,
+   * asks its host to stop it (docs/cluster.md, "Tablets open when first asked"): the host sends
+   * it a {@link HandOff}, and requests that come meanwhile wait for its next actor. Whether it
+   * asked.
+   */
+  private boolean closesIdleNow() {
+    java.time.Duration after = node.settings().closeIdleAfter();
+    long now = System.nanoTime();
+    if (idleSince == 0) {
+      idleSince = now;
+    }
+    if (closingIdle || stopWhenIdle == null || after.isZero() || now - idleSince < after.toNanos()) {
+      return closingIdle;
+    }
+    io.tabula.actors.master.TabletPlacement p = node.directory().get().placementOf(info.id());
+    if (p == null || p.state() != io.tabula.actors.master.TabletPlacement.State.SERVING
+        || !p.owner().equals(node.name())) {
+      return false;
+    }
+    closingIdle = true;
+    node.local().closesIdle(info.id());
+    stopWhenIdle.accept(getContext().getSelf());
+    return true;
   }
 
   private Behavior<Command> onSplitDone(SplitDone d) {

@@ -60,7 +60,8 @@ final class TabletOpening {
    * The behavior of a tablet actor until its tablet is open: requests wait in a stash, then
    * meet the tablet served ({@link TabletActor#serving}), not served here, or failed.
    */
-  static Behavior<TabletActor.Command> behavior(String tabletId, TabletNode node) {
+  static Behavior<TabletActor.Command> behavior(String tabletId, TabletNode node,
+      java.util.function.Consumer<org.apache.pekko.actor.typed.ActorRef<TabletActor.Command>> stopWhenIdle) {
     return Behaviors.withStash(OPENING_STASH, stash -> Behaviors.setup(ctx -> {
       Executor io = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
       ctx.pipeToSelf(open(node, tabletId, ctx.getSystem(), io), TabletActor.Opened::new);
@@ -79,7 +80,8 @@ final class TabletOpening {
             if (o.result().tablet() == null) {
               return stash.unstashAll(TabletActor.gone(tabletId));
             }
-            return stash.unstashAll(TabletActor.serving(ctx, node, o.result().tablet(), o.result().info()));
+            return stash.unstashAll(TabletActor.serving(ctx, node, o.result().tablet(), o.result().info(),
+                stopWhenIdle));
           })
           .onAnyMessage(c -> {
             if (stash.isFull()) {

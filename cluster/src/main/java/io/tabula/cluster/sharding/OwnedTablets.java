@@ -15,7 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * on a node that died) must open when it is placed, to replay them and release the folder;
  * so must a tablet moving here, whose move ends only once it opens. Any other tablet (never
  * opened, or closed cleanly) opens at its first request (docs/cluster.md, "Tablets open when
- * first asked"). Whenever the directory changes, and each {@code every} besides, every tablet
+ * first asked"), and so does one that closed here for being idle while its close travels to the
+ * directory ({@link LocalTablets#closingIdle}). Whenever the directory changes, and each {@code every} besides, every tablet
  * this node owns, must open, and does not serve is sent a {@link TabletActor.Wake}, at most
  * once per {@code every}. Thread-safe.
  */
@@ -53,9 +54,10 @@ public final class OwnedTablets {
   public synchronized void wake(Directory d) {
     long now = System.nanoTime();
     woken.keySet().removeIf(id -> d.tablet(id) == null || local.serves(id));
+    local.forgetClosingIdle(id -> !mustOpen(d, id));
     int opening = 0;
     for (Map.Entry<String, Long> w : woken.entrySet()) {
-      if (now - w.getValue() > everyNanos && node.equals(d.ownerOf(w.getKey()))) {
+      if (now - w.getValue() > everyNanos && node.equals(d.ownerOf(w.getKey())) && !local.closingIdle(w.getKey(), now)) {
         w.setValue(now); // woken long ago and still not serving: once more
         tablets.tablet(w.getKey()).tell(TabletActor.Wake.INSTANCE);
       }
@@ -71,7 +73,7 @@ public final class OwnedTablets {
     if (owned != listedFrom || now - listedAt > everyNanos) {
       toWake.clear();
       for (String id : owned) {
-        if (mustOpen(d, id) && !local.serves(id) && !woken.containsKey(id)) {
+        if (mustOpen(d, id) && !local.serves(id) && !woken.containsKey(id) && !local.closingIdle(id, now)) {
           toWake.add(id);
         }
       }
@@ -80,7 +82,7 @@ public final class OwnedTablets {
     }
     while (opening < MAX_OPENING && !toWake.isEmpty()) {
       String id = toWake.poll();
-      if (!owned.contains(id) || local.serves(id) || woken.containsKey(id)) {
+      if (!owned.contains(id) || local.serves(id) || woken.containsKey(id) || local.closingIdle(id, now)) {
         continue;
       }
       woken.put(id, now);
@@ -129,7 +131,8 @@ public final class OwnedTablets {
     int served = 0;
     int mustOpen = 0;
     for (String id : owned) {
-      if (mustOpen(d, id)) {
+      // A tablet closing here, idle, is not counted while its close travels to the directory.
+      if (mustOpen(d, id) && !local.closingIdle(id, now)) {
         mustOpen++;
         if (local.serves(id)) {
           served++;

@@ -60,7 +60,10 @@ public final class TabletShards {
   public static TabletShards start(ActorSystem<?> system, TabletNode node) {
     ClusterSharding sharding = ClusterSharding.get(system);
     for (EntityTypeKey<TabletActor.Command> key : KEYS) {
-      sharding.init(Entity.of(key, ctx -> Behaviors.supervise(TabletActor.create(ctx.getEntityId(), node))
+      // An idle tablet stops through sharding's passivation: messages that come meanwhile wait
+      // in its shard and start its next actor.
+      sharding.init(Entity.of(key, ctx -> Behaviors.supervise(TabletActor.create(ctx.getEntityId(), node,
+                  self -> ctx.getShard().tell(new ClusterSharding.Passivate<>(self))))
               .onFailure(SupervisorStrategy.restart()))
           .withMessageExtractor(new OneTabletPerShard())
           .withAllocationStrategy(new MasterAllocation(system, node.directory(), node.master()))

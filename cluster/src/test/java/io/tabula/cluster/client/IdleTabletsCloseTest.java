@@ -1,0 +1,105 @@
+package io.tabula.cluster.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tabula.client.GcPolicy;
+import io.tabula.client.Row;
+import io.tabula.client.RowMutation;
+import io.tabula.client.RetrySettings;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A tablet neither read nor written for {@code tabula.tablet.close-idle-after} closes (docs/
+ * cluster.md, "Tablets open when first asked"): its memtable is flushed, its actor stops, and
+ * the master records that no log holds it (the directory, as Management HTTP shows it, names no
+ * log for it); its next request opens it again and finds every row written before. A tablet
+ * written all along stays open. On one node in this JVM, with a check every 100 ms and an idle
+ * limit of 1 s.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class IdleTabletsCloseTest {
+  @TempDir
+  Path dir;
+
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  @Test
+  void anIdleTabletClosesAndOpensAgainAtItsNextRequestWithItsRows() throws Exception {
+    Map<String, Object> settings = Map.of("tabula.node.warm-up", "0s", "tabula.tablet.check-interval", "100ms",
+        "tabula.tablet.close-idle-after", "1s");
+    try (InJvmNode node = InJvmNode.start(dir, RetrySettings.DEFAULT, settings)) {
+      node.client.admin().createTable("idle", Map.of("f", GcPolicy.maxVersions(1)), List.of())
+          .toCompletableFuture().join();
+      node.client.apply("idle", RowMutation.create("r1").setCell("f", "q", "v1")).toCompletableFuture().join();
+      assertTrue(open(node), "a tablet just written is open: its node's log names it");
+
+      // Written every 200 ms for 3 s: never idle for 1 s, so it stays open.
+      for (int i = 0; i < 15; i++) {
+        node.client.apply("idle", RowMutation.create("w" + i).setCell("f", "q", "x")).toCompletableFuture().join();
+        Thread.sleep(200);
+        assertTrue(open(node), "a tablet written every 200 ms closed");
+      }
+
+      long idleFrom = System.nanoTime();
+      awaitClosed(node);
+      long closedAfterMs = (System.nanoTime() - idleFrom) / 1_000_000;
+      System.out.println("the idle tablet closed " + closedAfterMs + " ms after its last write");
+
+      long asked = System.nanoTime();
+      Row row = node.client.readRow("idle", "r1").toCompletableFuture().join().orElseThrow();
+      System.out.println("its next read answered in " + (System.nanoTime() - asked) / 1_000_000 + " ms");
+      assertEquals("v1", row.latest("f", "q").orElseThrow().valueUtf8(),
+          "the row written before the close reads back");
+      assertEquals(16, node.client.readRows(io.tabula.client.Query.table("idle")).toCompletableFuture().join().size(),
+          "every row written before the close is there");
+      assertTrue(open(node) || reopenedSoon(node), "the read opened the tablet again");
+    }
+  }
+
+  /** The tablet of table "idle" as the node's Management HTTP lists it. */
+  private String tablet(InJvmNode node) throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.node.httpPort()
+        + "/tabula/tablets?table=idle")).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, r.statusCode(), r.body());
+    return r.body();
+  }
+
+  /** Whether a log names the tablet: it was opened and has not been closed cleanly since. */
+  private boolean open(InJvmNode node) throws Exception {
+    String t = tablet(node);
+    assertTrue(t.contains("\"logs\":["), t);
+    return !t.contains("\"logs\":[]");
+  }
+
+  private void awaitClosed(InJvmNode node) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (open(node)) {
+      assertTrue(System.nanoTime() < deadline, "the idle tablet did not close within 30 s: " + tablet(node));
+      Thread.sleep(100);
+    }
+  }
+
+  /** The directory copy shows the reopening a moment after the read was answered. */
+  private boolean reopenedSoon(InJvmNode node) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!open(node)) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(50);
+    }
+    return true;
+  }
+}
