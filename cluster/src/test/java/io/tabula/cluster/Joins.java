@@ -42,6 +42,38 @@ final class Joins {
     }
   }
 
+  /**
+   * Real joins in this JVM: a node on {@code member} forms a cluster; a node on {@code refused}
+   * must be refused at join (it shuts down for an incompatible configuration, never a member:
+   * {@code why} otherwise); then a node on {@code joins} must come Up in the cluster.
+   */
+  static void refusedThenJoins(Config member, Config refused, Config joins, String why) throws Exception {
+    List<ActorSystem<Void>> systems = new java.util.ArrayList<>();
+    try {
+      ActorSystem<Void> first = system(member, systems);
+      Cluster.get(first).manager().tell(org.apache.pekko.cluster.typed.Join.create(
+          Cluster.get(first).selfMember().address()));
+      awaitUpOrStopping(first);
+      org.junit.jupiter.api.Assertions.assertEquals(MemberStatus.up(), Cluster.get(first).selfMember().status());
+      org.apache.pekko.actor.Address seed = Cluster.get(first).selfMember().address();
+
+      ActorSystem<Void> other = system(refused, systems);
+      Cluster.get(other).manager().tell(new org.apache.pekko.cluster.typed.JoinSeedNodes(List.of(seed)));
+      awaitUpOrStopping(other);
+      org.junit.jupiter.api.Assertions.assertEquals(
+          java.util.Optional.of(CoordinatedShutdown.incompatibleConfigurationDetectedReason()),
+          CoordinatedShutdown.get(other).getShutdownReason(), why);
+
+      ActorSystem<Void> same = system(joins, systems);
+      Cluster.get(same).manager().tell(new org.apache.pekko.cluster.typed.JoinSeedNodes(List.of(seed)));
+      awaitUpOrStopping(same);
+      org.junit.jupiter.api.Assertions.assertEquals(MemberStatus.up(), Cluster.get(same).selfMember().status(),
+          "a node with what the members have did not join");
+    } finally {
+      terminate(systems);
+    }
+  }
+
   /** The text of refusal {@code v}; fails if it is no refusal. */
   static String message(ConfigValidation v) {
     if (!(v instanceof Invalid invalid)) {

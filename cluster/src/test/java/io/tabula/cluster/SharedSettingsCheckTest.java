@@ -7,17 +7,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import org.apache.pekko.actor.Address;
-import org.apache.pekko.actor.CoordinatedShutdown;
-import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.Valid;
-import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Join;
-import org.apache.pekko.cluster.typed.JoinSeedNodes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -67,26 +58,7 @@ class SharedSettingsCheckTest {
 
   @Test
   void aNodeWithAnotherGraceIsRefusedAtJoinAndANodeWithTheSameJoins() throws Exception {
-    List<ActorSystem<Void>> systems = new ArrayList<>();
-    try {
-      ActorSystem<Void> member = Joins.system(embedded("n1"), systems);
-      Cluster.get(member).manager().tell(Join.create(Cluster.get(member).selfMember().address()));
-      Joins.awaitUpOrStopping(member);
-      assertEquals(MemberStatus.up(), Cluster.get(member).selfMember().status());
-      Address seed = Cluster.get(member).selfMember().address();
-
-      ActorSystem<Void> other = Joins.system(withGrace(embedded("n2"), "1h"), systems);
-      Cluster.get(other).manager().tell(new JoinSeedNodes(List.of(seed)));
-      Joins.awaitUpOrStopping(other);
-      assertEquals(java.util.Optional.of(CoordinatedShutdown.incompatibleConfigurationDetectedReason()),
-          CoordinatedShutdown.get(other).getShutdownReason(), "a node with another sweep grace was let in");
-
-      ActorSystem<Void> same = Joins.system(embedded("n3"), systems);
-      Cluster.get(same).manager().tell(new JoinSeedNodes(List.of(seed)));
-      Joins.awaitUpOrStopping(same);
-      assertEquals(MemberStatus.up(), Cluster.get(same).selfMember().status(), "a node with the same grace joins");
-    } finally {
-      Joins.terminate(systems);
-    }
+    Joins.refusedThenJoins(embedded("n1"), withGrace(embedded("n2"), "1h"), embedded("n3"),
+        "a node with another sweep grace was let in");
   }
 }
