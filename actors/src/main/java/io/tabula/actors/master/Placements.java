@@ -348,7 +348,8 @@ final class Placements {
           }
         }
         if (!placed.isEmpty()) {
-          log.info("balancing: {} closed tablets placed at once, without a move's steps", placed.size());
+          log.info("balancing: of these, {} closed tablets are placed by a change of owner, without a move's steps: {}",
+              placed.size(), shortly(placed));
           events.add(new Master.TabletsAssigned(placed));
         }
       }

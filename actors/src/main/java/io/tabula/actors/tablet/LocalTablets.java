@@ -38,6 +38,13 @@ public final class LocalTablets {
    */
   private final ConcurrentHashMap<String, Long> closingIdle = new ConcurrentHashMap<>();
   static final long CLOSING_IDLE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+  /**
+   * The most idle closes a node asks for within {@link #CLOSING_IDLE_NANOS}: a node whose
+   * tablets all went idle at once (a bulk load into every tablet of a large table) closes them
+   * at about 67 a second, so each close's record (one journal write of the master's) reaches the
+   * directory well within the 30 s its tablet is not woken meanwhile, and this map stays small.
+   */
+  static final int MAX_CLOSING_IDLE = 2_000;
   /** Each table's running totals on this node (its tablets' reads and writes), for the metrics. */
   private final ConcurrentHashMap<String, TabletLoad.TableTotals> tables = new ConcurrentHashMap<>();
 
@@ -107,14 +114,26 @@ public final class LocalTablets {
     return false;
   }
 
-  /** Forgets the idle closes of tablets {@code done} says are recorded (or gone). */
-  public void forgetClosingIdle(java.util.function.Predicate<String> done) {
-    closingIdle.keySet().removeIf(done);
+  /** Forgets the idle closes asked for 30 s or more before {@code nowNanos}. */
+  public void forgetClosingIdle(long nowNanos) {
+    closingIdle.values().removeIf(at -> nowNanos - at >= CLOSING_IDLE_NANOS);
   }
 
-  /** Tablet {@code tabletId}'s actor asks to stop, idle. */
-  void closesIdle(String tabletId) {
-    closingIdle.put(tabletId, System.nanoTime());
+  /**
+   * Tablet {@code tabletId}'s actor asks to stop, idle: whether it may now (false while
+   * {@value #MAX_CLOSING_IDLE} idle closes were asked for within the last 30 s; it asks again
+   * at a later check).
+   */
+  boolean closesIdle(String tabletId) {
+    long now = System.nanoTime();
+    if (closingIdle.size() >= MAX_CLOSING_IDLE) {
+      forgetClosingIdle(now);
+      if (closingIdle.size() >= MAX_CLOSING_IDLE) {
+        return false;
+      }
+    }
+    closingIdle.put(tabletId, now);
+    return true;
   }
 
   /** The reads of an open tablet of {@code table}, listed as served from now on. */

@@ -570,7 +570,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     ticks.checked(reports.quiet(), sizes.memtableBytes() == 0);
     if (!idle) {
       idleSince = 0;
-    } else if (closesIdleNow()) {
+    }
+    // Asked to stop: no split nor compaction starts that the close would wait for.
+    if (closingIdle || idle && closesIdleNow()) {
       return;
     }
     if (splits.due(sizes.total())) {
@@ -603,16 +605,18 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
     if (idleSince == 0) {
       idleSince = now;
     }
-    if (closingIdle || stopWhenIdle == null || after.isZero() || now - idleSince < after.toNanos()) {
-      return closingIdle;
+    if (stopWhenIdle == null || after.isZero() || now - idleSince < after.toNanos()) {
+      return false;
     }
     io.tabula.actors.master.TabletPlacement p = node.directory().get().placementOf(info.id());
     if (p == null || p.state() != io.tabula.actors.master.TabletPlacement.State.SERVING
         || !p.owner().equals(node.name())) {
       return false;
     }
+    if (!node.local().closesIdle(info.id())) {
+      return false;
+    }
     closingIdle = true;
-    node.local().closesIdle(info.id());
     stopWhenIdle.accept(getContext().getSelf());
     return true;
   }

@@ -17,8 +17,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The master's directory and placement decisions at scale, in one JVM, without an actor
- * system or a journal: the real {@link Directory}, {@link DirectoryEvents}, {@link Placements}
+ * The master's directory and placement decisions at scale, in one JVM, without a master actor
+ * or a journal (an actor system only for the serialization of snapshots): the real {@link Directory}, {@link DirectoryEvents}, {@link Placements}
  * and {@link Balancer} (package-private, hence this package), driven by the events the master
  * would record, over fake nodes that are only names (opening is the {@code TabletsOpened}
  * events a node's reports would make). For each size it measures, on this thread's CPU clock
@@ -29,6 +29,8 @@ import org.slf4j.LoggerFactory;
  *       {@code TabletsAssigned} a {@code CreateTable} records, their placement dealt by
  *       {@link Placements#spread}), and recording every tablet opened, 1,000 per event;
  *   <li>heap per tablet: the live heap with the directory held, less without;
+ *   <li>a snapshot of the directory, as the master's snapshot store writes it (Pekko's
+ *       serialization, Kryo): its size, and how long it takes to write and to read back;
  *   <li>a node's death: from the tick that finds it downed to its tablets' new placements
  *       recorded (two ticks: the first starts its fence, which completes at once here);
  *   <li>a join: one balancing decision with the new node (how many moves, how long).
@@ -80,7 +82,11 @@ public final class DirectoryBench {
 
   /** One size's figures. */
   record Row(int tablets, int nodes, double createMs, double createCpuMs, double openMs, double bytesPerTablet,
-      double deathMs, double deathCpuMs, int placed, double balanceMs, int moves) {}
+      double snapshotMb, double snapshotWriteMs, double snapshotReadMs, double deathMs, double deathCpuMs, int placed,
+      double balanceMs, int moves) {}
+
+  /** The serialization the master's snapshots go through; set by {@link #main}. */
+  private static org.apache.pekko.serialization.Serialization serialization;
 
   public static void main(String[] args) throws Exception {
     List<Integer> sizes = new ArrayList<>();
@@ -99,6 +105,10 @@ public final class DirectoryBench {
     if (sizes.isEmpty()) {
       sizes.addAll(List.of(10_000, 100_000, 1_000_000));
     }
+    org.apache.pekko.actor.typed.ActorSystem<Void> system = org.apache.pekko.actor.typed.ActorSystem.create(
+        org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "directory-bench");
+    serialization = org.apache.pekko.serialization.SerializationExtension.get(
+        org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system));
     run(sizes.get(0)); // warm-up: the JIT compiles the paths once
     List<Row> rows = new ArrayList<>();
     for (int n : sizes) {
@@ -110,6 +120,7 @@ public final class DirectoryBench {
     System.out.print(report);
     Files.createDirectories(out.toAbsolutePath().getParent());
     Files.writeString(out, report);
+    system.terminate();
   }
 
   private static Row run(int tablets) {
@@ -148,6 +159,18 @@ public final class DirectoryBench {
     gc();
     double bytesPerTablet = (usedHeap() - heapBefore) / (double) d.tabletCount();
 
+    wall = System.nanoTime();
+    byte[] snapshot = serialization.serialize(d).get();
+    double snapshotWriteMs = (System.nanoTime() - wall) / 1e6;
+    wall = System.nanoTime();
+    Object back = serialization.deserialize(snapshot, serialization.findSerializerFor(d).identifier(),
+        d.getClass().getName()).get();
+    double snapshotReadMs = (System.nanoTime() - wall) / 1e6;
+    if (((Directory) back).tabletCount() != d.tabletCount()) {
+      throw new IllegalStateException("the snapshot read back holds " + ((Directory) back).tabletCount() + " tablets");
+    }
+    back = null;
+
     Logger quiet = LoggerFactory.getLogger("directory-bench.master");
     placements.onTick(d, quiet); // the cluster as it is: nothing to place
     String victim = "n" + (nodeCount / 2);
@@ -176,8 +199,8 @@ public final class DirectoryBench {
     wall = System.nanoTime();
     List<Balancer.Move> moves = Balancer.plan(d, targets, Map.of(), Set.of(), MasterSettings.DEFAULTS.maxMoves());
     double balanceMs = (System.nanoTime() - wall) / 1e6;
-    return new Row(d.tabletCount(), nodeCount, createMs, createCpuMs, openMs, bytesPerTablet, deathMs, deathCpuMs,
-        placed, balanceMs, moves.size());
+    return new Row(d.tabletCount(), nodeCount, createMs, createCpuMs, openMs, bytesPerTablet,
+        snapshot.length / 1e6, snapshotWriteMs, snapshotReadMs, deathMs, deathCpuMs, placed, balanceMs, moves.size());
   }
 
   /** What the master records for a CreateTable of {@code splits} splits: the table, then its placements. */
@@ -216,12 +239,14 @@ public final class DirectoryBench {
         .append(Runtime.getRuntime().maxMemory() >> 20).append(" MiB.\n\n")
         .append("| tablets | nodes | create a table (of 100,000 tablets; all of them below that), wall ms (CPU ms) |")
         .append(" record every tablet opened, ms |")
-        .append(" heap per tablet, bytes | a node's death: its tablets placed, ms (CPU ms) | tablets placed |")
-        .append(" a join: one balancing decision, ms (moves) |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        .append(" heap per tablet, bytes | a snapshot: MB, written ms, read ms |")
+        .append(" a node's death: its tablets placed, ms (CPU ms) | tablets placed |")
+        .append(" a join: one balancing decision, ms (moves) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (Row r : rows) {
-      b.append(String.format(Locale.ROOT, "| %,d | %d | %.0f (%.0f) | %.0f | %.0f | %.1f (%.1f) | %,d | %.1f (%d) |%n",
-          r.tablets(), r.nodes(), r.createMs(), r.createCpuMs(), r.openMs(), r.bytesPerTablet(), r.deathMs(),
-          r.deathCpuMs(), r.placed(), r.balanceMs(), r.moves()));
+      b.append(String.format(Locale.ROOT,
+          "| %,d | %d | %.0f (%.0f) | %.0f | %.0f | %.1f, %.0f, %.0f | %.1f (%.1f) | %,d | %.1f (%d) |%n",
+          r.tablets(), r.nodes(), r.createMs(), r.createCpuMs(), r.openMs(), r.bytesPerTablet(), r.snapshotMb(),
+          r.snapshotWriteMs(), r.snapshotReadMs(), r.deathMs(), r.deathCpuMs(), r.placed(), r.balanceMs(), r.moves()));
     }
     return b.toString();
   }

@@ -70,10 +70,11 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
-   * The regions the coordinator showed last ({@link #allocateShard} and {@link #rebalance}, every
-   * {@code rebalance-interval}): a try after the first reads them afresh, so a tablet whose owner
-   * had no region when it was asked goes there as soon as the region registered. Written by the
-   * coordinator's actor, read by tries on the dispatcher.
+   * The active regions the coordinator gave its last {@link #allocateShard} (a region asks again
+   * for a home it waits for every {@code retry-interval}, and joins the allocation under way): a
+   * try after the first reads them afresh, so a tablet whose owner had no region when it was
+   * first asked goes there once the region registered. Written by the coordinator's actor, read
+   * by tries on the dispatcher.
    */
   private volatile Set<ActorRef> latestRegions = Set.of();
 
@@ -129,7 +130,7 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
    * One try to allocate, completing {@code result}; while the tablet cannot be placed yet (its
    * owner is starting, or a dead owner's log is still being fenced: every {@value #NOT_YET_MS}
    * ms) or the master did not answer in time, the next try is started afresh on the system's
-   * dispatcher, over the regions the coordinator showed last ({@link #latestRegions}), until
+   * dispatcher, over the regions the coordinator gave last ({@link #latestRegions}), until
    * {@code deadline}; only then does the allocation fail, and sharding asks
    * again. Waiting here rather than failing at once keeps a routine wait, such as every tablet
    * of a dead node waiting for its fence, out of the coordinator's error log.
@@ -207,7 +208,6 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
       java.util.Set<String> rebalanceInProgress) {
     Directory d = directory.get();
     Set<ActorRef> regions = currentShardAllocations.keySet();
-    latestRegions = Set.copyOf(regions);
     long now = nanoTime.getAsLong();
     // A look reads every tablet's owner. When the last look found nothing, no tablet is moving
     // and the regions are the same, nothing can have moved but through a slow path (an

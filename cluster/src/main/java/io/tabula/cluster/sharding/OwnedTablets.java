@@ -54,7 +54,6 @@ public final class OwnedTablets {
   public synchronized void wake(Directory d) {
     long now = System.nanoTime();
     woken.keySet().removeIf(id -> d.tablet(id) == null || local.serves(id));
-    local.forgetClosingIdle(id -> !mustOpen(d, id));
     int opening = 0;
     for (Map.Entry<String, Long> w : woken.entrySet()) {
       if (now - w.getValue() > everyNanos && node.equals(d.ownerOf(w.getKey())) && !local.closingIdle(w.getKey(), now)) {
@@ -71,6 +70,7 @@ public final class OwnedTablets {
     // not at every change: listing reads every tablet of the node.
     java.util.Set<String> owned = d.tabletsOwnedBy(node);
     if (owned != listedFrom || now - listedAt > everyNanos) {
+      local.forgetClosingIdle(now);
       toWake.clear();
       for (String id : owned) {
         if (mustOpen(d, id) && !local.serves(id) && !woken.containsKey(id) && !local.closingIdle(id, now)) {

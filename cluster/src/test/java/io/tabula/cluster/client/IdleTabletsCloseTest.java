@@ -24,9 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  * A tablet neither read nor written for {@code tabula.tablet.close-idle-after} closes (docs/
  * cluster.md, "Tablets open when first asked"): its memtable is flushed, its actor stops, and
  * the master records that no log holds it (the directory, as Management HTTP shows it, names no
- * log for it); its next request opens it again and finds every row written before. A tablet
- * written all along stays open. On one node in this JVM, with a check every 100 ms and an idle
- * limit of 1 s.
+ * log for it); its next request opens it again and finds every row written before, and so does
+ * a read after a restart. A tablet written all along stays open. On one node in this JVM, with a
+ * check every 100 ms and an idle limit of 3 s.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class IdleTabletsCloseTest {
@@ -38,15 +38,15 @@ class IdleTabletsCloseTest {
   @Test
   void anIdleTabletClosesAndOpensAgainAtItsNextRequestWithItsRows() throws Exception {
     Map<String, Object> settings = Map.of("tabula.node.warm-up", "0s", "tabula.tablet.check-interval", "100ms",
-        "tabula.tablet.close-idle-after", "1s");
+        "tabula.tablet.close-idle-after", "3s");
     try (InJvmNode node = InJvmNode.start(dir, RetrySettings.DEFAULT, settings)) {
       node.client.admin().createTable("idle", Map.of("f", GcPolicy.maxVersions(1)), List.of())
           .toCompletableFuture().join();
       node.client.apply("idle", RowMutation.create("r1").setCell("f", "q", "v1")).toCompletableFuture().join();
       assertTrue(open(node), "a tablet just written is open: its node's log names it");
 
-      // Written every 200 ms for 3 s: never idle for 1 s, so it stays open.
-      for (int i = 0; i < 15; i++) {
+      // Written every 200 ms for 4 s: never idle for 3 s, so it stays open.
+      for (int i = 0; i < 20; i++) {
         node.client.apply("idle", RowMutation.create("w" + i).setCell("f", "q", "x")).toCompletableFuture().join();
         Thread.sleep(200);
         assertTrue(open(node), "a tablet written every 200 ms closed");
@@ -62,9 +62,14 @@ class IdleTabletsCloseTest {
       System.out.println("its next read answered in " + (System.nanoTime() - asked) / 1_000_000 + " ms");
       assertEquals("v1", row.latest("f", "q").orElseThrow().valueUtf8(),
           "the row written before the close reads back");
-      assertEquals(16, node.client.readRows(io.tabula.client.Query.table("idle")).toCompletableFuture().join().size(),
+      assertEquals(21, node.client.readRows(io.tabula.client.Query.table("idle")).toCompletableFuture().join().size(),
           "every row written before the close is there");
       assertTrue(open(node) || reopenedSoon(node), "the read opened the tablet again");
+      awaitClosed(node);
+    }
+    try (InJvmNode node = InJvmNode.start(dir, RetrySettings.DEFAULT, settings)) {
+      assertEquals(21, node.client.readRows(io.tabula.client.Query.table("idle")).toCompletableFuture().join().size(),
+          "every row, after the node closed idle and started again");
     }
   }
 

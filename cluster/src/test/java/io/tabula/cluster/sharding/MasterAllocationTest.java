@@ -83,9 +83,10 @@ class MasterAllocationTest {
 
   /**
    * The allocation waits while its owner has no region, and takes the owner's region as soon as
-   * the coordinator shows it (its next periodic rebalance look, every 500 ms), not the regions
-   * of the moment it was asked: those never gain the new region, and the tablet waited out the
-   * whole patience (15 s) while its node served, and its first request's client gave up.
+   * the coordinator shows it (the asking region asks again every retry-interval), not the
+   * regions of the moment it was first asked: those never gain the new region, and the tablet
+   * waited out the whole patience (15 s) while its node served, and its first request's client
+   * gave up.
    */
   @Test
   void aTabletWaitingForItsOwnersRegionGoesThereOnceTheCoordinatorShowsIt() throws Exception {
@@ -98,9 +99,13 @@ class MasterAllocationTest {
     Thread.sleep(1000);
     assertEquals(false, placed.isDone(), "n1 has no region yet: the allocation waits");
 
+    // The asking region asks again (every retry-interval), the coordinator now knowing n1's region:
+    // it joins the allocation under way.
     ActorRef n1Region = Adapter.toClassic(kit.createTestProbe().ref());
-    allocation.rebalance(regions(n1Region), java.util.Set.of());
+    CompletableFuture<ActorRef> again = FutureConverters.asJava(
+        allocation.allocateShard(asking, "t-1", regions(n1Region))).toCompletableFuture();
     assertEquals(n1Region, placed.get(5, TimeUnit.SECONDS), "the owner's region, once it registered");
+    assertEquals(n1Region, again.get(5, TimeUnit.SECONDS));
     master.expectNoMessage(Duration.ofMillis(100));
   }
 }
