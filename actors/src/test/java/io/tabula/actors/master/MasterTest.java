@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tabula.actors.ActorTestConfig;
 import io.tabula.actors.master.Master.FamilyChange.Kind;
 import io.tabula.actors.master.Master.FamilyChange;
+import io.tabula.persistence.journal.JournalRecord;
 import io.tabula.persistence.journal.MasterJournal;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.storage.FileStorage;
@@ -341,6 +342,38 @@ class MasterTest {
     try (MasterJournal j = MasterJournal.open(new FileStorage(dir), "master/journal", 1 << 20)) {
       assertTrue(j.latestSnapshot(ID.id(), 0, Long.MAX_VALUE, 0, Long.MAX_VALUE).isPresent(),
           "the master took snapshots");
+    }
+  }
+
+  /**
+   * A snapshot writes the whole directory, so snapshots are spaced in proportion to its size
+   * (one event per 50 tablets, 200 to 20,000 events apart): a table of 20,001 tablets is
+   * snapshotted every 400 events, not every 200 as a small directory is.
+   */
+  @Test
+  void aLargeDirectoryIsSnapshottedInProportionToItsSize() throws IOException {
+    assertEquals(200, Master.snapshotEvery(10));
+    assertEquals(2_000, Master.snapshotEvery(100_000));
+    assertEquals(20_000, Master.snapshotEvery(1_000_000));
+    assertEquals(20_000, Master.snapshotEvery(10_000_000));
+
+    String[] splits = new String[20_000];
+    for (int i = 0; i < splits.length; i++) {
+      splits[i] = String.format("r%06d", i + 1);
+    }
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL), splits).isSuccess());
+    TabletInfo x = directory().tabletsOf("t").get(0);
+    for (int i = 1; i <= 450; i++) {
+      master.tell(new Master.RecordFiles("t", x.id(), Map.of("default", List.of(i + ".sst")), i));
+    }
+    assertEquals(451, directory().version());
+    kit.shutdownTestKit();
+    kit = null;
+    try (MasterJournal j = MasterJournal.open(new FileStorage(dir), "master/journal", 1 << 20)) {
+      assertEquals(java.util.Optional.empty(), j.latestSnapshot(ID.id(), 0, 399, 0, Long.MAX_VALUE).map(
+          JournalRecord.Snapshot::sequenceNr), "a snapshot before 400 events, of a directory of 20,001 tablets");
+      assertEquals(java.util.Optional.of(400L), j.latestSnapshot(ID.id(), 0, Long.MAX_VALUE, 0, Long.MAX_VALUE)
+          .map(JournalRecord.Snapshot::sequenceNr));
     }
   }
 
