@@ -357,55 +357,24 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     };
   }
 
-  /** The fewest events between two snapshots. */
-  static final int SNAPSHOT_EVERY_MIN = 200;
-  /**
-   * The most events between two snapshots: at every multiple of it a snapshot is taken with
-   * retention, two kept and the events before the older of them deleted, so the journal's
-   * segments holding only those go at the next master's start.
-   */
-  static final int SNAPSHOT_EVERY_MAX = 20_000;
-  /** Tablets per event between two snapshots (see {@link #snapshotEvery}). */
-  static final int TABLETS_PER_EVENT = 50;
+  /** When to snapshot: owned by the master's thread. */
+  private final SnapshotSpacing snapshots = new SnapshotSpacing();
 
-  /** Owned by the master's thread: the sequence number of its last snapshot (or of its recovery). */
-  private long lastSnapshotSeqNr;
-
-  /**
-   * How many events go between two snapshots of a directory of {@code tablets} tablets: one per
-   * {@value #TABLETS_PER_EVENT} tablets, within [{@value #SNAPSHOT_EVERY_MIN},
-   * {@value #SNAPSHOT_EVERY_MAX}]. A snapshot writes the whole directory (70 MB and 1.5 s for a
-   * million tablets, {@code bench/run-directory}), so one every 200 events made the master's
-   * work per event grow with the directory; spaced in proportion to it, a snapshot costs each
-   * event about what writing 50 tablets does, whatever the size, and a recovery replays at most
-   * 20,000 events after the newest snapshot.
-   */
-  static long snapshotEvery(int tablets) {
-    return Math.min(SNAPSHOT_EVERY_MAX, Math.max(SNAPSHOT_EVERY_MIN, tablets / TABLETS_PER_EVENT));
-  }
-
-  /** A snapshot once {@link #snapshotEvery} events went by since the last one (or recovery). */
   @Override
   public boolean shouldSnapshot(Directory state, Event event, long sequenceNr) {
-    // Pekko takes the retention's snapshots (every SNAPSHOT_EVERY_MAX) without asking here.
-    long last = Math.max(lastSnapshotSeqNr, sequenceNr - sequenceNr % SNAPSHOT_EVERY_MAX);
-    if (sequenceNr - last < snapshotEvery(state.tabletCount())) {
-      return false;
-    }
-    lastSnapshotSeqNr = sequenceNr;
-    return true;
+    return snapshots.snapshotAt(sequenceNr, state.tabletCount());
   }
 
-  /** See {@link #SNAPSHOT_EVERY_MAX}; the snapshots between are {@link #shouldSnapshot}'s. */
+  /** Every {@link SnapshotSpacing#MAX_EVENTS} events; the snapshots between are {@link #shouldSnapshot}'s. */
   @Override
   public RetentionCriteria retentionCriteria() {
-    return RetentionCriteria.snapshotEvery(SNAPSHOT_EVERY_MAX, 2).withDeleteEventsOnSnapshot();
+    return RetentionCriteria.snapshotEvery(SnapshotSpacing.MAX_EVENTS, 2).withDeleteEventsOnSnapshot();
   }
 
   @Override
   public SignalHandler<Directory> signalHandler() {
     return newSignalHandlerBuilder().onSignal(RecoveryCompleted.instance(), d -> {
-      lastSnapshotSeqNr = lastSequenceNumber(ctx);
+      snapshots.recovered(lastSequenceNumber(ctx));
       views.recovered();
       feed.recovered();
       topic.tell(Topic.publish(new DirectoryFeed.Change(d.version(), d.version(), List.of(), d)));

@@ -208,20 +208,13 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletReports reports;
   /** How often the periodic check runs (stretched while the tablet is quiet). */
   private final TickStretch ticks;
-  /** Asks the host (sharding) to stop this actor when its tablet is idle; null: never. */
-  private final java.util.function.Consumer<ActorRef<Command>> stopWhenIdle;
-  /**
-   * Owned by the actor: since when (System.nanoTime) every check found the tablet quiet (nothing
-   * read or written, the same size and files); 0 when the last check did not.
-   */
-  private long idleSince;
-  /** Owned by the actor: whether it asked to stop, idle (its hand-over is then an idle close). */
-  private boolean closingIdle;
+  /** Whether and when it asks to stop, its tablet idle. */
+  private final IdleClose idleClose;
 
   private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
       TabletInfo info, java.util.function.Consumer<ActorRef<Command>> stopWhenIdle) {
     super(ctx);
-    this.stopWhenIdle = stopWhenIdle;
+    this.idleClose = new IdleClose(node, info.id(), ctx.getSelf(), stopWhenIdle);
     this.timers = timers;
     this.node = node;
     this.tablet = tablet;
@@ -402,7 +395,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   private Behavior<Command> onHandOff() {
     long started = System.nanoTime();
-    if (closingIdle) {
+    if (idleClose.asked()) {
       return closeFor("closed, idle", () -> { }, failure -> {
         if (failure != null && !splitWhileClosing) {
           getContext().getLog().error("tablet {} could not be flushed as it closed, idle; it opens again and "
@@ -566,14 +559,9 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private void tick() {
     Tablet.Sizes sizes = tablet.sizes();
     Map<String, List<String>> files = reports.report(reads.load(), sizes.total());
-    boolean idle = reports.quiet();
     ticks.checked(reports.quiet(), sizes.memtableBytes() == 0);
-    if (!idle) {
-      idleSince = 0;
-    }
-    // Asked to stop: no split nor compaction starts that the close would wait for.
-    if (closingIdle || idle && closesIdleNow()) {
-      return;
+    if (idleClose.afterCheck(reports.quiet())) {
+      return; // asked to stop: no split nor compaction starts that the close would wait for
     }
     if (splits.due(sizes.total())) {
       splits.start();
@@ -590,35 +578,6 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         }
       });
     }
-  }
-
-  /**
-   * After a check that found the tablet idle: once it has been idle for
-   * {@code tabula.tablet.close-idle-after}, and the directory has it serving here, not moving,
-   * asks its host to stop it (docs/cluster.md, "Tablets open when first asked"): the host sends
-   * it a {@link HandOff}, and requests that come meanwhile wait for its next actor. Whether it
-   * asked.
-   */
-  private boolean closesIdleNow() {
-    java.time.Duration after = node.settings().closeIdleAfter();
-    long now = System.nanoTime();
-    if (idleSince == 0) {
-      idleSince = now;
-    }
-    if (stopWhenIdle == null || after.isZero() || now - idleSince < after.toNanos()) {
-      return false;
-    }
-    io.tabula.actors.master.TabletPlacement p = node.directory().get().placementOf(info.id());
-    if (p == null || p.state() != io.tabula.actors.master.TabletPlacement.State.SERVING
-        || !p.owner().equals(node.name())) {
-      return false;
-    }
-    if (!node.local().closesIdle(info.id())) {
-      return false;
-    }
-    closingIdle = true;
-    stopWhenIdle.accept(getContext().getSelf());
-    return true;
   }
 
   private Behavior<Command> onSplitDone(SplitDone d) {

@@ -352,10 +352,10 @@ class MasterTest {
    */
   @Test
   void aLargeDirectoryIsSnapshottedInProportionToItsSize() throws IOException {
-    assertEquals(200, Master.snapshotEvery(10));
-    assertEquals(2_000, Master.snapshotEvery(100_000));
-    assertEquals(20_000, Master.snapshotEvery(1_000_000));
-    assertEquals(20_000, Master.snapshotEvery(10_000_000));
+    assertEquals(200, SnapshotSpacing.every(10));
+    assertEquals(2_000, SnapshotSpacing.every(100_000));
+    assertEquals(20_000, SnapshotSpacing.every(1_000_000));
+    assertEquals(20_000, SnapshotSpacing.every(10_000_000));
 
     String[] splits = new String[20_000];
     for (int i = 0; i < splits.length; i++) {
