@@ -39,12 +39,30 @@ public final class FileSnapshotStore extends SnapshotStore {
     })));
   }
 
+  /**
+   * Appends the snapshot and, in the same write, the deletion of every older snapshot of its
+   * persistence id but the newest one: the journal holds (in memory too) at most two. Pekko's
+   * retention deletes old snapshots only at its own snapshots, and the master takes others
+   * between (its {@code SnapshotSpacing}); the events after the older kept snapshot stay, since
+   * the retention deletes events only further back.
+   */
   @Override
   public Future<Void> doSaveAsync(SnapshotMetadata metadata, Object snapshot) {
     Serializer s = serialization.findSerializerFor(snapshot);
-    JournalRecord record = new JournalRecord.Snapshot(metadata.persistenceId(), metadata.sequenceNr(),
+    String id = metadata.persistenceId();
+    JournalRecord record = new JournalRecord.Snapshot(id, metadata.sequenceNr(),
         metadata.timestamp(), s.identifier(), Serializers.manifestFor(s, snapshot), s.toBinary(snapshot));
-    return append(record);
+    return FutureConverters.asScala(journals.current().thenCompose(j -> journals.run(() -> {
+      Optional<JournalRecord.Snapshot> previous = j.latestSnapshot(id, 0, metadata.sequenceNr() - 1, 0,
+          Long.MAX_VALUE);
+      if (previous.isPresent() && previous.get().sequenceNr() > 0) {
+        j.append(List.of(record, new JournalRecord.DeleteSnapshots(id, 0, previous.get().sequenceNr() - 1, 0,
+            Long.MAX_VALUE)));
+      } else {
+        j.append(List.of(record));
+      }
+      return null;
+    })));
   }
 
   @Override

@@ -5,17 +5,20 @@ package io.tabula.actors.master;
  * the whole directory (70 MB and 1.5 s at a million tablets, {@code bench/run-directory}), so
  * one every 200 events made the master's work per event grow with the directory. Snapshots are
  * spaced in proportion to it instead, one event per {@value #TABLETS_PER_EVENT} tablets, within
- * [{@value #MIN_EVENTS}, {@value #MAX_EVENTS}]: a snapshot then costs each event about what
- * writing 50 tablets does, whatever the size, and a recovery replays at most
+ * [{@value #MIN_EVENTS}, {@value #MAX_EVENTS}]: up to 250,000 tablets a snapshot costs each
+ * event about what writing 50 tablets does, and beyond, one in {@value #MAX_EVENTS} events
+ * writes them all (0.3 ms per event at a million); a recovery replays at most
  * {@value #MAX_EVENTS} events after the newest snapshot. At every {@value #MAX_EVENTS}th event
- * Pekko's retention takes the snapshot itself, keeps two and deletes the events before the
- * older. Owned by the master's thread.
+ * Pekko's retention takes the snapshot itself and deletes the events more than
+ * 2 × {@value #MAX_EVENTS} before it, so the journal holds at most about 15,000 live events; the
+ * master's file journal keeps the two newest snapshots ({@code FileSnapshotStore}). Owned by
+ * the master's thread.
  */
 final class SnapshotSpacing {
   /** The fewest events between two snapshots. */
   static final int MIN_EVENTS = 200;
   /** The most events between two snapshots, and how often the retention's snapshot comes. */
-  static final int MAX_EVENTS = 20_000;
+  static final int MAX_EVENTS = 5_000;
   /** Tablets per event between two snapshots. */
   static final int TABLETS_PER_EVENT = 50;
 

@@ -346,16 +346,40 @@ class MasterTest {
   }
 
   /**
+   * The master's journal holds its two newest snapshots, not every snapshot since the last
+   * deletion of events: it keeps its live records in memory.
+   */
+  @Test
+  void theJournalKeepsTheTwoNewestSnapshots() throws IOException {
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess());
+    TabletInfo x = directory().tabletsOf("t").get(0);
+    for (int i = 1; i <= 650; i++) {
+      master.tell(new Master.RecordFiles("t", x.id(), Map.of("default", List.of(i + ".sst")), i));
+    }
+    assertEquals(651, directory().version());
+    kit.shutdownTestKit();
+    kit = null;
+    try (MasterJournal j = MasterJournal.open(new FileStorage(dir), "master/journal", 1 << 20)) {
+      assertEquals(java.util.Optional.of(600L), j.latestSnapshot(ID.id(), 0, Long.MAX_VALUE, 0, Long.MAX_VALUE)
+          .map(JournalRecord.Snapshot::sequenceNr));
+      assertEquals(java.util.Optional.of(400L), j.latestSnapshot(ID.id(), 0, 599, 0, Long.MAX_VALUE)
+          .map(JournalRecord.Snapshot::sequenceNr));
+      assertEquals(java.util.Optional.empty(), j.latestSnapshot(ID.id(), 0, 399, 0, Long.MAX_VALUE),
+          "the snapshot at 200 is deleted once two newer were taken");
+    }
+  }
+
+  /**
    * A snapshot writes the whole directory, so snapshots are spaced in proportion to its size
-   * (one event per 50 tablets, 200 to 20,000 events apart): a table of 20,001 tablets is
+   * (one event per 50 tablets, 200 to 5,000 events apart): a table of 20,001 tablets is
    * snapshotted every 400 events, not every 200 as a small directory is.
    */
   @Test
   void aLargeDirectoryIsSnapshottedInProportionToItsSize() throws IOException {
     assertEquals(200, SnapshotSpacing.every(10));
     assertEquals(2_000, SnapshotSpacing.every(100_000));
-    assertEquals(20_000, SnapshotSpacing.every(1_000_000));
-    assertEquals(20_000, SnapshotSpacing.every(10_000_000));
+    assertEquals(5_000, SnapshotSpacing.every(1_000_000));
+    assertEquals(5_000, SnapshotSpacing.every(10_000_000));
 
     String[] splits = new String[20_000];
     for (int i = 0; i < splits.length; i++) {
