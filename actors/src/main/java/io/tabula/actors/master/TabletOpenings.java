@@ -30,9 +30,13 @@ final class TabletOpenings {
   private final Placements placements;
   private final OpenChecks checks;
   private final Consumer<Directory> publish;
-  /** Open reports taken and not yet recorded, oldest first. */
-  private final java.util.ArrayDeque<Master.ReportOpened> pending = new java.util.ArrayDeque<>();
-  /** The most open reports one event records. */
+  /**
+   * Open reports ({@link Master.ReportOpened}) and clean-close reports ({@link Master.ReportClosed},
+   * flushed) taken and not yet recorded, oldest first: one queue, so that an open and a close of
+   * one tablet are recorded in the order they came.
+   */
+  private final java.util.ArrayDeque<Command> pending = new java.util.ArrayDeque<>();
+  /** The most reports one journal write records. */
   static final int BATCH = 1000;
 
   TabletOpenings(EffectFactories<Event, Directory> effects, ActorContext<Command> ctx, Placements placements,
@@ -121,10 +125,14 @@ final class TabletOpenings {
     if (refused != null) {
       return effects.reply(c.replyTo(), refused.reply());
     }
+    return keep(c);
+  }
+
+  private Effect<Event, Directory> keep(Command report) {
     if (pending.isEmpty()) {
       ctx.getSelf().tell(Master.RecordOpenings.INSTANCE);
     }
-    pending.add(c);
+    pending.add(report);
     return effects.none();
   }
 
@@ -150,22 +158,57 @@ final class TabletOpenings {
   }
 
   /**
-   * Records up to {@value #BATCH} of the open reports kept, checked again against the directory
-   * as it is now (it may have changed since they came), in one {@link Master.TabletsOpened}.
+   * Records up to {@value #BATCH} of the reports kept, in the order they came, checked again
+   * against the directory as it is now (it may have changed since they came) and as the
+   * reports before them in the batch change it: opens in {@link Master.TabletsOpened} events,
+   * closes in {@link Master.TabletClosed} events, all in one journal write.
    */
   Effect<Event, Directory> onRecordOpenings(Directory d, Master.RecordOpenings c) {
-    List<Master.TabletOpened> opened = new ArrayList<>();
-    List<Event> finished = new ArrayList<>();
-    List<ActorRef<StatusReply<Done>>> accepted = new ArrayList<>();
-    while (!pending.isEmpty() && opened.size() < BATCH) {
-      Master.ReportOpened r = pending.poll();
-      Refusal refused = refuseReport(d, r);
+    Batch batch = new Batch(d);
+    for (int n = 0; n < BATCH && !pending.isEmpty(); n++) {
+      Command report = pending.poll();
+      if (report instanceof Master.ReportOpened r) {
+        batch.open(r);
+      } else {
+        batch.close((Master.ReportClosed) report);
+      }
+    }
+    if (!pending.isEmpty()) {
+      ctx.getSelf().tell(Master.RecordOpenings.INSTANCE);
+    }
+    List<Event> events = batch.events();
+    if (events.isEmpty()) {
+      return effects.none();
+    }
+    List<ActorRef<StatusReply<Done>>> accepted = batch.accepted;
+    return effects.persist(events).thenRun(s -> {
+      publish.accept(s);
+      accepted.forEach(r -> r.tell(StatusReply.ack()));
+    });
+  }
+
+  /** The events of one {@link #onRecordOpenings}, made in the order of its reports. */
+  private final class Batch {
+    /** The directory as the events made so far leave it (brought up to date before a close is checked). */
+    private Directory now;
+    private final List<Event> events = new ArrayList<>();
+    /** Opens not yet in {@link #events}: one {@code TabletsOpened} for consecutive opens. */
+    private final List<Master.TabletOpened> opened = new ArrayList<>();
+    private final List<Event> finished = new ArrayList<>();
+    final List<ActorRef<StatusReply<Done>>> accepted = new ArrayList<>();
+
+    Batch(Directory d) {
+      this.now = d;
+    }
+
+    void open(Master.ReportOpened r) {
+      Refusal refused = refuseReport(now, r);
       if (refused != null) {
         r.replyTo().tell(refused.reply());
-        continue;
+        return;
       }
       opened.add(new Master.TabletOpened(r.tabletId(), r.node(), r.log(), r.recovered()));
-      TabletPlacement p = d.placementOf(r.tabletId());
+      TabletPlacement p = now.placementOf(r.tabletId());
       if (p.state() == TabletPlacement.State.MOVING && p.owner().equals(r.node())) {
         finished.add(new Master.MoveFinished(r.tabletId()));
         placements.moveEnded(r.tabletId(), ctx.getLog(), "served at " + r.node());
@@ -173,30 +216,52 @@ final class TabletOpenings {
       checks.opened(r.tabletId(), r.log());
       accepted.add(r.replyTo());
     }
-    if (!pending.isEmpty()) {
-      ctx.getSelf().tell(Master.RecordOpenings.INSTANCE);
+
+    /** A clean close: recorded if the placement (with the opens before it) still names its log. */
+    void close(Master.ReportClosed c) {
+      flushOpens();
+      TabletPlacement p = now.placementOf(c.tabletId());
+      if (p == null || !p.logs().contains(c.log())) {
+        return;
+      }
+      add(new Master.TabletClosed(c.tabletId(), c.log()));
     }
-    if (opened.isEmpty()) {
-      return effects.none();
+
+    List<Event> events() {
+      flushOpens();
+      return events;
     }
-    List<Event> events = new ArrayList<>();
-    events.add(opened.size() == 1 ? opened.get(0) : new Master.TabletsOpened(opened));
-    events.addAll(finished);
-    return effects.persist(events).thenRun(s -> {
-      publish.accept(s);
-      accepted.forEach(r -> r.tell(StatusReply.ack()));
-    });
+
+    private void flushOpens() {
+      if (!opened.isEmpty()) {
+        add(opened.size() == 1 ? opened.get(0) : new Master.TabletsOpened(List.copyOf(opened)));
+        opened.clear();
+        finished.forEach(this::add);
+        finished.clear();
+      }
+    }
+
+    private void add(Event e) {
+      events.add(e);
+      now = DirectoryEvents.apply(now, e);
+    }
   }
 
+  /**
+   * A close report: one that flushed is kept for the next {@link #onRecordOpenings}, which
+   * records it (no log of this node holds the tablet any more) with the reports that came
+   * meanwhile, in one journal write: when every tablet of a large table goes idle at once, the
+   * closes cost a journal write per 1,000. One that did not flush leaves its log named, and only
+   * releases the log's check.
+   */
   Effect<Event, Directory> onReportClosed(Directory d, Master.ReportClosed c) {
-    if (!d.placementOf(c.tabletId()).logs().contains(c.log())) {
-      return effects.none();
-    }
     if (!c.flushed()) {
-      checks.released(c.tabletId(), c.log());
+      if (d.placementOf(c.tabletId()).logs().contains(c.log())) {
+        checks.released(c.tabletId(), c.log());
+      }
       return effects.none();
     }
-    return effects.persist(new Master.TabletClosed(c.tabletId(), c.log())).thenRun(publish::accept);
+    return keep(c);
   }
 
   /** At each tick: forgets the checks' records of logs no placement names any more. */

@@ -41,8 +41,9 @@ public final class LocalTablets {
   /**
    * The most idle closes a node asks for within {@link #CLOSING_IDLE_NANOS}: a node whose
    * tablets all went idle at once (a bulk load into every tablet of a large table) closes them
-   * at about 67 a second, so each close's record (one journal write of the master's) reaches the
-   * directory well within the 30 s its tablet is not woken meanwhile, and this map stays small.
+   * over minutes rather than all at once, so their records (the master's, up to 1,000 per journal
+   * write) reach the directory well within the 30 s each is not woken meanwhile, and this map
+   * stays small.
    */
   static final int MAX_CLOSING_IDLE = 2_000;
   /** Each table's running totals on this node (its tablets' reads and writes), for the metrics. */

@@ -346,6 +346,39 @@ class MasterTest {
   }
 
   /**
+   * Open and clean-close reports are recorded in the order they came, in groups: a tablet that
+   * opened and closed cleanly on one node before the master recorded either ends with no log
+   * named (a close taken before the open it follows was recorded used to be dropped, leaving
+   * the tablet's log named as if it were open).
+   */
+  @Test
+  void opensAndClosesAreRecordedInTheOrderTheyCame() {
+    String[] splits = new String[99];
+    for (int i = 0; i < splits.length; i++) {
+      splits[i] = String.format("r%03d", i + 1);
+    }
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL), splits).isSuccess());
+    List<TabletInfo> tablets = directory().tabletsOf("t");
+    TestProbe<StatusReply<Done>> opened = kit.createTestProbe();
+    for (TabletInfo t : tablets) {
+      assertTrue(mayOpen(t.id(), "n1", "n1.a").isSuccess());
+    }
+    long before = directory().version();
+    for (TabletInfo t : tablets) {
+      master.tell(new Master.ReportOpened(t.id(), "n1", "n1.a", List.of(), opened.getRef()));
+      master.tell(new Master.ReportClosed(t.id(), "n1.a", true));
+    }
+    for (int i = 0; i < tablets.size(); i++) {
+      assertTrue(opened.receiveMessage(WAIT).isSuccess());
+    }
+    Directory d = directory();
+    for (TabletInfo t : tablets) {
+      assertEquals(List.of(), d.placementOf(t.id()).logs(), "tablet " + t.id() + " closed cleanly names no log");
+    }
+    assertEquals(before + 200, d.version(), "one event per open and per close");
+  }
+
+  /**
    * The master's journal holds its two newest snapshots, not every snapshot since the last
    * deletion of events: it keeps its live records in memory.
    */
