@@ -241,7 +241,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    */
   public record TabletsOpened(List<TabletOpened> opened) implements Event {}
 
-  /** Records the open reports gathered since the last such message; never leaves the master's node. */
+  /** Records the open and close reports gathered since the last such message; never leaves the master's node. */
   public enum RecordOpenings implements Command { INSTANCE }
 
   /** The tablet was closed cleanly by the node writing log {@code log}. */

@@ -219,49 +219,49 @@ final class TabletOpenings {
 
     /** A clean close: recorded if the placement (with the opens before it) still names its log. */
     void close(Master.ReportClosed c) {
-      flushOpens();
-      TabletPlacement p = now.placementOf(c.tabletId());
-      if (p == null || !p.logs().contains(c.log())) {
+      flushOpens(true);
+      if (!now.placementOf(c.tabletId()).logs().contains(c.log())) {
         return;
       }
-      add(new Master.TabletClosed(c.tabletId(), c.log()));
+      add(new Master.TabletClosed(c.tabletId(), c.log()), true);
     }
 
     List<Event> events() {
-      flushOpens();
+      flushOpens(false); // nothing is checked after the last
       return events;
     }
 
-    private void flushOpens() {
+    /** Adds the opens gathered (and the moves they finish), applied to {@link #now} if {@code apply}. */
+    private void flushOpens(boolean apply) {
       if (!opened.isEmpty()) {
-        add(opened.size() == 1 ? opened.get(0) : new Master.TabletsOpened(List.copyOf(opened)));
+        add(opened.size() == 1 ? opened.get(0) : new Master.TabletsOpened(List.copyOf(opened)), apply);
         opened.clear();
-        finished.forEach(this::add);
+        finished.forEach(e -> add(e, apply));
         finished.clear();
       }
     }
 
-    private void add(Event e) {
+    private void add(Event e, boolean apply) {
       events.add(e);
-      now = DirectoryEvents.apply(now, e);
+      if (apply) {
+        now = DirectoryEvents.apply(now, e);
+      }
     }
   }
 
   /**
-   * A close report: one that flushed is kept for the next {@link #onRecordOpenings}, which
-   * records it (no log of this node holds the tablet any more) with the reports that came
-   * meanwhile, in one journal write: when every tablet of a large table goes idle at once, the
-   * closes cost a journal write per 1,000. One that did not flush leaves its log named, and only
-   * releases the log's check.
+   * A close report releases the log's check at once (its writer no longer holds the tablet, so
+   * a next opener need not wait for the log to be fenced: docs/fencing.md). One that flushed is
+   * also kept for the next {@link #onRecordOpenings}, which records it (no log of this node holds
+   * the tablet any more) with the reports that came meanwhile, in the order they came, in one
+   * journal write: when every tablet of a large table goes idle at once, the closes cost a
+   * journal write per 1,000. One that did not flush leaves its log named.
    */
   Effect<Event, Directory> onReportClosed(Directory d, Master.ReportClosed c) {
-    if (!c.flushed()) {
-      if (d.placementOf(c.tabletId()).logs().contains(c.log())) {
-        checks.released(c.tabletId(), c.log());
-      }
-      return effects.none();
+    if (d.placementOf(c.tabletId()).logs().contains(c.log())) {
+      checks.released(c.tabletId(), c.log());
     }
-    return keep(c);
+    return c.flushed() ? keep(c) : effects.none();
   }
 
   /** At each tick: forgets the checks' records of logs no placement names any more. */

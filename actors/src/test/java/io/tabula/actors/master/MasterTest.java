@@ -376,6 +376,16 @@ class MasterTest {
       assertEquals(List.of(), d.placementOf(t.id()).logs(), "tablet " + t.id() + " closed cleanly names no log");
     }
     assertEquals(before + 200, d.version(), "one event per open and per close");
+
+    // A node closes a tablet cleanly, and its next actor opens it again on the same log before
+    // the master recorded the close: the log ends named, as the tablet is open.
+    String id = tablets.get(0).id();
+    assertTrue(call((ActorRef<StatusReply<Done>> r) -> new Master.ReportOpened(id, "n1", "n1.a", List.of(), r))
+        .isSuccess());
+    master.tell(new Master.ReportClosed(id, "n1.a", true));
+    assertTrue(call((ActorRef<StatusReply<Done>> r) -> new Master.ReportOpened(id, "n1", "n1.a", List.of(), r))
+        .isSuccess());
+    assertEquals(List.of("n1.a"), directory().placementOf(id).logs(), "the tablet open again names its log");
   }
 
   /**
