@@ -73,10 +73,86 @@ class IdleTabletsCloseTest {
     }
   }
 
+  /**
+   * Reads racing idle closes: 21 tablets with an idle limit of 1 s, read at random by four
+   * clients for 15 s (each tablet about every 4 s), so tablets close and open again all along
+   * and reads arrive while one closes (waiting in its shard, or refused as moved and retried).
+   * Every read answers its row; closes were seen.
+   */
+  @Test
+  void readsRacingIdleClosesAllAnswer() throws Exception {
+    Map<String, Object> settings = Map.of("tabula.node.warm-up", "0s", "tabula.tablet.check-interval", "100ms",
+        "tabula.tablet.close-idle-after", "1s");
+    List<byte[]> splits = new java.util.ArrayList<>();
+    for (int i = 1; i <= 20; i++) {
+      splits.add(String.format("r%02d", i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+    try (InJvmNode node = InJvmNode.start(dir, RetrySettings.DEFAULT, settings)) {
+      node.client.admin().createTable("racing", Map.of("f", GcPolicy.maxVersions(1)), splits)
+          .toCompletableFuture().join();
+      for (int i = 0; i <= 20; i++) {
+        String row = String.format("r%02d-row", i);
+        node.client.apply("racing", RowMutation.create(row).setCell("f", "q", row)).toCompletableFuture().join();
+      }
+      java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.ConcurrentLinkedQueue<String> wrong = new java.util.concurrent.ConcurrentLinkedQueue<>();
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      List<Thread> readers = new java.util.ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        Thread reader = new Thread(() -> {
+          java.util.Random random = new java.util.Random();
+          while (System.nanoTime() < until) {
+            String row = String.format("r%02d-row", random.nextInt(21));
+            try {
+              String value = node.client.readRow("racing", row).toCompletableFuture().join()
+                  .flatMap(r -> r.latest("f", "q")).map(c -> c.valueUtf8()).orElse("(none)");
+              if (!value.equals(row)) {
+                wrong.add(row + " read as " + value);
+              }
+              reads.incrementAndGet();
+              Thread.sleep(random.nextInt(1500));
+            } catch (InterruptedException e) {
+              return;
+            } catch (RuntimeException e) {
+              wrong.add(row + " failed: " + e);
+            }
+          }
+        });
+        reader.start();
+        readers.add(reader);
+      }
+      java.util.Map<String, Boolean> wasOpen = new java.util.HashMap<>();
+      int closes = 0;
+      while (System.nanoTime() < until) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"id\":\"([^\"]+)\"[^}]*?\"logs\":\\[([^\\]]*)\\]")
+            .matcher(tablets(node, "racing"));
+        while (m.find()) {
+          boolean open = !m.group(2).isEmpty();
+          if (Boolean.TRUE.equals(wasOpen.put(m.group(1), open)) && !open) {
+            closes++;
+          }
+        }
+        Thread.sleep(100);
+      }
+      for (Thread reader : readers) {
+        reader.join(TimeUnit.SECONDS.toMillis(60));
+      }
+      System.out.println("racing idle closes: " + reads.get() + " reads, " + closes + " closes seen");
+      assertEquals(List.of(), List.copyOf(wrong), "every read answers its row");
+      assertTrue(closes >= 5, "tablets closed while being read at random (" + closes + " closes seen)");
+    }
+  }
+
   /** The tablet of table "idle" as the node's Management HTTP lists it. */
   private String tablet(InJvmNode node) throws Exception {
+    return tablets(node, "idle");
+  }
+
+  /** The tablets of {@code table} as the node's Management HTTP lists them (JSON). */
+  private String tablets(InJvmNode node, String table) throws Exception {
     HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.node.httpPort()
-        + "/tabula/tablets?table=idle")).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        + "/tabula/tablets?table=" + table)).timeout(Duration.ofSeconds(10)).build(),
+        HttpResponse.BodyHandlers.ofString());
     assertEquals(200, r.statusCode(), r.body());
     return r.body();
   }
