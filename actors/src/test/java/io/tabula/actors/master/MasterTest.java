@@ -389,20 +389,28 @@ class MasterTest {
   }
 
   /**
+   * Has the master record {@code n} file changes of table t's first tablet (one event each, after
+   * the table's creation), stops it, and opens its journal.
+   */
+  private MasterJournal journalAfterFileRecords(int n) throws IOException {
+    TabletInfo x = directory().tabletsOf("t").get(0);
+    for (int i = 1; i <= n; i++) {
+      master.tell(new Master.RecordFiles("t", x.id(), Map.of("default", List.of(i + ".sst")), i));
+    }
+    assertEquals(n + 1, directory().version());
+    kit.shutdownTestKit();
+    kit = null;
+    return MasterJournal.open(new FileStorage(dir), "master/journal", 1 << 20);
+  }
+
+  /**
    * The master's journal holds its two newest snapshots, not every snapshot since the last
    * deletion of events: it keeps its live records in memory.
    */
   @Test
   void theJournalKeepsTheTwoNewestSnapshots() throws IOException {
     assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess());
-    TabletInfo x = directory().tabletsOf("t").get(0);
-    for (int i = 1; i <= 650; i++) {
-      master.tell(new Master.RecordFiles("t", x.id(), Map.of("default", List.of(i + ".sst")), i));
-    }
-    assertEquals(651, directory().version());
-    kit.shutdownTestKit();
-    kit = null;
-    try (MasterJournal j = MasterJournal.open(new FileStorage(dir), "master/journal", 1 << 20)) {
+    try (MasterJournal j = journalAfterFileRecords(650)) {
       assertEquals(java.util.Optional.of(600L), j.latestSnapshot(ID.id(), 0, Long.MAX_VALUE, 0, Long.MAX_VALUE)
           .map(JournalRecord.Snapshot::sequenceNr));
       assertEquals(java.util.Optional.of(400L), j.latestSnapshot(ID.id(), 0, 599, 0, Long.MAX_VALUE)
@@ -429,14 +437,7 @@ class MasterTest {
       splits[i] = String.format("r%06d", i + 1);
     }
     assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL), splits).isSuccess());
-    TabletInfo x = directory().tabletsOf("t").get(0);
-    for (int i = 1; i <= 450; i++) {
-      master.tell(new Master.RecordFiles("t", x.id(), Map.of("default", List.of(i + ".sst")), i));
-    }
-    assertEquals(451, directory().version());
-    kit.shutdownTestKit();
-    kit = null;
-    try (MasterJournal j = MasterJournal.open(new FileStorage(dir), "master/journal", 1 << 20)) {
+    try (MasterJournal j = journalAfterFileRecords(450)) {
       assertEquals(java.util.Optional.empty(), j.latestSnapshot(ID.id(), 0, 399, 0, Long.MAX_VALUE).map(
           JournalRecord.Snapshot::sequenceNr), "a snapshot before 400 events, of a directory of 20,001 tablets");
       assertEquals(java.util.Optional.of(400L), j.latestSnapshot(ID.id(), 0, Long.MAX_VALUE, 0, Long.MAX_VALUE)
