@@ -1,7 +1,14 @@
 package io.tabula.actors;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.ClassicActorSystemProvider;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
 
 /**
  * Answers of Pekko's Java ask API as plain {@link CompletableFuture}s.
@@ -27,5 +34,51 @@ public final class Stages {
       }
     }, Runnable::run);
     return out;
+  }
+
+  /**
+   * Starts {@code tasks} with at most {@code limit} of them unfinished at any time, and answers
+   * each one's outcome, in the order of {@code tasks}. One request that touches thousands of
+   * tablets (a {@code MutateRows} loading a pre-split table, each of whose tablets opens at its
+   * first write) otherwise puts thousands of asks, shard starts and tablet openings in the
+   * node's queues at once, and every other client's call waits behind them; with the bound, a
+   * request holds at most {@code limit} places in those queues, and its asks' timeouts count
+   * from when each is sent, not from when the request came. Up to {@code limit} tasks start
+   * at once, as before.
+   */
+  public static <T> List<CompletableFuture<T>> atMost(int limit, List<Supplier<CompletionStage<T>>> tasks,
+      ClassicActorSystemProvider system) {
+    List<CompletableFuture<T>> out = new ArrayList<>(tasks.size());
+    for (int i = 0; i < tasks.size(); i++) {
+      out.add(new CompletableFuture<>());
+    }
+    if (tasks.size() <= limit) {
+      for (int i = 0; i < tasks.size(); i++) {
+        settle(out.get(i), tasks.get(i));
+      }
+      return out;
+    }
+    Source.range(0, tasks.size() - 1)
+        .mapAsyncUnordered(limit, i -> settle(out.get(i), tasks.get(i)))
+        .runWith(Sink.ignore(), system);
+    return out;
+  }
+
+  /** Runs {@code task} into {@code into}; the answer completes when it has, never exceptionally. */
+  private static <T> CompletionStage<Done> settle(CompletableFuture<T> into, Supplier<CompletionStage<T>> task) {
+    CompletionStage<T> stage;
+    try {
+      stage = task.get();
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    return stage.handle((value, error) -> {
+      if (error != null) {
+        into.completeExceptionally(error);
+      } else {
+        into.complete(value);
+      }
+      return Done.getInstance();
+    });
   }
 }

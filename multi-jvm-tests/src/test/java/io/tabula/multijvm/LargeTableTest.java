@@ -141,9 +141,10 @@ class LargeTableTest {
       probing.start();
       long t0 = System.nanoTime();
       List<Double> batchSeconds = new ArrayList<>();
-      // Entries the node answers with a retryable status (a tablet that took longer than the
-      // node's ask timeout, 10 s, to open while 10,000 others opened) are tried again, as the
-      // official client does by default; a failure left after that is printed and fails the test.
+      // Entries the node answers with a retryable status are tried again, as the official client
+      // does by default; a failure left after that is printed and fails the test. (Before a
+      // request asked at most NodeRequests.TABLETS_AT_ONCE tablets at a time, a tablet could take
+      // longer than the node's ask timeout, 10 s, to open while 10,000 others opened.)
       try (BigtableDataClient data = ClusterFixture.data(n1, Duration.ofSeconds(120), 3, Duration.ofSeconds(360))) {
         for (int from = 0; from <= LOAD_SPLITS; from += LOAD_BATCH) {
           long b = System.nanoTime();

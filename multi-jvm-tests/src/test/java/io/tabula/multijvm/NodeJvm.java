@@ -67,6 +67,11 @@ final class NodeJvm implements AutoCloseable {
       command.addAll(List.of("-Xmx" + heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
           "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"));
     }
+    // Extra options for every node, to look into one (a flight recording, for example).
+    String extra = System.getProperty("tabula.test.node-java-options", "").trim();
+    if (!extra.isEmpty()) {
+      command.addAll(List.of(extra.replace("{node}", name).split("\\s+")));
+    }
     command.addAll(List.of("-XX:+ExitOnOutOfMemoryError",
         "-cp", System.getProperty("java.class.path"), "io.tabula.app.Main", "server", "--data", data.toString(),
         "--node", name, "--host", HOST, "--port", Integer.toString(grpc), "--http-port", Integer.toString(http),

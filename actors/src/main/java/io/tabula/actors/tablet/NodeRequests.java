@@ -1,6 +1,7 @@
 package io.tabula.actors.tablet;
 
 import io.tabula.actors.Refusals;
+import io.tabula.actors.Stages;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.wal.LogPieces;
@@ -15,14 +16,16 @@ import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.RecipientRef;
-import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
@@ -79,6 +82,15 @@ public final class NodeRequests {
    * 1 MiB in tabula-node.conf), which drops a larger message.
    */
   public static final long ANSWER_BYTES = 512 * 1024;
+
+  /**
+   * Most tablets one write request asks at a time, on the node that took the request and on
+   * each node it sends a share to ({@link Stages#atMost}): a write to thousands of tablets
+   * (each one's first, so each opens) otherwise queues thousands of openings ahead of every
+   * other client's call. 32 asks in flight keep both cores and the disk busy while the
+   * tablets open.
+   */
+  public static final int TABLETS_AT_ONCE = 32;
 
   /** Row mutations for one tablet. */
   public record Batch(String tabletId, List<RowMutation> mutations) implements KryoSerializable {}
@@ -138,12 +150,11 @@ public final class NodeRequests {
     return Behaviors.setup(ctx -> {
       ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf()));
       Executor blockingIo = ctx.getSystem().dispatchers().lookup(DispatcherSelector.blocking());
-      Scheduler scheduler = ctx.getSystem().scheduler();
       return Behaviors.receiveMessage(command -> {
         if (command instanceof Read r) {
           blockingIo.execute(() -> r.replyTo().tell(read(local, r)));
         } else if (command instanceof Write w) {
-          write(tablets, w, askTimeout, scheduler);
+          write(tablets, w, askTimeout, ctx.getSystem());
         } else if (command instanceof Holds h) {
           h.replyTo().tell(new Holding(h.tabletId(), open.test(h.tabletId())));
         } else if (command instanceof SortPiece sort) {
@@ -219,14 +230,19 @@ public final class NodeRequests {
     throw new IllegalStateException("a row answered a key that was not asked");
   }
 
-  /** Asks each batch's tablet at once and answers when all have answered (or failed). */
+  /**
+   * Asks each batch's tablet, {@link #TABLETS_AT_ONCE} at a time, and answers when all have
+   * answered (or failed).
+   */
   private static void write(Function<String, RecipientRef<TabletActor.Command>> tablets, Write w, Duration timeout,
-      Scheduler scheduler) {
-    List<CompletableFuture<TabletActor.BatchOutcome>> asks = new ArrayList<>(w.batches().size());
+      ActorSystem<?> system) {
+    List<Supplier<CompletionStage<TabletActor.BatchOutcome>>> tasks = new ArrayList<>(w.batches().size());
     for (Batch b : w.batches()) {
-      asks.add(AskPattern.<TabletActor.Command, TabletActor.BatchOutcome>askWithStatus(tablets.apply(b.tabletId()),
-          r -> new TabletActor.MutateBatch(b.mutations(), r), timeout, scheduler).toCompletableFuture());
+      tasks.add(() -> AskPattern.<TabletActor.Command, TabletActor.BatchOutcome>askWithStatus(
+          tablets.apply(b.tabletId()), r -> new TabletActor.MutateBatch(b.mutations(), r), timeout,
+          system.scheduler()));
     }
+    List<CompletableFuture<TabletActor.BatchOutcome>> asks = Stages.atMost(TABLETS_AT_ONCE, tasks, system);
     CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).whenComplete((x, ignored) -> {
       List<TabletActor.BatchOutcome> outcomes = new ArrayList<>(asks.size());
       List<Refusal> refusals = new ArrayList<>(asks.size());

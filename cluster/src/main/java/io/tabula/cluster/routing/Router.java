@@ -216,12 +216,13 @@ public final class Router {
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened, long startNanos, int n) {
     List<TabletInfo> tablets = directory.get().tabletsOf(table);
     return unopened.holdingNothing(tablets, startNanos).thenCompose(none -> {
-      List<CompletableFuture<Answer<T>>> asks = new ArrayList<>();
+      // A table of thousands of tablets is asked NodeRequests.TABLETS_AT_ONCE at a time.
+      List<Supplier<CompletionStage<Answer<T>>>> tasks = new ArrayList<>(tablets.size());
       for (TabletInfo ti : tablets) {
-        CompletionStage<T> answer = none.contains(ti.id()) ? CompletableFuture.completedFuture(ifNeverOpened)
-            : askTablet(ti.id(), message);
-        asks.add(answer.thenApply(v -> new Answer<>(ti, v)).toCompletableFuture());
+        tasks.add(() -> (none.contains(ti.id()) ? CompletableFuture.completedFuture(ifNeverOpened)
+            : askTablet(ti.id(), message)).thenApply(v -> new Answer<>(ti, v)));
       }
+      List<CompletableFuture<Answer<T>>> asks = Stages.atMost(NodeRequests.TABLETS_AT_ONCE, tasks, system);
       return everyAnswer(table, message, ifNeverOpened, startNanos, n, asks);
     });
   }

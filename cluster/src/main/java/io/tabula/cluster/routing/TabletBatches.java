@@ -1,5 +1,6 @@
 package io.tabula.cluster.routing;
 
+import io.tabula.actors.Stages;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.NodeRequests;
@@ -164,6 +165,7 @@ public final class TabletBatches {
       }
     }
     Map<ActorRef<NodeRequests.Command>, Map<String, List<Integer>>> byNode = new LinkedHashMap<>();
+    List<Slice> here = new ArrayList<>();
     byTablet.forEach((tabletId, rowsOfTablet) -> {
       ActorRef<NodeRequests.Command> peer = router.localReads(tabletId) != null ? null : router.peerOf(d, tabletId);
       if (peer != null) {
@@ -171,11 +173,16 @@ public final class TabletBatches {
         return;
       }
       for (Message message : packed(Map.of(tabletId, rowsOfTablet), parsed)) {
-        Slice s = message.slices().get(0);
-        work.add(settled(q, s.rows(), router.askTablet(tabletId, r -> new TabletActor.MutateBatch(batch(s, parsed), r)),
-            attempt));
+        here.add(message.slices().get(0));
       }
     });
+    List<Supplier<CompletionStage<TabletActor.BatchOutcome>>> asks = new ArrayList<>(here.size());
+    here.forEach(s -> asks.add(() -> router.askTablet(s.tabletId(),
+        r -> new TabletActor.MutateBatch(batch(s, parsed), r))));
+    List<CompletableFuture<TabletActor.BatchOutcome>> sent = Stages.atMost(NodeRequests.TABLETS_AT_ONCE, asks, router.system());
+    for (int k = 0; k < here.size(); k++) {
+      work.add(settled(q, here.get(k).rows(), sent.get(k), attempt));
+    }
     byNode.forEach((peer, tablets) -> packed(tablets, parsed).forEach(message -> {
       List<Slice> slices = message.slices();
       List<NodeRequests.Batch> batches = new ArrayList<>(slices.size());
