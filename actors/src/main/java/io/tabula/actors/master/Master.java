@@ -125,17 +125,20 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    * once recorded: the tablet takes writes only after that, so a log that holds its writes
    * is always one the directory names. Refused (FAILED_PRECONDITION) if a log the placement
    * names, other than {@code log}, is not among {@code recovered}: the opener then closes the
-   * tablet without serving it.
+   * tablet without serving it. {@code opening} numbers this opening among the node's
+   * ({@code LocalTablets#nextOpening}).
    */
-  public record ReportOpened(String tabletId, String node, String log, List<String> recovered,
+  public record ReportOpened(String tabletId, String node, String log, List<String> recovered, long opening,
       ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
   /**
    * The tablet was closed on the node writing log {@code log}: it serves it no more. If
    * {@code flushed}, that log no longer holds it; if not (its flush failed, or its node is
    * stopping without flushing), its next owner replays that log, which needs no fence first.
+   * {@code opening} is the number its {@link ReportOpened} carried: a close of an opening older
+   * than one the master has taken since is not recorded.
    */
-  public record ReportClosed(String tabletId, String log, boolean flushed) implements Command {}
+  public record ReportClosed(String tabletId, String log, boolean flushed, long opening) implements Command {}
 
   /**
    * Moves tablet {@code tabletId} to node {@code to} (paper §5.2): answered once the move has

@@ -46,8 +46,20 @@ public final class LocalTablets {
    * stays small.
    */
   static final int MAX_CLOSING_IDLE = 2_000;
+  /**
+   * Numbers this node's openings of tablets in the order they began. An open report and the
+   * close report of the same opening carry its number, so the master can tell a close that
+   * reached it after a later opening's open (docs/fencing.md, "A close never undoes a later
+   * open").
+   */
+  private final java.util.concurrent.atomic.AtomicLong openings = new java.util.concurrent.atomic.AtomicLong();
   /** Each table's running totals on this node (its tablets' reads and writes), for the metrics. */
   private final ConcurrentHashMap<String, TabletLoad.TableTotals> tables = new ConcurrentHashMap<>();
+
+  /** The next opening's number: greater than every earlier one's on this node. */
+  public long nextOpening() {
+    return openings.incrementAndGet();
+  }
 
   /**
    * Checks a serialized filter by compiling it into the cache the tablets' reads use, so the

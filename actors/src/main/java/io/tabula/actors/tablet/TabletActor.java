@@ -196,6 +196,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private final TabletNode node;
   private final Tablet tablet;
   private final TabletInfo info;
+  /** This opening's number among the node's; the close report carries it. */
+  private final long opening;
   private final QuietCompaction quiet = new QuietCompaction();
   private final Executor blockingIo;
   /** This tablet's reads, listed in the node's {@link LocalTablets} while this actor serves it. */
@@ -211,9 +213,12 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   /** Whether and when it asks to stop, its tablet idle. */
   private final IdleClose idleClose;
 
-  private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node, Tablet tablet,
-      TabletInfo info, java.util.function.Consumer<ActorRef<Command>> stopWhenIdle) {
+  private TabletActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, TabletNode node,
+      TabletOpening.Result opened, java.util.function.Consumer<ActorRef<Command>> stopWhenIdle) {
     super(ctx);
+    Tablet tablet = opened.tablet();
+    TabletInfo info = opened.info();
+    this.opening = opened.opening();
     this.idleClose = new IdleClose(node, info.id(), ctx.getSelf(), stopWhenIdle);
     this.timers = timers;
     this.node = node;
@@ -248,11 +253,11 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   /** The actor serving {@code tablet}, open, with its periodic check started. */
-  static Behavior<Command> serving(ActorContext<Command> ctx, TabletNode node, Tablet tablet, TabletInfo info,
+  static Behavior<Command> serving(ActorContext<Command> ctx, TabletNode node, TabletOpening.Result opened,
       java.util.function.Consumer<ActorRef<Command>> stopWhenIdle) {
     return Behaviors.withTimers(timers -> {
       timers.startTimerWithFixedDelay(Tick.INSTANCE, node.settings().checkInterval());
-      return new TabletActor(ctx, timers, node, tablet, info, stopWhenIdle);
+      return new TabletActor(ctx, timers, node, opened, stopWhenIdle);
     });
   }
 
@@ -474,7 +479,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
           writes.closed();
           // Flushed or not, the tablet is closed here: it serves no more, and every write of it this
           // node acknowledged came before this report (docs/fencing.md, "Before a tablet opens").
-          node.master().tell(new Master.ReportClosed(info.id(), node.server().logName(), h.failure() == null));
+          node.master().tell(new Master.ReportClosed(info.id(), node.server().logName(), h.failure() == null,
+              opening));
           done.accept(h.failure());
           return Behaviors.stopped();
         })

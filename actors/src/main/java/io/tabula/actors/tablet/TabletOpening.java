@@ -44,11 +44,12 @@ final class TabletOpening {
   /**
    * The tablet and its directory entry; both null when this node is not to serve it (split,
    * deleted, unknown), or, with {@code notNow}, not now (it is being merged: the actor stops,
-   * and a later request starts it again).
+   * and a later request starts it again). {@code opening} numbers the opening among this
+   * node's ({@link LocalTablets#nextOpening}); its close report carries it.
    */
-  record Result(Tablet tablet, TabletInfo info, boolean notNow) {
-    static final Result NONE = new Result(null, null, false);
-    static final Result NOT_NOW = new Result(null, null, true);
+  record Result(Tablet tablet, TabletInfo info, boolean notNow, long opening) {
+    static final Result NONE = new Result(null, null, false, 0);
+    static final Result NOT_NOW = new Result(null, null, true, 0);
   }
 
   private TabletOpening() {}
@@ -80,8 +81,7 @@ final class TabletOpening {
             if (o.result().tablet() == null) {
               return stash.unstashAll(TabletActor.gone(tabletId));
             }
-            return stash.unstashAll(TabletActor.serving(ctx, node, o.result().tablet(), o.result().info(),
-                stopWhenIdle));
+            return stash.unstashAll(TabletActor.serving(ctx, node, o.result(), stopWhenIdle));
           })
           .onAnyMessage(c -> {
             if (stash.isFull()) {
@@ -167,7 +167,7 @@ final class TabletOpening {
     return node.directory().refresh(node.master(), system, ASK).exceptionally(err -> node.directory().get());
   }
 
-  private record Opening(TabletInfo info, TabletServer.Opened opened) {}
+  private record Opening(TabletInfo info, TabletServer.Opened opened, long number) {}
 
   /** Opens the tablet's files as the master's {@code permit} says: its range, and the logs to replay. */
   private static Opening openFiles(TabletNode node, Master.OpenPermit permit, ActorSystem<?> system) {
@@ -189,7 +189,7 @@ final class TabletOpening {
         LOG.info("tablet {}: replayed {} records from the logs {}", tabletId, o.replayedRecords(),
             o.recoveredLogs());
       }
-      return new Opening(info, o);
+      return new Opening(info, o, node.local().nextOpening());
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open tablet " + tabletId + ": " + e.getMessage(), e);
     }
@@ -213,10 +213,11 @@ final class TabletOpening {
     String id = o.info().id();
     Tablet t = o.opened().tablet();
     return Stages.direct(AskPattern.<Master.Command, StatusReply<Done>>ask(node.master(),
-        r -> new Master.ReportOpened(id, node.name(), node.server().logName(), o.opened().recoveredLogs(), r), ASK,
+        r -> new Master.ReportOpened(id, node.name(), node.server().logName(), o.opened().recoveredLogs(), o.number(),
+            r), ASK,
         system.scheduler())).handle((reply, err) -> {
           if (err == null && reply.isSuccess()) {
-            return CompletableFuture.completedFuture(new Result(t, o.info(), false));
+            return CompletableFuture.completedFuture(new Result(t, o.info(), false, o.number()));
           }
           if (err == null && Refusal.is(reply.getError(), ErrorCode.NOT_FOUND)) {
             node.server().discardTablet(id);
