@@ -22,31 +22,62 @@ final class JournalHistory {
 
   private static final class Id {
     final TreeMap<Long, Event> events = new TreeMap<>();
+    /** The index of the segment each live event was read from, by sequence number ({@link #NOT_READ}: appended). */
+    final TreeMap<Long, Integer> eventSegments = new TreeMap<>();
     final List<Snapshot> snapshots = new ArrayList<>();
+    /** The index of the segment each live snapshot was read from, in the order of {@link #snapshots}. */
+    final List<Integer> snapshotSegments = new ArrayList<>();
     long highest;
     long deletedTo;
   }
+
+  /** The segment index of a record appended by this master rather than read at its open. */
+  static final int NOT_READ = -1;
 
   private Id id(String persistenceId) {
     return ids.computeIfAbsent(persistenceId, k -> new Id());
   }
 
-  /** Applies {@code r}, the next record in journal order. */
+  /** Applies {@code r}, the next record in journal order, appended by this master. */
   void apply(JournalRecord r) {
+    apply(r, NOT_READ);
+  }
+
+  /** Applies {@code r}, the next record in journal order, read from segment {@code segment} of an open. */
+  void apply(JournalRecord r, int segment) {
     Id id = id(r.persistenceId());
     if (r instanceof Event e) {
       id.highest = Math.max(id.highest, e.sequenceNr());
       if (e.sequenceNr() > id.deletedTo) {
         id.events.put(e.sequenceNr(), e);
+        id.eventSegments.put(e.sequenceNr(), segment);
       }
     } else if (r instanceof Snapshot s) {
       id.highest = Math.max(id.highest, s.sequenceNr());
       id.snapshots.add(s);
+      id.snapshotSegments.add(segment);
     } else if (r instanceof DeleteEvents d) {
       deleteEventsTo(id, d.toSequenceNr());
     } else {
-      id.snapshots.removeIf(((DeleteSnapshots) r)::deletes);
+      DeleteSnapshots d = (DeleteSnapshots) r;
+      for (int i = id.snapshots.size() - 1; i >= 0; i--) {
+        if (d.deletes(id.snapshots.get(i))) {
+          id.snapshots.remove(i);
+          id.snapshotSegments.remove(i);
+        }
+      }
     }
+  }
+
+  /** The segments (by index, as given to {@link #apply(JournalRecord, int)}) that hold a live event or snapshot. */
+  java.util.Set<Integer> liveSegments() {
+    java.util.Set<Integer> out = new java.util.HashSet<>();
+    for (Id id : ids.values()) {
+      out.addAll(id.eventSegments.values());
+      out.addAll(id.snapshotSegments);
+    }
+    out.remove(NOT_READ);
+    return out;
   }
 
   /** Carries over what a horizon summarised of records no longer stored. */
@@ -60,23 +91,8 @@ final class JournalHistory {
     if (to > id.deletedTo) {
       id.deletedTo = to;
       id.events.headMap(to, true).clear();
+      id.eventSegments.headMap(to, true).clear();
     }
-  }
-
-  /** Whether {@code r} still means something: a live event or snapshot, or a deletion of a live snapshot. */
-  boolean live(JournalRecord r) {
-    Id id = ids.get(r.persistenceId());
-    if (id == null) {
-      return false;
-    }
-    if (r instanceof Event e) {
-      return id.events.get(e.sequenceNr()) == e;
-    }
-    if (r instanceof Snapshot s) {
-      return id.snapshots.stream().anyMatch(x -> x == s);
-    }
-    // Deletions: of events, summarised by deletedTo; of snapshots, what they deleted is gone.
-    return false;
   }
 
   /** The persistence ids with anything recorded. */

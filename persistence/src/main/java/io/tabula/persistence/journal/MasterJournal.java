@@ -122,12 +122,8 @@ public final class MasterJournal implements Closeable {
     for (long e : older) {
       storage.fence(epochDir(dir, e));
     }
-    History read = readHistory(storage, dir, older);
     JournalHistory history = new JournalHistory();
-    read.summary.forEach((id, v) -> history.summary(id, v[0], v[1]));
-    for (Segment s : read.segments) {
-      s.records.forEach(history::apply);
-    }
+    History read = readHistory(storage, dir, older, history);
     boolean[] keep = keep(read.segments, history);
     List<Segment> kept = new ArrayList<>();
     for (int i = 0; i < read.segments.size(); i++) {
@@ -142,7 +138,7 @@ public final class MasterJournal implements Closeable {
       throw new JournalFencedException(dir, epoch);
     }
     removeUnneeded(storage, dir, epoch, older, kept);
-    String opened = "epoch " + epoch + " in " + dir + ": read " + read.segments.stream().mapToInt(s -> s.records.size())
+    String opened = "epoch " + epoch + " in " + dir + ": read " + read.segments.stream().mapToInt(Segment::records)
         .sum() + " records in " + read.segments.size() + " segments, kept " + kept.size();
     return new MasterJournal(storage, dir, epoch, segmentBytes, history, opened);
   }
@@ -293,17 +289,28 @@ public final class MasterJournal implements Closeable {
   }
 
   /** One segment as read: the length taken and its records. */
-  private record Segment(String path, long length, List<JournalRecord> records) {}
+  /**
+   * A segment as an open read it: its path, the length of its whole records, how many records
+   * it holds, and of those only what deciding whether to keep it needs (its snapshots without
+   * their payloads, its snapshot deletions). Its records themselves went into the history as
+   * they were read: one whose later records delete it is not held at all, so an open holds
+   * the live history, not every segment a long-running master wrote (each of its snapshots
+   * the size of the whole directory).
+   */
+  private record Segment(String path, long length, int records, List<Snapshot> snapshots,
+      List<DeleteSnapshots> snapshotDeletions) {}
 
-  /** What an open read: the older horizon's summary per persistence id, and the segments in order. */
-  private record History(Map<String, long[]> summary, List<Segment> segments) {}
+  /** What an open read: the segments in order (the history was given their records). */
+  private record History(List<Segment> segments) {}
 
   /**
-   * The history before this epoch: the files the newest older horizon lists, to their listed
-   * lengths, then that epoch's own segments to their last whole record. Epochs after it without
-   * a horizon never wrote (a segment is made only after the horizon).
+   * The history before this epoch, applied to {@code history} record by record: the summary
+   * and files the newest older horizon lists, to their listed lengths, then that epoch's own
+   * segments to their last whole record. Epochs after it without a horizon never wrote (a
+   * segment is made only after the horizon). Each record is tagged with its segment's index.
    */
-  private static History readHistory(Storage storage, String dir, List<Long> older) throws IOException {
+  private static History readHistory(Storage storage, String dir, List<Long> older, JournalHistory history)
+      throws IOException {
     List<Segment> out = new ArrayList<>();
     for (int i = older.size() - 1; i >= 0; i--) {
       String horizonPath = Storage.path(epochDir(dir, older.get(i)), HORIZON);
@@ -311,21 +318,21 @@ public final class MasterJournal implements Closeable {
         continue;
       }
       Horizon h = Horizon.read(storage, horizonPath);
+      h.summary().forEach((id, v) -> history.summary(id, v[0], v[1]));
       for (Horizon.File f : h.files()) {
-        String path = Storage.path(dir, f.path());
-        out.add(new Segment(path, f.length(), readSegment(storage, path, f.length())));
+        out.add(readSegment(storage, Storage.path(dir, f.path()), f.length(), history, out.size()));
       }
       List<String> own = segments(storage, epochDir(dir, older.get(i)));
       for (int s = 0; s < own.size(); s++) {
-        Segment read = readLive(storage, own.get(s));
+        Segment read = readLive(storage, own.get(s), Long.MAX_VALUE, history, out.size());
         if (read.length < storage.size(own.get(s)) && s < own.size() - 1) {
           throw new CorruptionException(own.get(s), read.length, "damaged record in a segment that is not the last");
         }
         out.add(read);
       }
-      return new History(h.summary(), out);
+      return new History(out);
     }
-    return new History(Map.of(), out);
+    return new History(out);
   }
 
   private static List<String> segments(Storage storage, String epochDir) throws IOException {
@@ -338,33 +345,36 @@ public final class MasterJournal implements Closeable {
     return out;
   }
 
-  /** Reads a segment exactly to {@code length}, which must end a whole record. */
-  private static List<JournalRecord> readSegment(Storage storage, String path, long length) throws IOException {
+  /** Reads a segment exactly to {@code length}, which must end a whole record, into {@code history}. */
+  private static Segment readSegment(Storage storage, String path, long length, JournalHistory history, int index)
+      throws IOException {
     if (!storage.exists(path)) {
       throw new CorruptionException(path, 0, "a segment the journal's horizon lists is missing");
     }
     if (length < SEGMENT_HEADER) {
-      return List.of(); // read before its header was whole: nothing of it is in the history
+      // read before its header was whole: nothing of it is in the history
+      return new Segment(path, length, 0, List.of(), List.of());
     }
-    Segment s = readLive(storage, path, length);
+    Segment s = readLive(storage, path, length, history, index);
     if (s.length != length) {
       throw new CorruptionException(path, s.length, "the horizon lists " + length + " bytes, whole records end here");
     }
-    return s.records;
+    return s;
   }
 
-  /** Reads a segment to its last whole record: a torn or damaged tail ends it. */
-  private static Segment readLive(Storage storage, String path) throws IOException {
-    return readLive(storage, path, Long.MAX_VALUE);
-  }
-
-  /** Reads a segment's whole records within its first {@code limit} bytes. */
-  private static Segment readLive(Storage storage, String path, long limit) throws IOException {
-    List<JournalRecord> records = new ArrayList<>();
+  /**
+   * Reads a segment's whole records within its first {@code limit} bytes (a torn or damaged
+   * tail ends it) into {@code history}, tagged with the segment's {@code index}.
+   */
+  private static Segment readLive(Storage storage, String path, long limit, JournalHistory history, int index)
+      throws IOException {
+    int records = 0;
+    List<Snapshot> snapshots = new ArrayList<>();
+    List<DeleteSnapshots> snapshotDeletions = new ArrayList<>();
     try (ReadableFile f = storage.open(path)) {
       long size = Math.min(f.size(), limit);
       if (size < SEGMENT_HEADER) {
-        return new Segment(path, 0, records); // made, its header not yet whole
+        return new Segment(path, 0, 0, snapshots, snapshotDeletions); // made, its header not yet whole
       }
       byte[] header = new byte[SEGMENT_HEADER];
       f.readFully(0, header, 0, header.length);
@@ -382,16 +392,27 @@ public final class MasterJournal implements Closeable {
         if (ByteSink.getIntAt(head, 4) != crc(head, 0, 4, body)) {
           break;
         }
+        JournalRecord r;
         try {
-          records.add(JournalRecord.decode(ByteBuffer.wrap(body)));
+          r = JournalRecord.decode(ByteBuffer.wrap(body));
         } catch (IllegalArgumentException | BufferUnderflowException e) {
           throw new CorruptionException(path, at, "a record whose checksum holds does not parse: " + e);
         }
+        history.apply(r, index);
+        records++;
+        if (r instanceof Snapshot x) {
+          snapshots.add(new Snapshot(x.persistenceId(), x.sequenceNr(), x.timestamp(), x.serializerId(), x.manifest(),
+              NO_BYTES));
+        } else if (r instanceof DeleteSnapshots d) {
+          snapshotDeletions.add(d);
+        }
         at += RECORD_HEADER + length;
       }
-      return new Segment(path, at, records);
+      return new Segment(path, at, records, snapshots, snapshotDeletions);
     }
   }
+
+  private static final byte[] NO_BYTES = new byte[0];
 
   private static void checkHeader(String path, byte[] h) throws CorruptionException {
     if (ByteSink.getLongAt(h, 0) != SEGMENT_MAGIC) {
@@ -408,9 +429,9 @@ public final class MasterJournal implements Closeable {
   /** Which segments the next horizon keeps: the last, and any with a record that still means something. */
   private static boolean[] keep(List<Segment> read, JournalHistory history) {
     boolean[] keep = new boolean[read.size()];
-    for (int i = 0; i < read.size(); i++) {
-      Segment s = read.get(i);
-      keep[i] = i == read.size() - 1 || s.records.stream().anyMatch(history::live);
+    history.liveSegments().forEach(i -> keep[i] = true);
+    if (read.size() > 0) {
+      keep[read.size() - 1] = true;
     }
     // A snapshot deletion must stay while a segment kept holds a snapshot it deleted.
     boolean changed = true;
@@ -420,8 +441,8 @@ public final class MasterJournal implements Closeable {
         if (keep[i]) {
           continue;
         }
-        for (JournalRecord r : read.get(i).records) {
-          if (r instanceof DeleteSnapshots d && deletesKept(d, read, keep, i)) {
+        for (DeleteSnapshots d : read.get(i).snapshotDeletions()) {
+          if (deletesKept(d, read, keep, i)) {
             keep[i] = true;
             changed = true;
             break;
@@ -434,7 +455,7 @@ public final class MasterJournal implements Closeable {
 
   private static boolean deletesKept(DeleteSnapshots d, List<Segment> read, boolean[] keep, int before) {
     for (int j = 0; j < before; j++) {
-      if (keep[j] && read.get(j).records.stream().anyMatch(r -> r instanceof Snapshot s && d.deletes(s))) {
+      if (keep[j] && read.get(j).snapshots().stream().anyMatch(d::deletes)) {
         return true;
       }
     }

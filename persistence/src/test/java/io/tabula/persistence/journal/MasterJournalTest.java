@@ -269,6 +269,46 @@ class MasterJournalTest {
     }
   }
 
+  /**
+   * A master that ran long wrote many snapshots, each the size of the whole directory and each
+   * deleting the one before (as its retention does), and a journal holds them all until the next
+   * master opens it. That open holds the live history only, not every record it reads: a JVM
+   * whose heap is a third of the journal opens it (it ran out of memory when an open kept every
+   * segment's records until it had read them all).
+   */
+  @Test
+  void anOpenHoldsTheLiveHistoryNotEveryRecordItReads() throws Exception {
+    int snapshots = 24;
+    int bytes = 8 << 20;
+    Storage storage = new FileStorage(root);
+    try (MasterJournal writer = MasterJournal.open(storage, DIR, 1 << 20)) {
+      for (int i = 1; i <= snapshots; i++) {
+        byte[] state = new byte[bytes];
+        java.util.Arrays.fill(state, (byte) i);
+        writer.append(List.of(event(i), new Snapshot(ID, i, 5_000 + i, 42, "S", state),
+            new DeleteSnapshots(ID, 0, i - 1, 0, Long.MAX_VALUE), new DeleteEvents(ID, i)));
+      }
+    }
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(javaBin, "-Xmx64m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+        OpenJournal.class.getName(), root.toString(), DIR).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), UTF_8);
+    assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the open finishes");
+    assertEquals(0, p.exitValue(), "a 64 MiB JVM opens a journal of " + snapshots + " snapshots of " + (bytes >> 20)
+        + " MiB each: " + out);
+    assertTrue(out.contains("latest snapshot " + snapshots + ", " + bytes + " bytes"), out);
+  }
+
+  /** Opens a journal ({@code args}: a storage root and the journal's folder) and prints its latest snapshot. */
+  static final class OpenJournal {
+    public static void main(String[] args) throws IOException {
+      try (MasterJournal j = MasterJournal.open(new FileStorage(Path.of(args[0])), args[1], 1 << 20)) {
+        Snapshot s = j.latestSnapshot(ID, 0, Long.MAX_VALUE, 0, Long.MAX_VALUE).orElseThrow();
+        System.out.println("latest snapshot " + s.sequenceNr() + ", " + s.payload().length + " bytes");
+      }
+    }
+  }
+
   /** A segment read before its header was whole is listed with length 0; later opens read nothing of it. */
   @Test
   void aSegmentReadBeforeItsHeaderWasWholeStaysEmptyInTheHistory() throws IOException {
