@@ -417,8 +417,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(ReportOpened.class, openings::onReportOpened)
         .onCommand(RecordOpenings.class, openings::onRecordOpenings)
         .onCommand(ReportClosed.class, openings::onReportClosed)
-        .onCommand(Move.class, this::onMove)
-        .onCommand(MovePrepared.class, this::onMovePrepared)
+        .onCommand(Move.class, openings::onMove)
+        .onCommand(MovePrepared.class, openings::onMovePrepared)
         .onCommand(Tick.class, this::onTick)
         .onCommand(ReportLoad.class, (d, c) -> {
           placements.load(c);
@@ -437,38 +437,6 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         })
         .onCommand(Stop.class, (d, c) -> Effect().stop())
         .build();
-  }
-
-  private Effect<Event, Directory> onMove(Directory d, Move c) {
-    Refusal refused = placements.refuseMove(d, c.tabletId(), c.to());
-    if (refused != null) {
-      return Effect().reply(c.replyTo(), refused.reply());
-    }
-    TabletPlacement p = d.placementOf(c.tabletId());
-    if (p.owner().equals(c.to())) {
-      return Effect().reply(c.replyTo(), StatusReply.ack());
-    }
-    if (!p.assigned()) {
-      return Effect().persist(new TabletsAssigned(Map.of(c.tabletId(), c.to()))).thenRun(this::publish)
-          .thenReply(c.replyTo(), s -> StatusReply.ack());
-    }
-    return Effect().persist(new MoveStarted(c.tabletId(), p.owner(), c.to())).thenRun(s -> {
-      publish(s);
-      placements.prepare(ctx, c.tabletId(), p.owner(), c.to());
-    }).thenReply(c.replyTo(), s -> StatusReply.ack());
-  }
-
-  private Effect<Event, Directory> onMovePrepared(Directory d, MovePrepared c) {
-    TabletPlacement p = d.placementOf(c.tabletId());
-    if (d.tablet(c.tabletId()) == null || p.state() != TabletPlacement.State.PREPARING || !p.peer().equals(c.to())) {
-      return Effect().none();
-    }
-    if (!c.ok() || !placements.isUp(c.to())) {
-      placements.moveEnded(c.tabletId(), ctx.getLog(), "given up: the source could not compact it or "
-          + c.to() + " is not up");
-      return Effect().persist(new MoveFinished(c.tabletId())).thenRun(this::publish);
-    }
-    return Effect().persist(new MoveHandedOver(c.tabletId(), c.to())).thenRun(this::publish);
   }
 
   private Effect<Event, Directory> onTick(Directory d, Tick c) {

@@ -17,7 +17,8 @@ import org.apache.pekko.persistence.typed.javadsl.EffectFactories;
 
 /**
  * The master's side of a tablet coming to serve somewhere and leaving (paper §5.2): where a
- * tablet without a live owner goes ({@link Master.Place}), whether a node may open it now and
+ * tablet without a live owner goes ({@link Master.Place}), a move's start and hand-over
+ * ({@link Master.Move}, {@link Master.MovePrepared}), whether a node may open it now and
  * which logs it replays ({@link Master.MayOpen}), and what an open or a close changes in the
  * directory ({@link Master.ReportOpened}, {@link Master.ReportClosed}). docs/fencing.md, "Before
  * a tablet opens", gives the rules and why.
@@ -83,6 +84,44 @@ final class TabletOpenings {
     ctx.getLog().info("placing tablet {} (owner was '{}') on {}", t.id(), owner, node);
     return effects.persist(new Master.TabletsAssigned(Map.of(t.id(), node))).thenRun(publish::accept)
         .thenReply(c.replyTo(), s -> StatusReply.success(node));
+  }
+
+  /**
+   * Starts a move (paper §5.2): a tablet not placed yet is only assigned; one serving starts
+   * its source's preparation (a minor compaction), after which {@link #onMovePrepared} hands
+   * it over.
+   */
+  Effect<Event, Directory> onMove(Directory d, Master.Move c) {
+    Refusal refused = placements.refuseMove(d, c.tabletId(), c.to());
+    if (refused != null) {
+      return effects.reply(c.replyTo(), refused.reply());
+    }
+    TabletPlacement p = d.placementOf(c.tabletId());
+    if (p.owner().equals(c.to())) {
+      return effects.reply(c.replyTo(), StatusReply.ack());
+    }
+    if (!p.assigned()) {
+      return effects.persist(new Master.TabletsAssigned(Map.of(c.tabletId(), c.to()))).thenRun(publish::accept)
+          .thenReply(c.replyTo(), s -> StatusReply.ack());
+    }
+    return effects.persist(new Master.MoveStarted(c.tabletId(), p.owner(), c.to())).thenRun(s -> {
+      publish.accept(s);
+      placements.prepare(ctx, c.tabletId(), p.owner(), c.to());
+    }).thenReply(c.replyTo(), s -> StatusReply.ack());
+  }
+
+  /** The move's source compacted the tablet (or could not): hand it over, or give the move up. */
+  Effect<Event, Directory> onMovePrepared(Directory d, Master.MovePrepared c) {
+    TabletPlacement p = d.placementOf(c.tabletId());
+    if (d.tablet(c.tabletId()) == null || p.state() != TabletPlacement.State.PREPARING || !p.peer().equals(c.to())) {
+      return effects.none();
+    }
+    if (!c.ok() || !placements.isUp(c.to())) {
+      placements.moveEnded(c.tabletId(), ctx.getLog(), "given up: the source could not compact it or "
+          + c.to() + " is not up");
+      return effects.persist(new Master.MoveFinished(c.tabletId())).thenRun(publish::accept);
+    }
+    return effects.persist(new Master.MoveHandedOver(c.tabletId(), c.to())).thenRun(publish::accept);
   }
 
   Effect<Event, Directory> onMayOpen(Directory d, Master.MayOpen c) {

@@ -154,7 +154,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       implements Command, NoSerializationVerificationNeeded {}
 
   /** The tablet was closed for its hand-over; never leaves the node. */
-  private record HandedOff(Throwable failure) implements Command, NoSerializationVerificationNeeded {}
+  record HandedOff(Throwable failure) implements Command, NoSerializationVerificationNeeded {}
 
   /** The engine tablet of a retiring actor is closed; never leaves the node. */
   private record Retired(Retire request, Throwable failure) implements Command, NoSerializationVerificationNeeded {}
@@ -393,28 +393,26 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    * The hand-over of a move (paper §5.2): reads leave the node's local list at once (they go
    * through sharding, which holds them for the new owner); what is in flight finishes; then
    * the tablet is flushed and closed, the master hears that this node's log no longer holds
-   * it, and the actor stops. Sharding delivers nothing new to it meanwhile.
+   * it, and the actor stops. Sharding delivers nothing new to it meanwhile. An idle close
+   * ({@link IdleClose}) comes this way too.
    */
-  /** Owned by the actor: a split finished while the tablet was closing, which closed it (an expected race). */
-  private boolean splitWhileClosing;
-
   private Behavior<Command> onHandOff() {
     long started = System.nanoTime();
     if (idleClose.asked()) {
-      return closeFor("closed, idle", () -> { }, failure -> {
-        if (failure != null && !splitWhileClosing) {
+      return closeFor("closed, idle", () -> { }, e -> {
+        if (e.failure() != null && !e.splitMeanwhile()) {
           getContext().getLog().error("tablet {} could not be flushed as it closed, idle; it opens again and "
-              + "replays this node's log", info.id(), failure);
+              + "replays this node's log", info.id(), e.failure());
         }
       });
     }
-    return closeFor("handed over", () -> { }, failure -> {
-      if (splitWhileClosing) {
+    return closeFor("handed over", () -> { }, e -> {
+      if (e.splitMeanwhile()) {
         getContext().getLog().info("tablet {} split while it was being handed over; its halves are placed anew",
             info.id());
-      } else if (failure != null) {
+      } else if (e.failure() != null) {
         getContext().getLog().error("tablet {} could not be flushed for its hand-over; its next owner replays"
-            + " this node's log", info.id(), failure);
+            + " this node's log", info.id(), e.failure());
       } else {
         getContext().getLog().info("tablet {} handed over: closed {} ms after the hand-over began", info.id(),
             (System.nanoTime() - started) / 1_000_000);
@@ -424,8 +422,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   /** The first half of a merge: this tablet, the right one, closes cleanly and its actor stops. */
   private Behavior<Command> onCloseForMerge(CloseForMerge c) {
-    return closeFor("closed for a merge", () -> { }, failure -> c.replyTo().tell(failure == null
-        ? StatusReply.ack() : refusal(failure)));
+    return closeFor("closed for a merge", () -> { }, e -> c.replyTo().tell(e.failure() == null
+        ? StatusReply.ack() : refusal(e.failure())));
   }
 
   /**
@@ -434,89 +432,25 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
    */
   private Behavior<Command> onMergeInto(MergeInto m) {
     return closeFor("closed for a merge", () -> node.server().writeMergedManifest(info.table(), info.id(),
-        m.rightId(), m.childId()), failure -> m.replyTo().tell(failure == null ? StatusReply.ack()
-        : refusal(failure)));
-  }
-
-  /** Work done once the tablet is closed cleanly, on the blocking-I/O dispatcher. */
-  @FunctionalInterface
-  private interface AfterClose {
-    void run() throws java.io.IOException;
+        m.rightId(), m.childId()), e -> m.replyTo().tell(e.failure() == null ? StatusReply.ack()
+        : refusal(e.failure())));
   }
 
   /**
-   * Stops serving: reads leave the node's local list, periodic work stops, what is in flight
-   * finishes (writes, row-atomic requests, drops, a split under way), then the tablet is
-   * flushed and closed and {@code after} runs; the master hears that this node's log no
-   * longer holds the tablet, {@code done} gets the failure (null if none), and the actor
-   * stops. Requests that still come are refused as moved, to be retried where the tablet goes.
+   * Stops serving: reads leave the node's local list and periodic work stops, then the actor
+   * closes the tablet as {@link TabletClosing} says, running {@code after} once it is closed
+   * cleanly and telling {@code done} how it ended.
    */
-  private Behavior<Command> closeFor(String what, AfterClose after, java.util.function.Consumer<Throwable> done) {
+  private Behavior<Command> closeFor(String what, TabletClosing.AfterClose after,
+      java.util.function.Consumer<TabletClosing.Ended> done) {
     node.local().stop(info.id(), reads);
     timers.cancelAll();
     // Writes held for the flush backlog must still be tried (or refused, once the tablet is
     // closed or the engine abandoned): cancelling their timer left a hand-over waiting on them
     // until its phase timed out (about 10 s when a node stopped on a failed fsync).
     writes.retryHeld();
-    return closing(what, after, done, false);
-  }
-
-  private Behavior<Command> closing(String what, AfterClose after, java.util.function.Consumer<Throwable> done,
-      boolean closed) {
-    if (!closed && writes.idle() && !splits.running()) {
-      getContext().pipeToSelf(CompletableFuture.runAsync(() -> {
-        try {
-          node.server().closeTablet(info.id());
-          after.run();
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(e);
-        }
-      }, blockingIo), (ok, err) -> new HandedOff(err));
-      return closing(what, after, done, true);
-    }
-    return Behaviors.receive(Command.class)
-        .onMessage(HandedOff.class, h -> {
-          writes.closed();
-          // Flushed or not, the tablet is closed here: it serves no more, and every write of it this
-          // node acknowledged came before this report (docs/fencing.md, "Before a tablet opens").
-          node.master().tell(new Master.ReportClosed(info.id(), node.server().logName(), h.failure() == null,
-              opening));
-          done.accept(h.failure());
-          return Behaviors.stopped();
-        })
-        .onMessage(WriteFinished.class, w -> {
-          writes.writeFinished(w);
-          return closing(what, after, done, closed);
-        })
-        .onMessage(RowDecided.class, d -> {
-          writes.decided(d);
-          return closing(what, after, done, closed);
-        })
-        .onMessage(DropDone.class, d -> {
-          writes.dropped(d);
-          return closing(what, after, done, closed);
-        })
-        .onMessage(SplitDone.class, d -> {
-          if (!splits.finished(d)) {
-            return closing(what, after, done, closed);
-          }
-          // The split closed the tablet: the children are placed anew; a record the master misses is
-          // made again by whoever opens the parent next (its manifest says it split).
-          writes.closed();
-          splits.record(d);
-          splitWhileClosing = true;
-          done.accept(new TabletUnavailableException("tablet " + info.id() + " split meanwhile"));
-          return Behaviors.stopped();
-        })
-        .onMessageEquals(RetryHeldWrites.INSTANCE, () -> {
-          writes.retryHeld();
-          return closing(what, after, done, closed);
-        })
-        .onMessageEquals(Tick.INSTANCE, Behaviors::same)
-        .onAnyMessage(c -> {
-          refuseMoved(c, "tablet " + info.id() + " is being " + what);
-          return Behaviors.same();
-        }).build();
+    return new TabletClosing(getContext(), node, info, opening, writes, splits, blockingIo, what, after, done)
+        .behavior();
   }
 
   private Behavior<Command> onReadRow(ReadRow r) {
