@@ -58,9 +58,20 @@ public final class Stages {
       }
       return out;
     }
-    Source.range(0, tasks.size() - 1)
-        .mapAsyncUnordered(limit, i -> settle(out.get(i), tasks.get(i)))
-        .runWith(Sink.ignore(), system);
+    try {
+      // A stream that fails or is stopped (its actor system shutting down) fails the tasks it did
+      // not start, so every answer completes; completing one that is done already changes nothing.
+      Source.range(0, tasks.size() - 1)
+          .mapAsyncUnordered(limit, i -> settle(out.get(i), tasks.get(i)))
+          .runWith(Sink.ignore(), system)
+          .whenComplete((done, failure) -> {
+            if (failure != null) {
+              out.forEach(f -> f.completeExceptionally(failure));
+            }
+          });
+    } catch (RuntimeException e) {
+      out.forEach(f -> f.completeExceptionally(e)); // the materializer has shut down
+    }
     return out;
   }
 

@@ -108,4 +108,33 @@ class StagesTest {
     assertTrue(out.get(7).isCompletedExceptionally());
     assertEquals("t49", out.get(49).join());
   }
+
+  @Test
+  void whenTheStreamStopsTheTasksItDidNotStartFailAndNoneHangs() throws Exception {
+    ActorTestKit own = ActorTestKit.create();
+    List<Supplier<CompletionStage<String>>> tasks = new ArrayList<>();
+    AtomicInteger started = new AtomicInteger();
+    for (int i = 0; i < 10; i++) {
+      tasks.add(() -> {
+        started.incrementAndGet();
+        return new CompletableFuture<>(); // never finishes by itself
+      });
+    }
+    List<CompletableFuture<String>> out = Stages.atMost(2, tasks, own.system());
+    own.shutdownTestKit();
+    for (int i = 0; i < out.size(); i++) {
+      if (i >= started.get()) {
+        int at = i;
+        org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+            () -> out.get(at).get(10, TimeUnit.SECONDS), "task " + i + " was not started and fails");
+      }
+    }
+    assertEquals(2, started.get(), "two ran before the stop");
+    // Asked after its actor system stopped: every task fails, none runs.
+    List<CompletableFuture<String>> late = Stages.atMost(2, tasks, own.system());
+    for (CompletableFuture<String> f : late) {
+      org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> f.get(10, TimeUnit.SECONDS));
+    }
+  }
 }

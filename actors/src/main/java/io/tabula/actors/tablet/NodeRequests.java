@@ -238,9 +238,9 @@ public final class NodeRequests {
       ActorSystem<?> system) {
     List<Supplier<CompletionStage<TabletActor.BatchOutcome>>> tasks = new ArrayList<>(w.batches().size());
     for (Batch b : w.batches()) {
-      tasks.add(() -> AskPattern.<TabletActor.Command, TabletActor.BatchOutcome>askWithStatus(
+      tasks.add(() -> Stages.direct(AskPattern.<TabletActor.Command, TabletActor.BatchOutcome>askWithStatus(
           tablets.apply(b.tabletId()), r -> new TabletActor.MutateBatch(b.mutations(), r), timeout,
-          system.scheduler()));
+          system.scheduler())));
     }
     List<CompletableFuture<TabletActor.BatchOutcome>> asks = Stages.atMost(TABLETS_AT_ONCE, tasks, system);
     CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).whenComplete((x, ignored) -> {

@@ -127,11 +127,16 @@ public final class Router {
         system.scheduler()));
   }
 
-  /** Asks another node to apply {@code batches}; fails only when the node does not answer in time. */
+  /**
+   * Asks another node to apply {@code batches}; fails only when the node does not answer in time.
+   * That node asks their tablets {@link NodeRequests#TABLETS_AT_ONCE} at a time, each within the
+   * ask timeout, so the answer may take that timeout once per round of them.
+   */
   CompletionStage<NodeRequests.WriteAnswer> writeOnNode(ActorRef<NodeRequests.Command> peer,
       List<NodeRequests.Batch> batches) {
-    return Stages.direct(AskPattern.ask(peer, replyTo -> new NodeRequests.Write(batches, replyTo), askTimeout,
-        system.scheduler()));
+    int rounds = Math.max(1, (batches.size() + NodeRequests.TABLETS_AT_ONCE - 1) / NodeRequests.TABLETS_AT_ONCE);
+    return Stages.direct(AskPattern.ask(peer, replyTo -> new NodeRequests.Write(batches, replyTo),
+        askTimeout.multipliedBy(rounds), system.scheduler()));
   }
 
   /** The directory after asking the master for its newest copy. */
