@@ -189,6 +189,96 @@ class LargeTableTest {
     org.junit.jupiter.api.Assertions.assertAll(checks);
   }
 
+  /**
+   * After a load that opened every tablet of a pre-split table, the tablets go idle and close
+   * (docs/cluster.md, "Tablets open when first asked"), more of them than a node closes within
+   * 30 s ({@code LocalTablets.MAX_CLOSING_IDLE}, 2,000), so the last wait for the next round;
+   * every row still reads back afterwards. {@value #IDLE_SPLITS} splits, an idle limit of 5 s.
+   * Prints the node's live heap (less its block cache) before the load, with every tablet open
+   * and once all closed, as figures: part of what stays is bounded whatever the tablet count
+   * (the master's recent changes), so at this size it says little about a tablet's own cost.
+   */
+  @Test
+  void loadedTabletsAllCloseWhenIdleAndServeAgain() throws Exception {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      cluster.configure("tabula.tablet { close-idle-after = 5s, check-interval = 500ms }");
+      NodeJvm n1 = cluster.add("n1");
+      ClusterFixture.createTable(n1, "big", splits(IDLE_SPLITS));
+      n1.awaitReady(Duration.ofSeconds(120));
+      long before = heapAfterFullGc(n1);
+      long cacheBefore = metric(n1, "tabula_blockcache_size_bytes");
+      try (BigtableDataClient data = ClusterFixture.data(n1, Duration.ofSeconds(60), 3, Duration.ofSeconds(180))) {
+        com.google.cloud.bigtable.data.v2.models.BulkMutation bulk =
+            com.google.cloud.bigtable.data.v2.models.BulkMutation.create(TableId.of("big"));
+        for (int i = 0; i <= IDLE_SPLITS; i++) {
+          bulk.add(String.format("r%08d", (long) i * 10 + 5), com.google.cloud.bigtable.data.v2.models.Mutation
+              .create().setCell("f", "q", "v"));
+        }
+        data.bulkMutateRows(bulk);
+      }
+      long open = heapAfterFullGc(n1);
+      long cacheOpen = metric(n1, "tabula_blockcache_size_bytes");
+      int served = servedTablets(n1);
+      long t = System.nanoTime();
+      int left = served;
+      while (left > 0 && seconds(t) < 90) {
+        Thread.sleep(500);
+        left = servedTablets(n1);
+      }
+      double closedAfter = seconds(t);
+      long closed = heapAfterFullGc(n1);
+      long cacheClosed = metric(n1, "tabula_blockcache_size_bytes");
+      // The block cache holds what the closes' flushes wrote, up to its bound: not the tablets' cost.
+      long held = (open - cacheOpen) - (before - cacheBefore);
+      long kept = (closed - cacheClosed) - (before - cacheBefore);
+      System.out.printf("LargeTable: %d tablets loaded: live heap, less the block cache, %.1f MiB"
+          + " more with %d tablets open than before the load, %.1f MiB more %.1f s later with %d open (the block cache"
+          + " %.1f, %.1f, %.1f MiB): %.1f KiB per open tablet, %.1f KiB given back per tablet%n", IDLE_SPLITS + 1,
+          held / 1048576.0, served, kept / 1048576.0, closedAfter, left, cacheBefore / 1048576.0,
+          cacheOpen / 1048576.0, cacheClosed / 1048576.0, held / 1024.0 / served, (held - kept) / 1024.0 / served);
+      assertTrue(served >= IDLE_SPLITS + 1, "every tablet opened at its first write: " + served + " served");
+      assertEquals(0, left, "every tablet closed once idle, within 90 s");
+      try (BigtableDataClient data = ClusterFixture.data(n1, Duration.ofSeconds(120))) {
+        int rows = 0;
+        for (Row r : data.readRows(Query.create(TableId.of("big")))) {
+          rows++;
+        }
+        assertEquals(IDLE_SPLITS + 1, rows, "every row written reads back after the tablets closed");
+      }
+    }
+  }
+
+  /** Splits of the table {@link #loadedTabletsAllCloseWhenIdleAndServeAgain} loads. */
+  static final int IDLE_SPLITS = 2_000;
+
+  /** The tablets {@code n} serves now, from its metrics. */
+  private static int servedTablets(NodeJvm n) throws Exception {
+    return (int) metric(n, "tabula_tablets");
+  }
+
+  /** The value of {@code n}'s metric {@code name} (one without labels). */
+  private static long metric(NodeJvm n, String name) throws Exception {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + name + "(?:\\{[^}]*\\})? ([0-9.eE+]+)$")
+        .matcher(n.get("/metrics").body());
+    assertTrue(m.find(), "the node's metrics show " + name);
+    return (long) Double.parseDouble(m.group(1));
+  }
+
+  /**
+   * Bytes of live objects in {@code n}'s heap: {@code jcmd GC.class_histogram}, which collects
+   * first, and sums what it finds alive.
+   */
+  private static long heapAfterFullGc(NodeJvm n) throws Exception {
+    String jcmd = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+    Process histogram = new ProcessBuilder(jcmd, Long.toString(n.pid()), "GC.class_histogram").redirectErrorStream(true)
+        .start();
+    String out = new String(histogram.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(histogram.waitFor(60, TimeUnit.SECONDS), "jcmd GC.class_histogram answers");
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^Total\\s+\\d+\\s+(\\d+)\\s*$").matcher(out);
+    assertTrue(m.find(), "jcmd GC.class_histogram ends with its total: " + out.lines().limit(5).toList());
+    return Long.parseLong(m.group(1));
+  }
+
   /** Rows per {@code MutateRows} when {@link #oneNodeLoadsEveryTabletOfALargeTable} loads the table. */
   static final int LOAD_BATCH = 10_000;
 
