@@ -55,37 +55,36 @@ public final class FileJournal extends AsyncWriteJournal {
         results.add(Optional.of(e));
       }
     }
-    return FutureConverters.asScala(journals.current().thenCompose(j -> journals.run(() -> {
+    return FutureConverters.asScala(journals.withCurrent(j -> {
       j.append(records);
       return (Iterable<Optional<Exception>>) results;
-    })));
+    }));
   }
 
   @Override
   public Future<Void> doAsyncDeleteMessagesTo(String persistenceId, long toSequenceNr) {
-    return FutureConverters.asScala(journals.current().thenCompose(j -> journals.run(() -> {
+    return FutureConverters.asScala(journals.withCurrent(j -> {
       long to = Math.min(toSequenceNr, j.highestSequenceNr(persistenceId));
       j.append(List.of(new JournalRecord.DeleteEvents(persistenceId, to)));
       return null;
-    })));
+    }));
   }
 
   @Override
   public Future<Void> doAsyncReplayMessages(String persistenceId, long fromSequenceNr, long toSequenceNr, long max,
       Consumer<PersistentRepr> replayCallback) {
-    return FutureConverters.asScala(journals.current().thenCompose(j -> journals.run(() -> {
+    return FutureConverters.asScala(journals.withCurrent(j -> {
       for (JournalRecord.Event e : j.events(persistenceId, fromSequenceNr, toSequenceNr, max)) {
         Object payload = serialization.deserialize(e.payload(), e.serializerId(), e.manifest()).get();
         replayCallback.accept(PersistentRepr.apply(payload, e.sequenceNr(), e.persistenceId(), e.adapterManifest(),
             false, ActorRef.noSender(), e.writerUuid()).withTimestamp(e.timestamp()));
       }
       return null;
-    })));
+    }));
   }
 
   @Override
   public Future<Long> doAsyncReadHighestSequenceNr(String persistenceId, long fromSequenceNr) {
-    return FutureConverters.asScala(journals.current().thenCompose(j -> journals.run(
-        () -> j.highestSequenceNr(persistenceId))));
+    return FutureConverters.asScala(journals.withCurrent(j -> j.highestSequenceNr(persistenceId)));
   }
 }

@@ -26,7 +26,7 @@ public final class FileSnapshotStore extends SnapshotStore {
 
   @Override
   public Future<Optional<SelectedSnapshot>> doLoadAsync(String persistenceId, SnapshotSelectionCriteria criteria) {
-    return FutureConverters.asScala(journals.recover().thenCompose(j -> journals.run(() -> {
+    return FutureConverters.asScala(journals.withRecovered(j -> {
       Optional<JournalRecord.Snapshot> s = j.latestSnapshot(persistenceId, criteria.minSequenceNr(),
           criteria.maxSequenceNr(), criteria.minTimestamp(), criteria.maxTimestamp());
       if (s.isEmpty()) {
@@ -36,7 +36,7 @@ public final class FileSnapshotStore extends SnapshotStore {
       Object state = serialization.deserialize(snap.payload(), snap.serializerId(), snap.manifest()).get();
       return Optional.of(SelectedSnapshot.create(new SnapshotMetadata(persistenceId, snap.sequenceNr(),
           snap.timestamp()), state));
-    })));
+    }));
   }
 
   /**
@@ -52,7 +52,7 @@ public final class FileSnapshotStore extends SnapshotStore {
     String id = metadata.persistenceId();
     JournalRecord record = new JournalRecord.Snapshot(id, metadata.sequenceNr(),
         metadata.timestamp(), s.identifier(), Serializers.manifestFor(s, snapshot), s.toBinary(snapshot));
-    return FutureConverters.asScala(journals.current().thenCompose(j -> journals.run(() -> {
+    return FutureConverters.asScala(journals.withCurrent(j -> {
       Optional<JournalRecord.Snapshot> previous = j.latestSnapshot(id, 0, metadata.sequenceNr() - 1, 0,
           Long.MAX_VALUE);
       if (previous.isPresent() && previous.get().sequenceNr() > 0) {
@@ -62,7 +62,7 @@ public final class FileSnapshotStore extends SnapshotStore {
         j.append(List.of(record));
       }
       return null;
-    })));
+    }));
   }
 
   @Override
@@ -79,9 +79,9 @@ public final class FileSnapshotStore extends SnapshotStore {
   }
 
   private Future<Void> append(JournalRecord record) {
-    return FutureConverters.asScala(journals.current().thenCompose(j -> journals.run(() -> {
+    return FutureConverters.asScala(journals.withCurrent(j -> {
       j.append(List.of(record));
       return null;
-    })));
+    }));
   }
 }

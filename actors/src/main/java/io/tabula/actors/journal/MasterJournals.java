@@ -88,24 +88,71 @@ public final class MasterJournals implements Extension {
     return config.getString("dir");
   }
 
-  /** Opens the journal as a new epoch (closing the one in use): the start of a recovery. */
-  CompletionStage<MasterJournal> recover() {
+  /**
+   * Opens the journal as a new epoch (closing the one in use), then runs {@code work} with it on
+   * the journal thread: the start of a recovery.
+   */
+  <T> CompletionStage<T> withRecovered(JournalWork<T> work) {
+    return run(() -> work.call(openEpoch()));
+  }
+
+  /**
+   * Runs {@code work} on the journal thread with the epoch in use (opened first if there is
+   * none: a write or replay without a recovery before it), then renews the epoch if it is due
+   * ({@link #renewIfDue}).
+   */
+  <T> CompletionStage<T> withCurrent(JournalWork<T> work) {
     return run(() -> {
-      closeCurrent();
-      if (!mayOpen.getAsBoolean()) {
-        throw new NotMasterException();
-      }
-      MasterJournal opened = MasterJournal.open(storage(), dir(), config.getBytes("segment-size"));
-      LOG.info("master journal opened: {}", opened);
-      current = opened;
-      return opened;
+      MasterJournal j = current;
+      T out = work.call(j != null ? j : openEpoch());
+      renewIfDue();
+      return out;
     });
   }
 
-  /** The epoch in use, opened first if there is none (a write or replay without a recovery before it). */
-  CompletionStage<MasterJournal> current() {
+  /** Work on the epoch in use, on the journal thread. */
+  @FunctionalInterface
+  interface JournalWork<T> {
+    T call(MasterJournal journal) throws IOException;
+  }
+
+  private MasterJournal openEpoch() throws IOException {
+    closeCurrent();
+    if (!mayOpen.getAsBoolean()) {
+      throw new NotMasterException();
+    }
+    MasterJournal opened = MasterJournal.open(storage(), dir(), config.getBytes("segment-size"));
+    LOG.info("master journal opened: {}", opened);
+    current = opened;
+    return opened;
+  }
+
+  /**
+   * Renews the epoch in use ({@link MasterJournal#successor}) once it has appended {@code
+   * tabula.master-journal.renew-after} and twice the live history it read at its open: the
+   * segments whose every record is dead (each snapshot the size of the directory, taken every
+   * few thousand events) go then, not at the next master's start, and the renewal reads at most
+   * about as much as was appended since the last. Only while this node may be master; a renewal
+   * that finds a newer master's epoch leaves the stale one in use, whose next append fails.
+   */
+  private void renewIfDue() {
     MasterJournal j = current;
-    return j != null ? CompletableFuture.completedFuture(j) : recover();
+    if (j == null || j.appendedBytes() < Math.max(config.getBytes("renew-after"), 2 * j.keptBytesAtOpen())
+        || !mayOpen.getAsBoolean()) {
+      return;
+    }
+    try {
+      MasterJournal next = j.successor();
+      current = next;
+      LOG.info("master journal renewed after {} MiB appended to epoch {}: {}", j.appendedBytes() >> 20, j.epoch(),
+          next);
+    } catch (io.tabula.persistence.journal.JournalFencedException e) {
+      LOG.warn("the master's journal epoch {} was not renewed: a newer master's epoch fenced it", j.epoch());
+    } catch (IOException e) {
+      // The epoch in use may be fenced by the half-made successor: its next append fails, and
+      // the master starts again on a new epoch.
+      LOG.error("renewing the master's journal epoch {} failed", j.epoch(), e);
+    }
   }
 
   /**
@@ -119,7 +166,7 @@ public final class MasterJournals implements Extension {
   }
 
   /** Runs {@code work} on the journal thread. */
-  <T> CompletionStage<T> run(IoWork<T> work) {
+  private <T> CompletionStage<T> run(IoWork<T> work) {
     return CompletableFuture.supplyAsync(() -> {
       try {
         return work.call();

@@ -88,6 +88,52 @@ class MasterJournalsTest {
   }
 
   /**
+   * A master that runs long renews its journal's epoch once it has appended enough: it goes on
+   * writing through every renewal, and a later master reads every change. (What a renewal
+   * deletes: {@code MasterJournalTest#aSuccessorEpochKeepsTheHistoryAndDeletesTheDeadSegments}.)
+   */
+  @Test
+  void aMasterRenewsItsEpochAsItWritesAndLosesNothing() throws Exception {
+    com.typesafe.config.Config config = com.typesafe.config.ConfigFactory.parseString(
+        "tabula.master-journal { renew-after = 8KiB, segment-size = 4KiB }")
+        .withFallback(ActorTestConfig.withJournalIn(dir));
+    ActorTestKit kit = ActorTestKit.create(config);
+    int tables = 500;
+    long files;
+    try {
+      ActorRef<Master.Command> master = master(kit);
+      for (int i = 0; i < tables; i++) {
+        assertTrue(create(kit, master, String.format("t%03d", i)).isSuccess(), "table " + i);
+      }
+      assertEquals(tables, directory(kit, master).tables().size());
+      files = journalFiles();
+    } finally {
+      kit.shutdownTestKit();
+    }
+    List<Path> epochs;
+    try (java.util.stream.Stream<Path> list = Files.list(dir.resolve("master/journal"))) {
+      epochs = list.filter(Files::isDirectory).toList();
+    }
+    ActorTestKit later = ActorTestKit.create(config);
+    try {
+      Directory d = directory(later, master(later));
+      assertEquals(tables, d.tables().size(), "a later master reads every table");
+    } finally {
+      later.shutdownTestKit();
+    }
+    long epochNumber = epochs.stream().mapToLong(p -> Long.parseLong(p.getFileName().toString())).max().orElse(0);
+    System.out.printf("MasterJournals: %d tables created: newest epoch %d, %d segment files left%n", tables,
+        epochNumber, files);
+    assertTrue(epochNumber > 2, "the epoch was renewed as the master wrote: newest epoch " + epochNumber);
+  }
+
+  private long journalFiles() throws java.io.IOException {
+    try (java.util.stream.Stream<Path> all = Files.walk(dir.resolve("master/journal"))) {
+      return all.filter(f -> f.toString().endsWith(".log")).count();
+    }
+  }
+
+  /**
    * H4 (docs/fencing.md, "A frozen master"): a node can ask whether its master's journal is
    * still its own, as the file sweep does before it deletes: not before its master opened the
    * journal, yes once it did, and no more once another node's master opened it (a newer epoch

@@ -75,6 +75,8 @@ public final class MasterJournal implements Closeable {
   private final long epoch;
   private final long segmentBytes;
   private final String opened;
+  /** Bytes of the segments this epoch's open kept: the live history it read. */
+  private final long keptAtOpen;
 
   @GuardedBy("this")
   private final JournalHistory history;
@@ -85,10 +87,14 @@ public final class MasterJournal implements Closeable {
   /** Set once an append failed or found the fence: nothing more is written. */
   @GuardedBy("this")
   private IOException broken;
+  /** Bytes this epoch appended, framing included. */
+  @GuardedBy("this")
+  private long appended;
 
   private MasterJournal(Storage storage, String dir, long epoch, long segmentBytes, JournalHistory history,
-      String opened) {
+      String opened, long keptAtOpen) {
     this.opened = opened;
+    this.keptAtOpen = keptAtOpen;
     this.storage = storage;
     this.dir = dir;
     this.epoch = epoch;
@@ -111,6 +117,16 @@ public final class MasterJournal implements Closeable {
 
   /** As {@link #open(Storage, String, long)}, trying epoch numbers from {@code firstTry} (from a listing made earlier). */
   static MasterJournal open(Storage storage, String dir, long segmentBytes, long firstTry) throws IOException {
+    return open(storage, dir, segmentBytes, firstTry, 0);
+  }
+
+  /**
+   * As {@link #open(Storage, String, long, long)}; unless {@code successorOf} is 0, the epoch
+   * opened must directly follow epoch {@code successorOf} (no other epoch claimed between), or
+   * nothing is fenced and the open fails ({@link #successor}).
+   */
+  static MasterJournal open(Storage storage, String dir, long segmentBytes, long firstTry, long successorOf)
+      throws IOException {
     long epoch = claim(storage, dir, firstTry);
     List<Long> older = epochs(storage, dir);
     if (older.get(older.size() - 1) > epoch) {
@@ -119,6 +135,11 @@ public final class MasterJournal implements Closeable {
       throw new JournalFencedException(dir, epoch);
     }
     older.removeIf(e -> e >= epoch);
+    if (successorOf != 0 && (older.isEmpty() || older.get(older.size() - 1) != successorOf)) {
+      // Another master claimed an epoch after the one this renews: it is the newer master, and
+      // the renewing one is stale. Its claim, with no horizon, is fenced by the next open.
+      throw new JournalFencedException(dir, successorOf);
+    }
     for (long e : older) {
       storage.fence(epochDir(dir, e));
     }
@@ -140,7 +161,43 @@ public final class MasterJournal implements Closeable {
     removeUnneeded(storage, dir, epoch, older, kept);
     String opened = "epoch " + epoch + " in " + dir + ": read " + read.segments.stream().mapToInt(Segment::records)
         .sum() + " records in " + read.segments.size() + " segments, kept " + kept.size();
-    return new MasterJournal(storage, dir, epoch, segmentBytes, history, opened);
+    return new MasterJournal(storage, dir, epoch, segmentBytes, history, opened,
+        kept.stream().mapToLong(Segment::length).sum());
+  }
+
+  /**
+   * Opens the next epoch as this one's successor, for the same master: it fences this epoch,
+   * reads the live history (which is this one's), publishes its horizon and deletes the
+   * segments no reader needs any more, this epoch's among them. A master that runs long renews
+   * its epoch so, or every snapshot it ever wrote would stay on the storage until the next
+   * master's start. This epoch is closed once its successor is open. Nothing is fenced if a
+   * newer epoch than this one exists already (another master's), or comes between: then this
+   * epoch is stale, as its next append would find.
+   *
+   * @throws JournalFencedException if another master's epoch is newer than this one
+   */
+  public synchronized MasterJournal successor() throws IOException {
+    if (broken != null) {
+      throw broken instanceof JournalFencedException ? new JournalFencedException(dir, epoch)
+          : new IOException("the master's journal epoch " + epoch + " failed earlier", broken);
+    }
+    List<Long> existing = epochs(storage, dir);
+    if (existing.isEmpty() || existing.get(existing.size() - 1) != epoch || fenced(storage, dir, epoch)) {
+      throw new JournalFencedException(dir, epoch);
+    }
+    MasterJournal next = open(storage, dir, segmentBytes, epoch + 1, epoch);
+    close();
+    return next;
+  }
+
+  /** Bytes this epoch has appended. */
+  public synchronized long appendedBytes() {
+    return appended;
+  }
+
+  /** Bytes of the live history this epoch read at its open (the segments it kept). */
+  public long keptBytesAtOpen() {
+    return keptAtOpen;
   }
 
   public long epoch() {
@@ -180,6 +237,7 @@ public final class MasterJournal implements Closeable {
       }
       segment.append(out.array(), 0, out.size());
       segment.sync();
+      appended += out.size();
     } catch (IOException e) {
       broken = e;
       throw e;

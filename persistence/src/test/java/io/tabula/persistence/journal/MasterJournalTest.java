@@ -270,6 +270,69 @@ class MasterJournalTest {
   }
 
   /**
+   * A master that runs long renews its epoch ({@link MasterJournal#successor}): the successor
+   * holds the same history, the old epoch is fenced, and the segments whose every record is
+   * dead are deleted now rather than at the next master's start; a later master reads the same.
+   */
+  @Test
+  void aSuccessorEpochKeepsTheHistoryAndDeletesTheDeadSegments() throws IOException {
+    Storage storage = new FileStorage(root);
+    MasterJournal first = MasterJournal.open(storage, DIR, 256);
+    for (long i = 1; i <= 40; i++) {
+      first.append(List.of(event(i)));
+      if (i % 10 == 0) {
+        first.append(List.of(snapshot(i), new DeleteSnapshots(ID, 0, i - 1, 0, Long.MAX_VALUE), new DeleteEvents(ID, i)));
+      }
+    }
+    first.append(List.of(event(41), event(42)));
+    long before = segmentFiles();
+    MasterJournal next = first.successor();
+    assertEquals(first.epoch() + 1, next.epoch());
+    assertEquals(List.of(41L, 42L), seqs(next));
+    assertEquals(42, next.highestSequenceNr(ID));
+    assertEquals(40, next.latestSnapshot(ID, 0, Long.MAX_VALUE, 0, Long.MAX_VALUE).orElseThrow().sequenceNr());
+    assertTrue(first.isFenced(), "the renewed epoch is fenced");
+    assertThrows(IOException.class, () -> first.append(List.of(event(43))), "and closed");
+    long after = segmentFiles();
+    assertTrue(after < before / 2, "dead segments are deleted at the renewal: " + before + " before, " + after + " after");
+    next.append(List.of(event(43)));
+    next.close();
+    try (MasterJournal later = MasterJournal.open(storage, DIR, 256)) {
+      assertEquals(List.of(41L, 42L, 43L), seqs(later));
+      assertEquals(40, later.latestSnapshot(ID, 0, Long.MAX_VALUE, 0, Long.MAX_VALUE).orElseThrow().sequenceNr());
+    }
+  }
+
+  /**
+   * A master whose epoch a newer master fenced (it lost its lease and has not noticed) cannot
+   * renew it: nothing of the newer master's is fenced, also when the newer master claims its
+   * epoch between the renewal's look and its claim.
+   */
+  @Test
+  void aStaleMasterCannotRenewItsEpochOverANewerOne() throws IOException {
+    Storage storage = new FileStorage(root);
+    MasterJournal old = MasterJournal.open(storage, DIR, 1 << 20);
+    old.append(List.of(event(1)));
+    try (MasterJournal newer = MasterJournal.open(storage, DIR, 1 << 20)) {
+      assertThrows(JournalFencedException.class, old::successor);
+      // The renewal's claim comes after the newer master's: it must not fence it.
+      assertThrows(JournalFencedException.class, () -> MasterJournal.open(storage, DIR, 1 << 20, old.epoch() + 1,
+          old.epoch()));
+      assertFalse(newer.isFenced(), "the newer master's epoch is not fenced");
+      newer.append(List.of(event(2)));
+    }
+    try (MasterJournal later = MasterJournal.open(storage, DIR, 1 << 20)) {
+      assertEquals(List.of(1L, 2L), seqs(later));
+    }
+  }
+
+  private long segmentFiles() throws IOException {
+    try (java.util.stream.Stream<Path> files = Files.walk(root.resolve(DIR))) {
+      return files.filter(f -> f.toString().endsWith(".log")).count();
+    }
+  }
+
+  /**
    * A master that ran long wrote many snapshots, each the size of the whole directory and each
    * deleting the one before (as its retention does), and a journal holds them all until the next
    * master opens it. That open holds the live history only, not every record it reads: a JVM
