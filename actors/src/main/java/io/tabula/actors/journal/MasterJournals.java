@@ -147,10 +147,11 @@ public final class MasterJournals implements Extension {
       LOG.info("master journal renewed after {} MiB appended to epoch {}: {}", j.appendedBytes() >> 20, j.epoch(),
           next);
     } catch (io.tabula.persistence.journal.JournalFencedException e) {
-      LOG.warn("the master's journal epoch {} was not renewed: a newer master's epoch fenced it", j.epoch());
-    } catch (IOException e) {
-      // The epoch in use may be fenced by the half-made successor: its next append fails, and
-      // the master starts again on a new epoch.
+      LOG.warn("the master's journal epoch {} was not renewed: it is not the newest (another master's epoch, or "
+          + "a claim left by a renewal that failed)", j.epoch());
+    } catch (IOException | RuntimeException e) {
+      // The work before it is done and stands. The epoch in use may be fenced by the half-made
+      // successor: its next append fails, and the master starts again on a new epoch.
       LOG.error("renewing the master's journal epoch {} failed", j.epoch(), e);
     }
   }

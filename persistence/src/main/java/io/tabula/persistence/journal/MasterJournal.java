@@ -127,19 +127,26 @@ public final class MasterJournal implements Closeable {
    */
   static MasterJournal open(Storage storage, String dir, long segmentBytes, long firstTry, long successorOf)
       throws IOException {
-    long epoch = claim(storage, dir, firstTry);
-    List<Long> older = epochs(storage, dir);
+    long epoch;
+    List<Long> older;
+    if (successorOf == 0) {
+      epoch = claim(storage, dir, firstTry, CLAIM_ATTEMPTS);
+      older = epochs(storage, dir);
+    } else {
+      // A renewal claims the very next number or none: a claim above another master's epoch
+      // would keep that master from renewing its own (its newest epoch would not be its own).
+      // One below it, left when the check below refuses, is ignored and fenced by later opens.
+      epoch = claim(storage, dir, successorOf + 1, 1);
+      older = epochs(storage, dir);
+    }
     if (older.get(older.size() - 1) > epoch) {
       // The number was free only because a newer master removed that folder (it held no
-      // segment) after this one listed the epochs: a newer epoch exists, so this one is stale.
+      // segment) after this one listed the epochs, or (a renewal) another master's epoch is
+      // newer than the one renewed: a newer epoch exists, so this one is stale.
       throw new JournalFencedException(dir, epoch);
     }
-    older.removeIf(e -> e >= epoch);
-    if (successorOf != 0 && (older.isEmpty() || older.get(older.size() - 1) != successorOf)) {
-      // Another master claimed an epoch after the one this renews: it is the newer master, and
-      // the renewing one is stale. Its claim, with no horizon, is fenced by the next open.
-      throw new JournalFencedException(dir, successorOf);
-    }
+    long claimed = epoch;
+    older.removeIf(e -> e >= claimed);
     for (long e : older) {
       storage.fence(epochDir(dir, e));
     }
@@ -184,6 +191,14 @@ public final class MasterJournal implements Closeable {
     List<Long> existing = epochs(storage, dir);
     if (existing.isEmpty() || existing.get(existing.size() - 1) != epoch || fenced(storage, dir, epoch)) {
       throw new JournalFencedException(dir, epoch);
+    }
+    // The segment in use is closed before the successor fences this epoch (on HDFS a fence
+    // recovers the leases of the folder's open files); an append after a refused renewal
+    // begins a new segment.
+    if (segment != null) {
+      WritableFile s = segment;
+      segment = null;
+      s.close();
     }
     MasterJournal next = open(storage, dir, segmentBytes, epoch + 1, epoch);
     close();
@@ -311,10 +326,16 @@ public final class MasterJournal implements Closeable {
 
   // ---- opening ----
 
-  /** Claims the first free epoch number from {@code firstTry} on; returns it. */
-  private static long claim(Storage storage, String dir, long firstTry) throws IOException {
+  /**
+   * Claims the first free epoch number from {@code firstTry} on, trying {@code attempts}
+   * numbers; returns it.
+   *
+   * @throws JournalFencedException if a renewal's one number ({@code attempts} 1) is taken:
+   *     another master's epoch
+   */
+  private static long claim(Storage storage, String dir, long firstTry, int attempts) throws IOException {
     long next = firstTry;
-    for (int i = 0; i < CLAIM_ATTEMPTS; i++, next++) {
+    for (int i = 0; i < attempts; i++, next++) {
       String tmp = Storage.path(dir, "claim-" + UUID.randomUUID() + ".tmp");
       try (WritableFile f = storage.create(tmp)) {
         f.sync();
@@ -325,8 +346,11 @@ public final class MasterJournal implements Closeable {
         return next;
       }
     }
+    if (attempts == 1) {
+      throw new JournalFencedException(dir, firstTry - 1);
+    }
     throw new IOException("could not claim an epoch of the master's journal in " + dir + " after "
-        + CLAIM_ATTEMPTS + " attempts: other masters keep claiming");
+        + attempts + " attempts: other masters keep claiming");
   }
 
   /** Whether no master ever opened the journal in {@code dir} (it has no epoch). */
