@@ -51,6 +51,34 @@ class HdfsStorageTest {
     return "contract-" + ++folders;
   }
 
+  /**
+   * The master's journal renews its epoch on HDFS: the renewal closes its segment before it
+   * fences its own folder (the fence recovers the leases of the folder's open files), and the
+   * successor and a later master read every record.
+   */
+  @Test
+  void theMastersJournalRenewsItsEpochOnHdfs() throws IOException {
+    try (HdfsStorage s = hdfs.storage(folder())) {
+      io.tabula.persistence.journal.MasterJournal first = io.tabula.persistence.journal.MasterJournal.open(s, "journal",
+          1 << 20);
+      first.append(List.of(journalEvent(1), journalEvent(2)));
+      try (io.tabula.persistence.journal.MasterJournal next = first.successor()) {
+        assertTrue(first.isFenced(), "the renewed epoch is fenced");
+        next.append(List.of(journalEvent(3)));
+      }
+      try (io.tabula.persistence.journal.MasterJournal later = io.tabula.persistence.journal.MasterJournal.open(s,
+          "journal", 1 << 20)) {
+        assertEquals(List.of(1L, 2L, 3L), later.events("m", 1, Long.MAX_VALUE, Long.MAX_VALUE).stream()
+            .map(io.tabula.persistence.journal.JournalRecord.Event::sequenceNr).toList());
+      }
+    }
+  }
+
+  private static io.tabula.persistence.journal.JournalRecord.Event journalEvent(long seq) {
+    return new io.tabula.persistence.journal.JournalRecord.Event("m", seq, "w", seq, "", 1, "E",
+        new byte[] {(byte) seq});
+  }
+
   @Test
   void filesNamesAndAtomicPublishing() throws IOException {
     try (HdfsStorage s = hdfs.storage(folder())) {
