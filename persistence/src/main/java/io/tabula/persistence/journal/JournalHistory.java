@@ -15,7 +15,8 @@ import java.util.TreeMap;
  * What the master's journal holds, per persistence id: its live events (not deleted) by
  * sequence number, its live snapshots, the highest sequence number it ever stored and how far
  * its events are deleted. Built by applying records in journal order. Not thread-safe: {@link
- * MasterJournal} guards it.
+ * MasterJournal} guards it; while an open builds it ({@link JournalRead}), only the opening
+ * thread holds it.
  */
 final class JournalHistory {
   private final Map<String, Id> ids = new HashMap<>();
