@@ -35,7 +35,6 @@ import java.util.List;
 final class JournalRead {
   private JournalRead() {}
 
-  /** One segment as read: the length taken and its records. */
   /**
    * A segment as an open read it: its path, the length of its whole records, how many records
    * it holds, and of those only what deciding whether to keep it needs (its snapshots without
