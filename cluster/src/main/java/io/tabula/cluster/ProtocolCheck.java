@@ -29,9 +29,10 @@ public final class ProtocolCheck extends JoinConfigCompatChecker {
   /**
    * The version of Tabula's internal protocol. 1: nodes before this check (no key). 2: the
    * directory's changes carry its digest, and the master is reached through {@code MasterProxy}.
-   * 3: a tablet's open and close reports carry the opening's number.
+   * 3: a tablet's open and close reports carry the opening's number. 4: nodes look tablets up
+   * from the master ({@code Master.Locate}).
    */
-  static final int VERSION = 3;
+  static final int VERSION = 4;
   /** The node's protocol version; set by the node, never by an operator. */
   static final String KEY = "tabula.cluster.protocol";
   /** Where Pekko finds this check: a named entry of its checkers. */

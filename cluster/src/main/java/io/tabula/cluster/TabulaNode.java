@@ -376,7 +376,11 @@ public final class TabulaNode implements AutoCloseable {
         settings.askTimeout(), settings.movedRetryFor(), new UnopenedTablets(node.local(), directory, storage,
             config.getDuration("tabula.master.sweep-files-grace"),
             system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking()), master, system,
-            settings.askTimeout()));
+            settings.askTimeout()), config.getInt("tabula.node.location-cache-tablets"));
+    directory.addListener(d -> router.locations().keepTablesOf(d));
+    if (metrics != null) {
+      metrics.locations(router.locations());
+    }
     ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
         : join(BigtableServices.bind(system, settings, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),

@@ -97,6 +97,10 @@ class MetricsTest {
       assertTrue(value(m, "tabula_commitlog_syncs_seconds_count") >= 1, "fsync durability syncs the log");
       assertTrue(value(m, "tabula_memtables_size_bytes") > 0);
       assertEquals(1, value(m, "tabula_tablets"));
+      double lookups = value(m, "tabula_location_lookups_total");
+      assertTrue(lookups >= 1 && lookups <= 2, "thirteen calls on a table of one tablet looked it up once or twice: "
+          + lookups);
+      assertEquals(1, value(m, "tabula_location_cache_tablets"), "the one tablet of t is cached");
       assertTrue(m.contains("jvm_memory_used_bytes{area=\"heap\""), "JVM metrics are there");
       assertTrue(m.contains("jvm_gc_"), "GC metrics are there");
 

@@ -87,6 +87,14 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** Chunk {@code index} of the blob {@code key} a {@link DirectoryFeed.Changes} named. */
   public record GetChunk(String key, int index, ActorRef<DirectoryFeed.Chunk> replyTo) implements Command {}
 
+  /**
+   * Which tablets of {@code table} hold the rows at {@code row} (forwards: the one holding it
+   * and up to {@code count - 1} after it; {@code before}: the one holding the greatest rows
+   * below it and those before it): a node's lookup ({@link TabletLookup}).
+   */
+  public record Locate(String table, byte[] row, boolean before, int count,
+      ActorRef<TabletLookup.Located> replyTo) implements Command {}
+
   /** A tablet has split (its manifest already says so): record the two children in its place. */
   public record RecordSplit(String table, String parentId, byte[] splitRow, String leftId, String rightId,
       ActorRef<StatusReply<Done>> replyTo) implements Command {}
@@ -410,6 +418,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(GetChanges.class, (d, c) -> Effect().reply(c.replyTo(), feed.since(d, c.since(),
             nanoTime.getAsLong())))
         .onCommand(GetChunk.class, (d, c) -> Effect().reply(c.replyTo(), feed.chunk(c.key(), c.index())))
+        .onCommand(Locate.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.answer(d, c.table(), c.row(),
+            c.before(), c.count())))
         .onCommand(RecordSplit.class, this::onRecordSplit)
         .onCommand(RecordFiles.class, this::onRecordFiles)
         .onCommand(Place.class, openings::onPlace)

@@ -83,7 +83,7 @@ public final class DirectoryBench {
   /** One size's figures. */
   record Row(int tablets, int nodes, double createMs, double createCpuMs, double openMs, double bytesPerTablet,
       double snapshotMb, double snapshotWriteMs, double snapshotReadMs, double deathMs, double deathCpuMs, int placed,
-      double balanceMs, int moves) {}
+      double balanceMs, int moves, double lookupUs, int lookupBytes) {}
 
   /** The serialization the master's snapshots go through; set by {@link #main}. */
   private static org.apache.pekko.serialization.Serialization serialization;
@@ -199,8 +199,28 @@ public final class DirectoryBench {
     wall = System.nanoTime();
     List<Balancer.Move> moves = Balancer.plan(d, targets, Map.of(), Set.of(), MasterSettings.DEFAULTS.maxMoves());
     double balanceMs = (System.nanoTime() - wall) / 1e6;
+
+    // A node's lookup as the master answers it: the tablet of a random row and the 255 after it.
+    java.util.Random random = new java.util.Random(7);
+    int lookups = 20_000;
+    int bytes = 0;
+    cpu = CPU.getCurrentThreadCpuTime();
+    for (int i = 0; i < lookups; i++) {
+      String table = "t" + random.nextInt(tables);
+      byte[] row = String.format("r%08d", random.nextInt(Math.min(PER_TABLE, tablets) * 10))
+          .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      TabletLookup.Located a = TabletLookup.answer(d, table, row, false, 256);
+      if (a.tablets().isEmpty()) {
+        throw new IllegalStateException("no tablet of " + table + " holds a row");
+      }
+      if (i == 0) {
+        bytes = serialization.serialize(a).get().length;
+      }
+    }
+    double lookupUs = (CPU.getCurrentThreadCpuTime() - cpu) / 1e3 / lookups;
     return new Row(d.tabletCount(), nodeCount, createMs, createCpuMs, openMs, bytesPerTablet,
-        snapshot.length / 1e6, snapshotWriteMs, snapshotReadMs, deathMs, deathCpuMs, placed, balanceMs, moves.size());
+        snapshot.length / 1e6, snapshotWriteMs, snapshotReadMs, deathMs, deathCpuMs, placed, balanceMs, moves.size(),
+        lookupUs, bytes);
   }
 
   /** What the master records for a CreateTable of {@code splits} splits: the table, then its placements. */
@@ -241,12 +261,15 @@ public final class DirectoryBench {
         .append(" record every tablet opened, ms |")
         .append(" heap per tablet, bytes | a snapshot: MB, written ms, read ms |")
         .append(" a node's death: its tablets placed, ms (CPU ms) | tablets placed |")
-        .append(" a join: one balancing decision, ms (moves) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        .append(" a join: one balancing decision, ms (moves) |")
+        .append(" a node's lookup (a row's tablet and 255 after it): CPU µs, bytes |")
+        .append("\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (Row r : rows) {
       b.append(String.format(Locale.ROOT,
-          "| %,d | %d | %.0f (%.0f) | %.0f | %.0f | %.1f, %.0f, %.0f | %.1f (%.1f) | %,d | %.1f (%d) |%n",
+          "| %,d | %d | %.0f (%.0f) | %.0f | %.0f | %.1f, %.0f, %.0f | %.1f (%.1f) | %,d | %.1f (%d) | %.0f, %,d |%n",
           r.tablets(), r.nodes(), r.createMs(), r.createCpuMs(), r.openMs(), r.bytesPerTablet(), r.snapshotMb(),
-          r.snapshotWriteMs(), r.snapshotReadMs(), r.deathMs(), r.deathCpuMs(), r.placed(), r.balanceMs(), r.moves()));
+          r.snapshotWriteMs(), r.snapshotReadMs(), r.deathMs(), r.deathCpuMs(), r.placed(), r.balanceMs(), r.moves(),
+          r.lookupUs(), r.lookupBytes()));
     }
     return b.toString();
   }

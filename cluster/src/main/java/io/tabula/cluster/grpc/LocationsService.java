@@ -3,7 +3,9 @@ package io.tabula.cluster.grpc;
 import com.google.protobuf.ByteString;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.master.TabletLookup;
 import io.tabula.cluster.routing.Router;
+import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.locations.LocateRequest;
 import io.tabula.protocol.locations.LocateResponse;
 import io.tabula.protocol.locations.Locations;
@@ -12,9 +14,9 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Tabula's {@code tabula.v1.Locations} service (paper §5.1): which tablet holds a row, the
- * tablets after it, and the endpoint serving each, read from this node's copy of the
- * master's directory. A client caches the answer, names the tablet in the
+ * Tabula's {@code tabula.v1.Locations} service (paper §5.1): which tablet holds a row and the
+ * tablets after it, looked up from the master's directory ({@code TabletLocations#fresh}),
+ * and the endpoint serving each, from this node's copy of the directory. A client caches the answer, names the tablet in the
  * {@value RouteCheck#TABLET_HEADER} header of its single-row requests, and asks again when
  * one is refused as a stale route ({@link RouteCheck}).
  *
@@ -42,19 +44,18 @@ final class LocationsService implements Locations {
         throw GrpcErrors.invalid("prefetch", "must be 0 to " + MAX_PREFETCH + ", was " + prefetch);
       }
       byte[] row = in.getRowKey().toByteArray();
-      // The cache only moves to newer copies, so after table() it still has the table unless it was just deleted.
-      return router.table(table).thenApply(t -> answer(router.directory(), table, row, prefetch));
+      return router.locations().fresh(table, row, prefetch + 1)
+          .thenApply(located -> answer(router.directory(), located, row));
     });
   }
 
-  private LocateResponse answer(Directory d, String table, byte[] row, int prefetch) {
-    List<TabletInfo> tablets = d.tabletsOf(table);
-    int first = d.indexOf(table, row); // a binary search: a table may have 100,000 tablets
-    if (first < 0) {
-      throw GrpcErrors.notFound("table " + table + " not found");
+  private LocateResponse answer(Directory d, TabletLookup.Located located, byte[] row) {
+    List<TabletInfo> tablets = located.tablets();
+    if (tablets.isEmpty() || !tablets.get(0).containsRow(row)) {
+      throw GrpcErrors.status(ErrorCode.UNAVAILABLE, "no tablet of the table holds the row yet: retry", null);
     }
-    LocateResponse.Builder b = LocateResponse.newBuilder().setDirectoryVersion(d.version());
-    for (TabletInfo t : tablets.subList(first, Math.min(tablets.size(), first + 1 + prefetch))) {
+    LocateResponse.Builder b = LocateResponse.newBuilder().setDirectoryVersion(located.version());
+    for (TabletInfo t : tablets) {
       b.addTablets(TabletLocation.newBuilder().setTabletId(t.id()).setStartKey(ByteString.copyFrom(t.startRow()))
           .setEndKey(ByteString.copyFrom(t.endRow())).setEndpoint(owners.endpointOf(d, t.id())));
     }

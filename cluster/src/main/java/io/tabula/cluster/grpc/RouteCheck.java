@@ -1,8 +1,7 @@
 package io.tabula.cluster.grpc;
 
-import io.tabula.actors.master.Directory;
-import io.tabula.actors.master.TabletInfo;
 import io.tabula.cluster.routing.Router;
+import io.tabula.cluster.routing.TabletLocations;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.WireNames;
 import java.util.Optional;
@@ -15,10 +14,10 @@ import org.apache.pekko.grpc.javadsl.Metadata;
  * Checks the tablet a client says a single-row request is for (paper §5.1: a client caches
  * tablet locations and learns that one is stale only when it is used). A client that
  * located the row through the {@code Locations} service names the tablet in the request
- * header {@value #TABLET_HEADER}; if this node's directory, refreshed once from the master,
- * has no tablet of the table with that id, or that tablet no longer holds the row (it was
- * split), the request fails before anything is applied with FAILED_PRECONDITION,
- * the {@link ErrorCode#STALE_ROUTE} reason in its details and the trailer
+ * header {@value #TABLET_HEADER}; if the tablet this node has cached for the row
+ * ({@code TabletLocations}) is another, and the master's directory, asked then, has no tablet
+ * of the table with that id holding the row (it was split or merged), the request fails
+ * before anything is applied with FAILED_PRECONDITION, the {@link ErrorCode#STALE_ROUTE} reason in its details and the trailer
  * {@value WireNames#STALE_ROUTE_TRAILER} {@code = 1}, so the client locates the row again.
  *
  * <p>A tablet this node's directory places on another Up node is a stale route too: the
@@ -54,25 +53,20 @@ final class RouteCheck {
       return PASS;
     }
     String id = named.get();
-    Directory now = router.directory();
-    if (holds(now, table, id, row)) {
-      String owner = owners.otherOwner(now, id);
-      return owner == null ? PASS : CompletableFuture.failedStage(movedTo(table, id, owner));
-    }
-    return router.refreshedDirectory().thenApply(d -> {
-      if (d.table(table) == null) {
-        throw GrpcErrors.notFound("table " + table + " not found");
+    // the node's cached tablet for the row (one lookup shared by the requests that miss meanwhile);
+    // the master is asked again only when that is not the tablet named
+    return router.locations().locate(TabletLocations.Position.of(table, row)).thenCompose(here -> {
+      if (here.id().equals(id)) {
+        String owner = owners.otherOwner(router.directory(), id);
+        return owner == null ? PASS : CompletableFuture.failedStage(movedTo(table, id, owner));
       }
-      if (!holds(d, table, id, row)) {
-        throw stale(table, id);
-      }
-      return null;
+      return router.locations().fresh(table, row, 1).thenApply(a -> {
+        if (a.tablets().isEmpty() || !a.tablets().get(0).id().equals(id) || !a.tablets().get(0).containsRow(row)) {
+          throw stale(table, id);
+        }
+        return null;
+      });
     });
-  }
-
-  private static boolean holds(Directory d, String table, String id, byte[] row) {
-    TabletInfo t = d.tablet(table, id);
-    return t != null && t.containsRow(row);
   }
 
   private static GrpcServiceException movedTo(String table, String id, String endpoint) {

@@ -113,6 +113,14 @@ public final class NodeMetrics implements AutoCloseable {
         .description("Bytes of mutations applied, per table").register(registry);
   }
 
+  /** The node's cache of tablet locations: its lookups of the master, and the tablets it holds. */
+  public void locations(io.tabula.cluster.routing.TabletLocations l) {
+    FunctionCounter.builder("tabula.location.lookups", l, io.tabula.cluster.routing.TabletLocations::lookups)
+        .description("Lookups of tablet locations this node asked the master for").register(registry);
+    Gauge.builder("tabula.location.cache.tablets", l, io.tabula.cluster.routing.TabletLocations::held)
+        .description("Tablet locations this node holds to route requests").register(registry);
+  }
+
   /** The timing of the node's gRPC calls. */
   public GrpcMetrics grpc() {
     return grpc;

@@ -30,11 +30,12 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.pattern.StatusReply;
 
 /**
- * Sends a request to the tablet that holds a row: looks the row up in the node's directory
- * copy, asks the tablet's sharded entity, and when the tablet answers that the row has
- * moved (a split or a move), refreshes the directory from the master and tries again, with
- * a short growing pause, for up to {@code retryFor}. Failures are Tabula's typed refusals
- * (the gRPC layer turns them into statuses). Thread-safe.
+ * Sends a request to the tablet that holds a row: finds the tablet in the node's cache of
+ * tablet locations ({@link TabletLocations}, looked up from the master on a miss), asks the
+ * tablet (its actor here, else its sharded entity), and when the tablet answers that the row
+ * has moved (a split or a merge), forgets it and tries again, with a short growing pause, for
+ * up to {@code retryFor}. Failures are Tabula's typed refusals (the gRPC layer turns them into
+ * statuses). Thread-safe.
  */
 public final class Router {
   /** A reply and the tablet that gave it. */
@@ -50,10 +51,14 @@ public final class Router {
   private final Duration askTimeout;
   private final long retryForNanos;
   private final UnopenedTablets unopened;
+  private final TabletLocations locations;
 
+  /** @param locationCache the most tablet locations the node caches ({@link TabletLocations}) */
   public Router(ActorSystem<?> system, DirectoryCache directory, ActorRef<Master.Command> master, LocalTablets local,
-      NodePeers peers, Duration askTimeout, Duration retryFor, UnopenedTablets unopened) {
+      NodePeers peers, Duration askTimeout, Duration retryFor, UnopenedTablets unopened, int locationCache) {
     this.system = system;
+    this.locations = new TabletLocations(master, system, askTimeout, locationCache, at -> at.before()
+        ? directory.get().locateBefore(at.table(), at.row()) : directory.get().locate(at.table(), at.row()));
     this.unopened = unopened;
     this.tablets = TabletShards.of(system);
     this.directory = directory;
@@ -111,6 +116,11 @@ public final class Router {
     return directory.get();
   }
 
+  /** Where this node finds the tablet of a row. */
+  public TabletLocations locations() {
+    return locations;
+  }
+
   /**
    * The {@link NodeRequests} of the node that directory {@code d} says owns tablet
    * {@code tabletId}, when that is another Up node whose instance is known; else null (the
@@ -162,13 +172,13 @@ public final class Router {
   /** Asks the tablet of {@code table} holding {@code row}. */
   public <T> CompletionStage<Answer<T>> ask(String table, byte[] row,
       BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message) {
-    return attempt(table, d -> d.locate(table, row), message, System.nanoTime(), 0);
+    return attempt(TabletLocations.Position.of(table, row), message, System.nanoTime(), 0);
   }
 
-  /** Asks the tablet of {@code table} that {@code locate} picks from the current directory. */
-  public <T> CompletionStage<Answer<T>> ask(String table, Function<Directory, TabletInfo> locate,
+  /** Asks the tablet at {@code at}. */
+  public <T> CompletionStage<Answer<T>> ask(TabletLocations.Position at,
       BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message) {
-    return attempt(table, locate, message, System.nanoTime(), 0);
+    return attempt(at, message, System.nanoTime(), 0);
   }
 
   /** Asks one tablet by id, without rerouting (for per-tablet operations over a whole table). */
@@ -204,32 +214,39 @@ public final class Router {
   }
 
   /**
-   * Asks every tablet of {@code table}, as the directory lists them now, and completes with
+   * Asks every tablet of {@code table}, as the master lists them now, and completes with
    * their answers in row order; NOT_FOUND for an unknown table. When a tablet answers that
-   * it has split, every tablet is asked again over a refreshed directory, for up to
+   * it has split, every tablet is listed and asked again, for up to
    * {@code retryFor}: {@code message} must be safe to repeat. A tablet never opened
    * ({@link UnopenedTablets}) is not asked: its answer is {@code ifNeverOpened}, what it would
    * answer empty.
    */
   public <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened) {
-    long since = System.nanoTime();
-    return table(table).thenCompose(t -> askEveryTablet(table, message, ifNeverOpened, since, 0));
+    return askEveryTablet(table, message, ifNeverOpened, System.nanoTime(), 0);
   }
 
   private <T> CompletionStage<List<Answer<T>>> askEveryTablet(String table,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened, long startNanos, int n) {
-    List<TabletInfo> tablets = directory.get().tabletsOf(table);
-    return unopened.holdingNothing(tablets, startNanos).thenCompose(none -> {
-      // A table of thousands of tablets is asked NodeRequests.TABLETS_AT_ONCE at a time.
-      List<Supplier<CompletionStage<Answer<T>>>> tasks = new ArrayList<>(tablets.size());
-      for (TabletInfo ti : tablets) {
-        tasks.add(() -> (none.contains(ti.id()) ? CompletableFuture.completedFuture(ifNeverOpened)
-            : askTablet(ti.id(), message)).thenApply(v -> new Answer<>(ti, v)));
-      }
-      List<CompletableFuture<Answer<T>>> asks = Stages.atMost(NodeRequests.TABLETS_AT_ONCE, tasks, system);
-      return everyAnswer(table, message, ifNeverOpened, startNanos, n, asks);
-    });
+    return locations.every(table).<CompletionStage<List<Answer<T>>>>handle((tablets, err) -> err == null
+        ? askEach(table, tablets, message, ifNeverOpened, startNanos, n)
+        : retryMoved(err, startNanos, n, () -> askEveryTablet(table, message, ifNeverOpened, startNanos, n + 1)))
+        .thenCompose(x -> x);
+  }
+
+  private <T> CompletionStage<List<Answer<T>>> askEach(String table, List<TabletInfo> tablets,
+      Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened, long startNanos, int n) {
+    return unopened.holdingNothing(tablets, startNanos)
+        .thenCompose(none -> {
+          // A table of thousands of tablets is asked NodeRequests.TABLETS_AT_ONCE at a time.
+          List<Supplier<CompletionStage<Answer<T>>>> tasks = new ArrayList<>(tablets.size());
+          for (TabletInfo ti : tablets) {
+            tasks.add(() -> (none.contains(ti.id()) ? CompletableFuture.completedFuture(ifNeverOpened)
+                : askTablet(ti.id(), message)).thenApply(v -> new Answer<>(ti, v)));
+          }
+          List<CompletableFuture<Answer<T>>> asks = Stages.atMost(NodeRequests.TABLETS_AT_ONCE, tasks, system);
+          return everyAnswer(table, message, ifNeverOpened, startNanos, n, asks);
+        });
   }
 
   /** The answers of {@code asks}, or all tablets asked again when one answered that it moved. */
@@ -246,16 +263,15 @@ public final class Router {
   }
 
   /**
-   * After a failed attempt: {@code again} after a short growing pause and a directory
-   * refresh when the failure was a moved answer and time is left, else the failure as a
-   * failure itself.
+   * After a failed attempt: {@code again} after a short growing pause when the failure was a
+   * moved answer and time is left, else the failure as a failure itself.
    */
   private <R> CompletionStage<R> retryMoved(Throwable err, long startNanos, int n,
       Supplier<CompletionStage<R>> again) {
     if (!Refusal.is(err, ErrorCode.MOVED) || !mayRetryMoved(startNanos)) {
       return CompletableFuture.failedFuture(err);
     }
-    return afterMove(n).thenCompose(d -> again.get());
+    return pause(n).thenCompose(d -> again.get());
   }
 
   /** Whether a request that started at {@code startNanos} may still be retried after a moved answer. */
@@ -263,31 +279,35 @@ public final class Router {
     return System.nanoTime() - startNanos <= retryForNanos;
   }
 
-  /** The directory after the pause that follows moved answer {@code n} (from 0) and a refresh. */
+  /**
+   * The directory after the pause that follows moved answer {@code n} (from 0) and a refresh:
+   * for callers that pick a tablet's node from the directory ({@link #peerOf}).
+   */
   CompletionStage<Directory> afterMove(int n) {
+    return pause(n).thenCompose(x -> directory.refresh(master, system, askTimeout));
+  }
+
+  /** Completes after the pause that follows moved answer {@code n} (from 0). */
+  private static CompletionStage<Void> pause(int n) {
     long pauseMs = Math.min(200, 5L << Math.min(n, 6));
     CompletableFuture<Void> pause = new CompletableFuture<>();
     CompletableFuture.delayedExecutor(pauseMs, TimeUnit.MILLISECONDS).execute(() -> pause.complete(null));
-    return pause.thenCompose(x -> directory.refresh(master, system, askTimeout));
+    return pause;
   }
 
-  private <T> CompletionStage<Answer<T>> attempt(String table, Function<Directory, TabletInfo> locate,
+  /**
+   * Asks the tablet at {@code at}, found in the cache or looked up; one that answers moved is
+   * forgotten, and the request tries again while it may.
+   */
+  private <T> CompletionStage<Answer<T>> attempt(TabletLocations.Position at,
       BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message, long startNanos, int n) {
-    TabletInfo t = locate.apply(directory.get());
-    if (t == null) {
-      return table(table).thenCompose(ok -> {
-        if (locate.apply(directory.get()) == null) {
-          throw Refusal.of(ErrorCode.MOVED, "no tablet of table " + table + " is known to hold the row").exception();
-        }
-        return attempt(table, locate, message, startNanos, n + 1);
-      });
-    }
-    CompletionStage<T> reply = askTablet(t.id(), replyTo -> message.apply(t, replyTo));
-    return reply.handle((v, err) -> {
-      if (err == null) {
-        return CompletableFuture.completedFuture(new Answer<>(t, v));
-      }
-      return retryMoved(err, startNanos, n, () -> attempt(table, locate, message, startNanos, n + 1));
-    }).thenCompose(x -> x);
+    return locations.locate(at).thenCompose(t -> this.<T>askTablet(t.id(), replyTo -> message.apply(t, replyTo))
+        .whenComplete((v, err) -> {
+          if (err != null && Refusal.is(err, ErrorCode.MOVED)) {
+            locations.forget(t);
+          }
+        }).thenApply(v -> new Answer<>(t, v))).<CompletionStage<Answer<T>>>handle((a, err) -> err == null
+            ? CompletableFuture.completedFuture(a)
+            : retryMoved(err, startNanos, n, () -> attempt(at, message, startNanos, n + 1))).thenCompose(x -> x);
   }
 }

@@ -1,6 +1,5 @@
 package io.tabula.cluster.routing;
 
-import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletReads;
@@ -54,7 +53,7 @@ public final class Scans {
         return CompletableFuture.completedFuture(java.util.Optional.empty());
       }
       byte[] at = next.get();
-      return tabletPart(table, d -> d.locate(table, at), t -> at, t -> clipEnd(end, t.endRow()), filter, false,
+      return tabletPart(TabletLocations.Position.of(table, at), t -> at, t -> clipEnd(end, t.endRow()), filter, false,
           since)
           .thenApply(part -> {
             byte[] after = part.tablet().endRow();
@@ -73,7 +72,7 @@ public final class Scans {
         return CompletableFuture.completedFuture(java.util.Optional.empty());
       }
       byte[] before = next.get();
-      return tabletPart(table, d -> d.locateBefore(table, before),
+      return tabletPart(new TabletLocations.Position(table, before, true),
           t -> ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(), t -> before, filter, true, since)
           .thenApply(part -> {
             byte[] prev = part.tablet().startRow();
@@ -93,11 +92,24 @@ public final class Scans {
    * has just split, through its actor, which hands out a stream reference; one never opened
    * ({@link UnopenedTablets}, for a scan that began at {@code since}) is passed by, empty.
    */
-  private CompletionStage<Part> tabletPart(String table, Function<Directory, TabletInfo> locate,
+  private CompletionStage<Part> tabletPart(TabletLocations.Position at, Function<TabletInfo, byte[]> startIn,
+      Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed, long since) {
+    TabletInfo cached = router.locations().cached(at);
+    if (cached != null) {
+      return tabletPart(at, cached, startIn, endIn, filter, reversed, since);
+    }
+    // looked up first, so that a tablet never opened is passed by here too; no tablet there yet
+    // (a table being made) goes the actor's way, which retries that
+    return router.locations().locate(at).handle((t, err) -> err == null
+        ? tabletPart(at, t, startIn, endIn, filter, reversed, since)
+        : Refusal.is(err, ErrorCode.MOVED) ? viaActor(at, startIn, endIn, filter, reversed)
+        : CompletableFuture.<Part>failedFuture(err)).thenCompose(x -> x);
+  }
+
+  private CompletionStage<Part> tabletPart(TabletLocations.Position at, TabletInfo t,
       Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed,
       long since) {
-    TabletInfo t = locate.apply(router.directory());
-    TabletReads reads = t == null ? null : router.localReads(t.id());
+    TabletReads reads = router.localReads(t.id());
     if (reads != null) {
       try {
         return CompletableFuture.completedFuture(new Part(t, reads.scanInFews(startIn.apply(t), endIn.apply(t),
@@ -107,20 +119,19 @@ public final class Scans {
         if (refusal.code() != ErrorCode.MOVED) {
           return CompletableFuture.failedFuture(refusal.exception());
         }
+        router.locations().forget(t);
+        return viaActor(at, startIn, endIn, filter, reversed);
       }
-    }
-    if (t == null) {
-      return viaActor(table, locate, startIn, endIn, filter, reversed);
     }
     return router.unopened().holdsNothing(t, since).thenCompose(none -> none
         ? CompletableFuture.completedFuture(new Part(t, Source.empty()))
-        : viaActor(table, locate, startIn, endIn, filter, reversed));
+        : viaActor(at, startIn, endIn, filter, reversed));
   }
 
   /** One tablet's part of a scan, read through its actor, which hands out a stream reference. */
-  private CompletionStage<Part> viaActor(String table, Function<Directory, TabletInfo> locate,
-      Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed) {
-    return router.<SourceRef<FilteredRow>>ask(table, locate,
+  private CompletionStage<Part> viaActor(TabletLocations.Position at, Function<TabletInfo, byte[]> startIn,
+      Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed) {
+    return router.<SourceRef<FilteredRow>>ask(at,
         (ti, replyTo) -> new TabletActor.OpenScan(startIn.apply(ti), endIn.apply(ti), filter, reversed, replyTo))
         .thenApply(a -> new Part(a.tablet(), a.value().getSource().map(List::of)));
   }

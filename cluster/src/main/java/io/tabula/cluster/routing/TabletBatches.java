@@ -24,13 +24,14 @@ import org.apache.pekko.stream.javadsl.Source;
 /**
  * Many rows in one message per tablet, and one message per node: the entries of a MutateRows
  * request, and the keys of a ReadRows request that names only keys, are grouped by the tablet
- * the node's directory says holds them. Groups of tablets served here go to the tablet (its
+ * holding them ({@link TabletLocations}: cached, or looked up a thousand tablets at a time).
+ * Groups of tablets served here go to the tablet (its
  * reads, or its actor for a {@link TabletActor.MutateBatch}); the groups of each other node
  * go to that node in one {@link NodeRequests.Read} or {@link NodeRequests.Write} (a few when
  * a write exceeds the frame), whatever the number of its tablets they touch, instead of one
  * ask per row or per tablet; while that node is busy, the reads or writes for it of several
- * requests go together ({@link PeerMessages}). Mutations a tablet refuses as moved (a split or move the
- * directory had not caught up with) go again in groups under the refreshed directory; a read
+ * requests go together ({@link PeerMessages}). Mutations a tablet refuses as moved (a split,
+ * a merge or a move the node had not heard of) go again in groups, that tablet forgotten; a read
  * group refused so goes again through the tablet's sharded actor, and its keys one by one
  * through {@link Router}'s rerouting path if that too is refused.
  */
@@ -139,11 +140,20 @@ public final class TabletBatches {
         valid.add(i);
       }
     }
-    return mutate(new Request(table, rows, out, System.nanoTime()), valid, router.directory(), 0).thenApply(x -> out);
+    return mutate(new Request(table, rows, out, System.nanoTime()), valid, 0).thenApply(x -> out);
+  }
+
+  /** The rows of entries {@code rows}, for a lookup of their tablets. */
+  private static List<byte[]> rowsOf(RowMutation[] parsed, List<Integer> rows) {
+    List<byte[]> out = new ArrayList<>(rows.size());
+    rows.forEach(i -> out.add(parsed[i].row()));
+    return out;
   }
 
   /**
-   * Sends the entries {@code rows} grouped by tablet under directory {@code d}: the groups of
+   * Sends the entries {@code rows} grouped by tablet, once their tablets are looked up (an
+   * entry whose tablet could not be goes alone, the per-row way, {@link NodeRequests#TABLETS_AT_ONCE}
+   * at a time), each tablet's node as the node's copy of the directory has it: the groups of
    * tablets served here, or whose owner is not known as a peer, go to each tablet's actor;
    * the groups of each other node go to it together ({@link NodeRequests.Write}), packed into
    * as few messages as the frame allows. Entries a tablet refuses as moved (a split or a move
@@ -151,19 +161,29 @@ public final class TabletBatches {
    * after a short pause, while the request may still retry; one ask per row instead turned a
    * split into a flood of asks.
    */
-  private CompletableFuture<Void> mutate(Request q, List<Integer> rows, Directory d, int attempt) {
+  private CompletableFuture<Void> mutate(Request q, List<Integer> rows, int attempt) {
+    return router.locations().cover(q.table(), rowsOf(q.parsed(), rows))
+        .thenCompose(x -> send(q, rows, attempt)).toCompletableFuture();
+  }
+
+  private CompletableFuture<Void> send(Request q, List<Integer> rows, int attempt) {
+    Directory d = router.directory();
     String table = q.table();
     RowMutation[] parsed = q.parsed();
     Map<String, List<Integer>> byTablet = new LinkedHashMap<>();
+    Map<String, TabletInfo> located = new java.util.HashMap<>();
     List<CompletableFuture<?>> work = new ArrayList<>();
+    List<Supplier<CompletionStage<Void>>> alone = new ArrayList<>();
     for (int i : rows) {
-      TabletInfo t = d.locate(table, parsed[i].row());
+      TabletInfo t = router.locations().cached(table, parsed[i].row());
       if (t == null) {
-        work.add(alone(table, i, parsed[i], q.out()));
+        alone.add(() -> alone(table, i, parsed[i], q.out()));
       } else {
         byTablet.computeIfAbsent(t.id(), k -> new ArrayList<>()).add(i);
+        located.putIfAbsent(t.id(), t);
       }
     }
+    work.addAll(Stages.atMost(NodeRequests.TABLETS_AT_ONCE, alone, router.system()));
     Map<ActorRef<NodeRequests.Command>, Map<String, List<Integer>>> byNode = new LinkedHashMap<>();
     List<Slice> here = new ArrayList<>();
     byTablet.forEach((tabletId, rowsOfTablet) -> {
@@ -181,7 +201,7 @@ public final class TabletBatches {
         r -> new TabletActor.MutateBatch(batch(s, parsed), r))));
     List<CompletableFuture<TabletActor.BatchOutcome>> sent = Stages.atMost(NodeRequests.TABLETS_AT_ONCE, asks, router.system());
     for (int k = 0; k < here.size(); k++) {
-      work.add(settled(q, here.get(k).rows(), sent.get(k), attempt));
+      work.add(settled(q, located.get(here.get(k).tabletId()), here.get(k).rows(), sent.get(k), attempt));
     }
     byNode.forEach((peer, tablets) -> packed(tablets, parsed).forEach(message -> {
       List<Slice> slices = message.slices();
@@ -190,9 +210,10 @@ public final class TabletBatches {
       CompletionStage<NodeRequests.WriteAnswer> answer = peerWrites.send(peer, batches, null, message.bytes());
       for (int k = 0; k < slices.size(); k++) {
         int part = k;
-        work.add(settled(q, slices.get(k).rows(), answer.thenCompose(a -> a.refusals().get(part) == null
-            ? CompletableFuture.completedFuture(a.outcomes().get(part))
-            : CompletableFuture.failedFuture(a.refusals().get(part).exception())), attempt));
+        work.add(settled(q, located.get(slices.get(k).tabletId()), slices.get(k).rows(),
+            answer.thenCompose(a -> a.refusals().get(part) == null
+                ? CompletableFuture.completedFuture(a.outcomes().get(part))
+                : CompletableFuture.failedFuture(a.refusals().get(part).exception())), attempt));
       }
     }));
     return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
@@ -231,12 +252,12 @@ public final class TabletBatches {
   }
 
   /**
-   * Records the outcome of the entries {@code group} (sent as one batch) in {@code out}:
-   * applied, refused, or, for those refused as moved while the request may still retry,
-   * sent again under the directory refreshed after a pause.
+   * Records the outcome of the entries {@code group} (sent as one batch to {@code tablet}) in
+   * {@code out}: applied, refused, or, for those refused as moved while the request may still
+   * retry, sent again after a pause, the tablet forgotten and the directory refreshed.
    */
-  private CompletableFuture<Void> settled(Request q, List<Integer> group, CompletionStage<TabletActor.BatchOutcome> sent,
-      int attempt) {
+  private CompletableFuture<Void> settled(Request q, TabletInfo tablet, List<Integer> group,
+      CompletionStage<TabletActor.BatchOutcome> sent, int attempt) {
     Throwable[] out = q.out();
     return sent.handle((outcome, err) -> {
       List<Integer> moved = new ArrayList<>();
@@ -254,12 +275,13 @@ public final class TabletBatches {
       if (moved.isEmpty()) {
         return CompletableFuture.<Void>completedFuture(null);
       }
+      router.locations().forget(tablet);
       return router.afterMove(attempt).toCompletableFuture().handle((next, refreshFailed) -> {
         if (refreshFailed != null) {
           moved.forEach(i -> out[i] = refreshFailed);
           return CompletableFuture.<Void>completedFuture(null);
         }
-        return mutate(q, moved, next, attempt + 1);
+        return mutate(q, moved, attempt + 1);
       }).thenCompose(x -> x);
     }).thenCompose(x -> x).toCompletableFuture();
   }
@@ -279,7 +301,9 @@ public final class TabletBatches {
    * message, a few messages at a time.
    */
   public Source<List<FilteredRow>, NotUsed> read(String table, List<byte[]> keys, byte[] filter) {
-    return Source.from(groups(router.directory(), table, keys)).mapAsync(4, g -> readGroup(table, g, filter))
+    // (a stage completing with null would end the source without an element)
+    return Source.completionStage(router.locations().cover(table, keys).thenApply(x -> groups(table, keys)))
+        .mapConcat(groups -> groups).mapAsync(4, g -> readGroup(table, g, filter))
         .filter(rows -> !rows.isEmpty());
   }
 
@@ -290,13 +314,17 @@ public final class TabletBatches {
    * one message ({@link NodeRequests}), whatever the number of its tablets they touch.
    */
   public CompletionStage<List<FilteredRow>> readAll(String table, List<byte[]> keys, byte[] filter) {
+    return router.locations().cover(table, keys).thenCompose(x -> readAllCovered(table, keys, filter));
+  }
+
+  private CompletionStage<List<FilteredRow>> readAllCovered(String table, List<byte[]> keys, byte[] filter) {
     Directory d = router.directory();
-    List<List<byte[]>> groups = groups(d, table, keys);
+    List<List<byte[]>> groups = groups(table, keys);
     List<CompletableFuture<List<FilteredRow>>> reads = new ArrayList<>(groups.size());
     Map<ActorRef<NodeRequests.Command>, List<Integer>> byNode = new LinkedHashMap<>();
     String[] tabletIds = new String[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
-      TabletInfo t = d.locate(table, groups.get(i).get(0));
+      TabletInfo t = router.locations().cached(table, groups.get(i).get(0));
       ActorRef<NodeRequests.Command> peer = t == null || router.localReads(t.id()) != null ? null
           : router.peerOf(d, t.id());
       if (peer == null) {
@@ -378,11 +406,11 @@ public final class TabletBatches {
   }
 
   /** {@code keys} in the order given, cut where the tablet changes or a group is full. */
-  private static List<List<byte[]>> groups(Directory d, String table, List<byte[]> keys) {
+  private List<List<byte[]>> groups(String table, List<byte[]> keys) {
     List<List<byte[]>> groups = new ArrayList<>();
     String current = null;
     for (byte[] k : keys) {
-      TabletInfo t = d.locate(table, k);
+      TabletInfo t = router.locations().cached(table, k);
       String id = t == null ? null : t.id();
       if (groups.isEmpty() || id == null || !id.equals(current) || groups.get(groups.size() - 1).size() >= READ_GROUP) {
         groups.add(new ArrayList<>());
@@ -394,7 +422,7 @@ public final class TabletBatches {
   }
 
   private CompletionStage<List<FilteredRow>> readGroup(String table, List<byte[]> keys, byte[] filter) {
-    TabletInfo t = router.directory().locate(table, keys.get(0));
+    TabletInfo t = router.locations().cached(table, keys.get(0));
     CompletionStage<List<FilteredRow>> local = t == null ? null : router.readLocal(t.id(), r -> r.rows(keys, filter));
     CompletionStage<List<FilteredRow>> batch = local != null ? local : t == null ? CompletableFuture.failedFuture(
         Refusal.of(ErrorCode.MOVED, "no tablet of table " + table + " is known to hold the row").exception())
@@ -407,6 +435,9 @@ public final class TabletBatches {
       if (!Refusal.is(err, ErrorCode.MOVED)) {
         return CompletableFuture.<List<FilteredRow>>failedFuture(err);
       }
+      if (t != null) {
+        router.locations().forget(t);
+      }
       // A split moved some of the keys: read them one by one through the rerouting path.
       return Source.from(keys).mapAsync(4, k -> readOne(table, k, filter)).mapConcat(found -> found)
           .runWith(org.apache.pekko.stream.javadsl.Sink.seq(), router.system());
@@ -416,7 +447,7 @@ public final class TabletBatches {
   /** One row through the rerouting path: a list of it, or an empty list when no cell passes. */
   public CompletionStage<List<FilteredRow>> readOne(String table, byte[] key, byte[] filter) {
     Directory d = router.directory();
-    TabletInfo t = d.locate(table, key);
+    TabletInfo t = router.locations().cached(table, key);
     CompletionStage<FilteredRow> local = t == null ? null : router.readLocal(t.id(), r -> r.row(key, filter));
     if (local == null) {
       ActorRef<NodeRequests.Command> peer = t == null ? null : router.peerOf(d, t.id());

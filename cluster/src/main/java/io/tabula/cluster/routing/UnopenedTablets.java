@@ -122,9 +122,16 @@ public final class UnopenedTablets {
     return looked.thenCompose(none -> confirmed(none, since)).exceptionally(err -> Set.of());
   }
 
-  /** Whether {@code t} may have never opened, by what this node knows without a look. */
+  /**
+   * Whether {@code t} may have never opened, by what this node knows without a look: it is not
+   * served here, and the node's copy of the directory names no file and no log of it ({@code t}
+   * itself may be a location, which names no file). A tablet the copy does not know yet (a new
+   * table's, looked up from the master) may be: {@link #confirmed} decides on a copy that has
+   * caught up.
+   */
   private boolean candidate(Directory d, TabletInfo t) {
-    if (local.reads(t.id()) != null || !t.files().isEmpty()) {
+    TabletInfo known = d.tablet(t.id());
+    if (local.reads(t.id()) != null || (known != null && !known.files().isEmpty())) {
       return false;
     }
     TabletPlacement p = d.placementOf(t.id());

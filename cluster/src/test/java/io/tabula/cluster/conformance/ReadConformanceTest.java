@@ -65,6 +65,17 @@ class ReadConformanceTest {
     query("read-key-set", q -> q.rowKey("b").rowKey("a").rowKey("nope").rowKey("a"));
   }
 
+  /** More keys than a node reads gathered in one list (256): the node streams them by tablet. */
+  @Test
+  void manyKeysStreamed() {
+    query("read-many-keys", q -> {
+      for (int i = 0; i < 300; i++) {
+        q.rowKey(i % 3 == 0 ? "a" + i : "b" + i);
+      }
+      return q.rowKey("a").rowKey("a1").rowKey("c").rowKey("b1");
+    });
+  }
+
   @Test
   void keysAndRangesTogether() {
     query("read-keys-and-ranges", q -> q.rowKey("c").range("a", "a2").range("a1", "b"));

@@ -1,0 +1,468 @@
+package io.tabula.cluster.routing;
+
+import io.tabula.actors.Stages;
+import io.tabula.actors.master.Master;
+import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.master.TabletLookup;
+import io.tabula.persistence.encoding.ByteArrays;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+
+/**
+ * Where this node finds the tablet holding a row (paper §5.1): a cache of tablets' row ranges
+ * looked up from the master's directory ({@link Master.Locate}), the tablet asked for and the
+ * {@value #PREFETCH} after it per lookup (a batch: {@value TabletLookup#MOST_TABLETS}), instead
+ * of a search of the whole directory. An entry is never trusted blindly: a
+ * request sent to a tablet that has since split or merged is answered as moved by that tablet,
+ * the router forgets the entry ({@link #forget}) and looks the row up again, as a Bigtable
+ * client does with its cached METADATA rows.
+ *
+ * <p>What a lookup answers is the master's directory at some version; an answer never replaces
+ * an entry from a newer version (an older answer may still bring back an entry {@link #forget}
+ * dropped: it costs one more moved answer). A table deleted and made again under its name is
+ * another table: its entries are dropped when an answer or the node's copy says so. Past
+ * {@code most} tablets, the tables least recently used are dropped whole, down to three
+ * quarters of it (a table over that keeps only what was just looked up, which may be up to
+ * {@value TabletLookup#MOST_TABLETS} tablets more).
+ *
+ * <p>A request that misses looks up with one lookup per table at a time: requests that miss
+ * while one is under way wait for it and look again, or fail as it failed, so a split met by a
+ * thousand requests costs a lookup or two, not a thousand. A batch's lookups ({@link #cover})
+ * run a few at a time beside them.
+ *
+ * <p>While the node still holds its copy of the whole directory, a request whose lookup the
+ * master does not answer in {@link #LOOKUP_TIMEOUT} (a master failing over, or stopped) is
+ * routed by that copy ({@code fallback}), as every request was before: tablets check their
+ * own row ranges, so a stale copy costs a moved answer, never a wrong one.
+ *
+ * <p>Thread-safe: readers read the concurrent maps without a lock; entries of a table are
+ * added and removed under that table's {@link Ranges} lock, so an answer's removal of what it
+ * overlaps and its additions are one step for other writers (a reader between them may miss,
+ * and looks up; it never finds an entry that does not hold its row: {@link #cached} checks).
+ * A thread holds one table's lock at a time, taken last: {@link #keepTablesOf} runs as a
+ * listener of the node's directory copy, under that copy's lock, and nothing here takes the
+ * copy's lock. {@code held} changes only under the lock of the table whose entries change, by
+ * what changed, and nothing is added to a table no longer in {@code tables}: it is the exact
+ * count of entries once writers are done.
+ */
+public final class TabletLocations {
+  private static final Comparator<byte[]> ROWS = ByteArrays::compare;
+  /** Tablets asked for by a lookup for one request: the one it needs and its neighbours. */
+  static final int PREFETCH = 256;
+  /**
+   * How long the lookup of a request that can fall back may take, at most (less if the node's
+   * ask timeout is less).
+   */
+  static final Duration LOOKUP_TIMEOUT = Duration.ofSeconds(2);
+  /** How many lookups of one batch run at once. */
+  private static final int COVER_AT_ONCE = 4;
+
+  private final ActorRef<Master.Command> master;
+  private final ActorSystem<?> system;
+  private final Duration askTimeout;
+  /** How long the lookup of a request that may fall back may take. */
+  private final Duration lookupTimeout;
+  private final int most;
+  /** The tablet at a position by the node's copy of the directory (null: none), when a lookup fails. */
+  private final java.util.function.Function<Position, TabletInfo> fallback;
+  private final ConcurrentHashMap<String, Ranges> tables = new ConcurrentHashMap<>();
+  /** Entries held over all tables (see the class comment; read without a lock). */
+  private final AtomicInteger held = new AtomicInteger();
+  private final AtomicLong lookups = new AtomicLong();
+
+  /** One table's cached tablets by start row, and its lookup under way. */
+  private static final class Ranges {
+    /** Added to and removed from only while holding this object's lock. */
+    final ConcurrentSkipListMap<byte[], Entry> byStart = new ConcurrentSkipListMap<>(ROWS);
+    /** The lookup under way for this table, or null. */
+    final AtomicReference<CompletableFuture<Void>> looking = new AtomicReference<>();
+    volatile long usedAt = System.nanoTime();
+    /** When the table the entries are of was made (its {@code createdMicros}); set under the lock. */
+    volatile long created = -1;
+    /** The newest directory version of the answers taken. Under the lock. */
+    long newest = -1;
+  }
+
+  /** A tablet as the master's directory had it at {@code version}. */
+  private record Entry(TabletInfo tablet, long version) {}
+
+  /**
+   * Where a request's tablet is: the one holding {@code row}, or ({@code before}) the one holding
+   * the greatest rows below {@code row}, an empty row meaning the table's last tablet (reversed
+   * scans).
+   */
+  public record Position(String table, byte[] row, boolean before) {
+    public static Position of(String table, byte[] row) {
+      return new Position(table, row, false);
+    }
+
+    boolean heldBy(TabletInfo t) {
+      if (!before) {
+        return t.containsRow(row);
+      }
+      if (row.length == 0) {
+        return t.endRow().length == 0;
+      }
+      return ByteArrays.compare(t.startRow(), row) < 0
+          && (t.endRow().length == 0 || ByteArrays.compare(row, t.endRow()) <= 0);
+    }
+  }
+
+  /**
+   * @param most the most tablets held ({@code tabula.node.location-cache-tablets})
+   * @param askTimeout how long an ask may take (a request's lookup, with a fallback:
+   *     {@link #LOOKUP_TIMEOUT} at most)
+   * @param fallback the tablet at a position by the node's copy of the directory, or null; used
+   *     when a request's lookup fails other than NOT_FOUND (null: no fallback)
+   */
+  public TabletLocations(ActorRef<Master.Command> master, ActorSystem<?> system, Duration askTimeout, int most,
+      java.util.function.Function<Position, TabletInfo> fallback) {
+    this.master = master;
+    this.system = system;
+    this.askTimeout = askTimeout;
+    this.lookupTimeout = fallback != null && askTimeout.compareTo(LOOKUP_TIMEOUT) > 0 ? LOOKUP_TIMEOUT : askTimeout;
+    this.most = Math.max(PREFETCH, most);
+    this.fallback = fallback;
+  }
+
+  /** The cached tablet at {@code at}, or null when none is cached. */
+  public TabletInfo cached(Position at) {
+    Ranges r = tables.get(at.table());
+    if (r == null) {
+      return null;
+    }
+    Map.Entry<byte[], Entry> e = at.before()
+        ? (at.row().length == 0 ? r.byStart.lastEntry() : r.byStart.lowerEntry(at.row()))
+        : r.byStart.floorEntry(at.row());
+    if (e == null || !at.heldBy(e.getValue().tablet())) {
+      return null;
+    }
+    r.usedAt = System.nanoTime();
+    return e.getValue().tablet();
+  }
+
+  /** The cached tablet holding {@code row}, or null. */
+  public TabletInfo cached(String table, byte[] row) {
+    return cached(Position.of(table, row));
+  }
+
+  /**
+   * The tablet at {@code at}: cached, or looked up from the master, or, when the master does not
+   * answer, the fallback's. Fails NOT_FOUND for a table the master does not know, MOVED if there
+   * is no tablet there (a table being made), or as the lookup failed.
+   */
+  public CompletionStage<TabletInfo> locate(Position at) {
+    return lookedUp(at).exceptionally(err -> {
+      TabletInfo t = fallback == null || Refusal.is(err, ErrorCode.NOT_FOUND) || Refusal.is(err, ErrorCode.MOVED)
+          ? null : fallback.apply(at);
+      if (t == null) {
+        throw err instanceof java.util.concurrent.CompletionException c ? c
+            : new java.util.concurrent.CompletionException(err);
+      }
+      return t;
+    });
+  }
+
+  private CompletionStage<TabletInfo> lookedUp(Position at) {
+    TabletInfo t = cached(at);
+    if (t != null) {
+      return CompletableFuture.completedFuture(t);
+    }
+    Ranges r = tables.computeIfAbsent(at.table(), k -> new Ranges());
+    CompletableFuture<Void> mine = new CompletableFuture<>();
+    CompletableFuture<Void> under = r.looking.compareAndExchange(null, mine);
+    if (under != null) {
+      // another request is looking this table up: look again once it has, or fail as it did
+      // (a master that does not answer would otherwise make each waiter wait its turn in vain)
+      return under.thenCompose(x -> lookedUp(at));
+    }
+    return lookUp(at.table(), at.row(), at.before(), PREFETCH).whenComplete((x, err) -> {
+      r.looking.set(null);
+      if (err != null) {
+        mine.completeExceptionally(err);
+      } else {
+        mine.complete(null);
+      }
+    }).thenApply(found -> {
+      for (TabletInfo f : found) {
+        if (at.heldBy(f)) {
+          return f;
+        }
+      }
+      throw Refusal.of(ErrorCode.MOVED, "no tablet of table " + at.table() + " holds the row").exception();
+    });
+  }
+
+  /**
+   * Completes once every row of {@code rows} has a cached tablet, or could not be looked up
+   * (those rows are then missed, and go the per-row way): rows are looked up in order, each
+   * lookup naming up to {@link TabletLookup#MOST_TABLETS} tablets from the first row missing,
+   * so a batch touching thousands of tablets costs a few lookups. Never fails.
+   */
+  public CompletionStage<Void> cover(String table, List<byte[]> rows) {
+    List<byte[]> missing = new ArrayList<>();
+    for (byte[] row : rows) {
+      if (cached(table, row) == null) {
+        missing.add(row);
+      }
+    }
+    if (missing.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    missing.sort(ROWS);
+    // a few runs of the sorted rows side by side: sparse rows of a large table may need a lookup each
+    int runs = Math.min(COVER_AT_ONCE, missing.size());
+    CompletableFuture<?>[] each = new CompletableFuture<?>[runs];
+    for (int k = 0; k < runs; k++) {
+      List<byte[]> run = missing.subList(k * missing.size() / runs, (k + 1) * missing.size() / runs);
+      each[k] = coverSorted(table, run, 0).toCompletableFuture();
+    }
+    return CompletableFuture.allOf(each);
+  }
+
+  private CompletionStage<Void> coverSorted(String table, List<byte[]> rows, int from) {
+    int i = from;
+    while (i < rows.size() && cached(table, rows.get(i)) != null) {
+      i++;
+    }
+    if (i == rows.size()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    int next = i;
+    return lookUp(table, rows.get(next), false, TabletLookup.MOST_TABLETS).handle((found, err) -> {
+      if (err != null || found.isEmpty() || cached(table, rows.get(next)) == null) {
+        return CompletableFuture.<Void>completedFuture(null); // the rest go the per-row way
+      }
+      return coverSorted(table, rows, next + 1);
+    }).thenCompose(x -> x);
+  }
+
+  /**
+   * The tablets of {@code table} from {@code row} on (at most {@code count}), as the master has
+   * them now, bypassing the cache (and cached afterwards): for a client's own lookups and a
+   * route it names. NOT_FOUND for an unknown table.
+   */
+  public CompletionStage<TabletLookup.Located> fresh(String table, byte[] row, int count) {
+    return ask(table, row, false, count, askTimeout).thenApply(a -> {
+      take(table, a);
+      return a;
+    });
+  }
+
+  /**
+   * Every tablet of {@code table} in row order, looked up from the master page after page (not
+   * cached: a whole-table request would push out what requests use). NOT_FOUND for an unknown
+   * table. Pages may come from different versions of the directory: each starts at the row the
+   * one before ended, so the list covers the table; a tablet that split or merged between
+   * pages answers as moved when asked.
+   */
+  public CompletionStage<List<TabletInfo>> every(String table) {
+    return everyFrom(table, ByteArrays.EMPTY, new ArrayList<>());
+  }
+
+  private CompletionStage<List<TabletInfo>> everyFrom(String table, byte[] from, List<TabletInfo> into) {
+    return ask(table, from, false, TabletLookup.MOST_TABLETS, askTimeout).thenCompose(a -> {
+      if (a.tablets().isEmpty()) {
+        throw Refusal.of(ErrorCode.MOVED, "no tablet of table " + table + " holds the row").exception();
+      }
+      into.addAll(a.tablets());
+      byte[] end = a.tablets().get(a.tablets().size() - 1).endRow();
+      return end.length == 0 ? CompletableFuture.completedFuture(into) : everyFrom(table, end, into);
+    });
+  }
+
+  /** Drops the entry of tablet {@code t}, which answered that a row it should hold moved. */
+  public void forget(TabletInfo t) {
+    Ranges r = tables.get(t.table());
+    if (r == null) {
+      return;
+    }
+    synchronized (r) {
+      Entry e = r.byStart.get(t.startRow());
+      if (e != null && e.tablet().id().equals(t.id()) && r.byStart.remove(t.startRow(), e)) {
+        held.decrementAndGet();
+      }
+    }
+  }
+
+  /** Drops every entry of {@code table} (it was deleted). */
+  public void forgetTable(String table) {
+    Ranges r = tables.remove(table);
+    if (r != null) {
+      synchronized (r) {
+        held.addAndGet(-r.byStart.size());
+        r.byStart.clear();
+      }
+    }
+  }
+
+  /**
+   * Drops the tables {@code d} (the node's copy of the directory, newer than before) no longer
+   * has, or has as another table made under the name. A table made after the copy's version and
+   * already looked up is dropped too, and looked up again at its next request.
+   */
+  public void keepTablesOf(io.tabula.actors.master.Directory d) {
+    tables.forEach((table, r) -> {
+      io.tabula.actors.master.TableInfo info = d.table(table);
+      if (info == null || (r.created != -1 && info.createdMicros() != r.created)) {
+        forgetTable(table);
+      }
+    });
+  }
+
+  /** How many lookups this node asked the master for since it started. */
+  public long lookups() {
+    return lookups.get();
+  }
+
+  /** How many tablets are cached. */
+  public int held() {
+    return held.get();
+  }
+
+  /** One lookup of a request or a batch: asks the master, caches what it answers, completes with it. */
+  private CompletionStage<List<TabletInfo>> lookUp(String table, byte[] row, boolean before, int count) {
+    return ask(table, row, before, count, lookupTimeout).thenApply(a -> {
+      take(table, a);
+      return a.tablets();
+    });
+  }
+
+  private CompletionStage<TabletLookup.Located> ask(String table, byte[] row, boolean before, int count,
+      Duration timeout) {
+    lookups.incrementAndGet();
+    CompletionStage<TabletLookup.Located> asked;
+    try {
+      asked = Stages.direct(AskPattern.<Master.Command, TabletLookup.Located>ask(master,
+          r -> new Master.Locate(table, row, before, count, r), timeout, system.scheduler()));
+    } catch (RuntimeException e) { // the scheduler stopped (the node is shutting down)
+      return CompletableFuture.failedFuture(e);
+    }
+    return asked.thenApply(a -> {
+          if (!a.tableKnown()) {
+            forgetTable(table);
+            throw Refusal.of(ErrorCode.NOT_FOUND, "table " + table + " not found").exception();
+          }
+          return a;
+        });
+  }
+
+  /**
+   * Caches answer {@code a}: each tablet it names replaces the entries it overlaps, unless one
+   * of them is from a newer directory (then that tablet is left out). Then keeps the bound.
+   */
+  private void take(String table, TabletLookup.Located a) {
+    if (a.tablets().isEmpty()) {
+      return;
+    }
+    while (true) {
+      Ranges r = tables.computeIfAbsent(table, k -> new Ranges());
+      synchronized (r) {
+        if (tables.get(table) != r) {
+          continue; // dropped meanwhile (forgetTable): what went into it would be held nowhere, yet counted
+        }
+        if (r.created != a.tableCreated()) {
+          if (a.version() < r.newest) {
+            break; // an answer of the table before the one held, late
+          }
+          // the first answer, or one of a table made again under the name: what is held is of another
+          held.addAndGet(-r.byStart.size());
+          r.byStart.clear();
+          r.created = a.tableCreated();
+        }
+        r.newest = Math.max(r.newest, a.version());
+        for (TabletInfo t : a.tablets()) {
+          List<byte[]> overlapped = overlapping(r, t);
+          boolean newerThere = false;
+          for (byte[] start : overlapped) {
+            newerThere |= r.byStart.get(start).version() > a.version();
+          }
+          if (newerThere) {
+            continue;
+          }
+          overlapped.forEach(start -> {
+            r.byStart.remove(start);
+            held.decrementAndGet();
+          });
+          r.byStart.put(t.startRow(), new Entry(t, a.version()));
+          held.incrementAndGet();
+        }
+        r.usedAt = System.nanoTime();
+        break;
+      }
+    }
+    if (held.get() > most) {
+      shrink(table, a.tablets());
+    }
+  }
+
+  /** The start rows of the entries of {@code r} whose ranges overlap {@code t}'s. Under r's lock. */
+  private static List<byte[]> overlapping(Ranges r, TabletInfo t) {
+    List<byte[]> out = new ArrayList<>();
+    Map.Entry<byte[], Entry> before = r.byStart.lowerEntry(t.startRow());
+    if (before != null) {
+      byte[] end = before.getValue().tablet().endRow();
+      if (end.length == 0 || ByteArrays.compare(end, t.startRow()) > 0) {
+        out.add(before.getKey());
+      }
+    }
+    Map<byte[], Entry> from = t.endRow().length == 0 ? r.byStart.tailMap(t.startRow(), true)
+        : r.byStart.subMap(t.startRow(), true, t.endRow(), false);
+    out.addAll(from.keySet());
+    return out;
+  }
+
+  /**
+   * Back under three quarters of the bound: the tables least recently used other than
+   * {@code table} are dropped whole; if {@code table} alone is over, it keeps only {@code kept}.
+   */
+  private void shrink(String table, List<TabletInfo> kept) {
+    int target = most / 4 * 3;
+    List<Map.Entry<String, Ranges>> byUse = new ArrayList<>(tables.entrySet());
+    byUse.sort(Comparator.comparingLong(e -> e.getValue().usedAt));
+    for (Map.Entry<String, Ranges> e : byUse) {
+      if (held.get() <= target) {
+        return;
+      }
+      if (!e.getKey().equals(table)) {
+        Ranges r = e.getValue();
+        synchronized (r) {
+          held.addAndGet(-r.byStart.size());
+          r.byStart.clear();
+        }
+      }
+    }
+    Ranges r = tables.get(table);
+    if (r == null || held.get() <= target) {
+      return;
+    }
+    synchronized (r) {
+      Map<byte[], Entry> keep = new java.util.HashMap<>();
+      for (TabletInfo t : kept) {
+        Entry e = r.byStart.get(t.startRow());
+        if (e != null && e.tablet().id().equals(t.id())) {
+          keep.put(t.startRow(), e);
+        }
+      }
+      held.addAndGet(-r.byStart.size());
+      r.byStart.clear();
+      keep.forEach((k, v) -> r.byStart.put(k, v));
+      held.addAndGet(keep.size());
+    }
+  }
+}
