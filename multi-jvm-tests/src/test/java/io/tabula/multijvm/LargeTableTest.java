@@ -169,9 +169,13 @@ class LargeTableTest {
         probing.join(30_000);
       }
       double loaded = seconds(t0);
+      long lookups = metric(n1, "tabula_location_lookups_total");
       System.out.printf("LargeTable: a row written to each of %d tablets in %.1f s (batches of %d: %s s);"
-          + " other table's calls meanwhile: %s%n", LOAD_SPLITS + 1, loaded, LOAD_BATCH,
-          batchSeconds.stream().map(x -> String.format("%.1f", x)).toList(), prober.summary());
+          + " other table's calls meanwhile: %s; %d lookups of tablet locations%n", LOAD_SPLITS + 1, loaded,
+          LOAD_BATCH, batchSeconds.stream().map(x -> String.format("%.1f", x)).toList(), prober.summary(), lookups);
+      // a batch looks up what it lacks a thousand tablets at a time (docs/cluster.md, "Finding a row's tablet")
+      checks.add(() -> assertTrue(lookups <= 10 + 4 * (LOAD_SPLITS / 1_000), "the load looked up " + lookups
+          + " times for " + (LOAD_SPLITS + 1) + " tablets"));
       checks.add(() -> assertEquals(0, prober.failures.get(), "the other table's calls all succeed"));
       double p99 = prober.p99();
       checks.add(() -> assertTrue(p99 < 1_000, "the other table's calls answer within 1 s at p99: "
@@ -182,8 +186,11 @@ class LargeTableTest {
         for (Row r : data.readRows(Query.create(TableId.of("big")))) {
           rows++;
         }
-        System.out.printf("LargeTable: a full scan of the loaded table took %.1f s%n", seconds(t));
+        long scanLookups = metric(n1, "tabula_location_lookups_total") - lookups;
+        System.out.printf("LargeTable: a full scan of the loaded table took %.1f s, %d lookups%n", seconds(t),
+            scanLookups);
         assertEquals(LOAD_SPLITS + 1, rows, "every row written scans");
+        assertTrue(scanLookups <= 2, "the scan found every tablet the load had looked up cached: " + scanLookups);
       }
     }
     org.junit.jupiter.api.Assertions.assertAll(checks);

@@ -57,6 +57,38 @@ class PlacementsTest {
     assertTrue(assigned.owners().values().stream().allMatch("n2"::equals), assigned.toString());
   }
 
+  /**
+   * Two small, cold neighbours on one node merge only when both are open (a log names them):
+   * a merge closes both cleanly and writes the child's manifest from their own, so a closed
+   * tablet would be opened only to be closed again, and a never-opened one has no manifest.
+   */
+  @Test
+  void smallColdNeighboursMergeOnlyWhenBothAreOpen() {
+    for (boolean rightOpen : new boolean[] {true, false}) {
+      List<TabletInfo> tablets = List.of(TabletInfo.empty("t", "t-1", new byte[0], new byte[] {'m'}),
+          TabletInfo.empty("t", "t-2", new byte[] {'m'}, new byte[0]));
+      Directory d = Directory.EMPTY.withTable(new TableInfo("t", Map.of(), 1), tablets, 3).withPlacements(Map.of(
+          "t-1", new TabletPlacement("n1", TabletPlacement.State.SERVING, "", List.of("n1.life1")),
+          "t-2", new TabletPlacement("n1", TabletPlacement.State.SERVING, "",
+              rightOpen ? List.of("n1.life1") : List.of())));
+      long[] clock = {1_000_000_000L};
+      List<ClusterNodes.NodeInfo> members = List.of(up("n1", 1));
+      Placements p = new Placements(() -> members, id -> null, MasterSettings.DEFAULTS, () -> clock[0]);
+      for (String id : List.of("t-1", "t-2")) {
+        p.load(new Master.ReportLoad(id, 0, 0, 1_000, 2_000_000_000L, 0, 0)); // cold, 1 KB
+      }
+      clock[0] += MasterSettings.DEFAULTS.mergeColdFor().toNanos() + Placements.MERGE_LOOK_EVERY_NANOS;
+      Placements.Plan plan = p.onTick(d, LOG);
+      if (rightOpen) {
+        assertEquals(1, plan.merges().size(), plan.toString());
+        assertEquals("t-1", plan.merges().get(0).leftId());
+        assertEquals("t-2", plan.merges().get(0).rightId());
+      } else {
+        assertEquals(List.of(), plan.merges(), "a closed tablet is not merged: " + plan);
+      }
+    }
+  }
+
   /** Open tablets move with the move's steps: prepared (compacted) on n1, then opened on n2. */
   @Test
   void openTabletsTheBalancerMovesGoThroughTheMovesSteps() {
