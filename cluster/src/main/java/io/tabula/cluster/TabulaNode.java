@@ -370,17 +370,13 @@ public final class TabulaNode implements AutoCloseable {
     owned.wake(directory.get());
     sweeper.sweep(directory.get());
 
-    NodeMetrics metrics = config.getBoolean("tabula.node.metrics") ? new NodeMetrics(engine, node.local(),
-        () -> directory.get().tables().keySet(), MasterCounts.of(system)) : null;
     Router router = new Router(system, directory, master, node.local(), NodePeers.start(system, settings.name()),
         settings.askTimeout(), settings.movedRetryFor(), new UnopenedTablets(node.local(), directory, storage,
             config.getDuration("tabula.master.sweep-files-grace"),
             system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking()), master, system,
             settings.askTimeout()), config.getInt("tabula.node.location-cache-tablets"));
-    directory.addListener(d -> router.locations().keepTablesOf(d));
-    if (metrics != null) {
-      metrics.locations(router.locations());
-    }
+    NodeMetrics metrics = config.getBoolean("tabula.node.metrics") ? new NodeMetrics(engine, node.local(),
+        () -> directory.get().tables().keySet(), MasterCounts.of(system), router.locations()) : null;
     ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
         : join(BigtableServices.bind(system, settings, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),

@@ -87,11 +87,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** Chunk {@code index} of the blob {@code key} a {@link DirectoryFeed.Changes} named. */
   public record GetChunk(String key, int index, ActorRef<DirectoryFeed.Chunk> replyTo) implements Command {}
 
-  /**
-   * Which tablets of {@code table} hold the rows at {@code row} (forwards: the one holding it
-   * and up to {@code count - 1} after it; {@code before}: the one holding the greatest rows
-   * below it and those before it): a node's lookup ({@link TabletLookup}).
-   */
+  /** A node's lookup of the tablets of {@code table} at {@code row} and after (or before) it ({@link TabletLookup}). */
   public record Locate(String table, byte[] row, boolean before, int count,
       ActorRef<TabletLookup.Located> replyTo) implements Command {}
 

@@ -18,6 +18,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tabula.actors.master.MasterCounts;
 import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.actors.tablet.TabletLoad;
+import io.tabula.cluster.routing.TabletLocations;
 import io.tabula.persistence.cache.BlockCache;
 import io.tabula.persistence.cache.ScanCache;
 import io.tabula.persistence.tablet.EngineStats;
@@ -79,8 +80,10 @@ public final class NodeMetrics implements AutoCloseable {
    * @param local the tablets served here
    * @param tables the tables that exist now (the directory's)
    * @param masterCounts what the master counted while it ran on this node
+   * @param locations the node's cache of tablet locations
    */
-  public NodeMetrics(TabletServer engine, LocalTablets local, Supplier<Set<String>> tables, MasterCounts masterCounts) {
+  public NodeMetrics(TabletServer engine, LocalTablets local, Supplier<Set<String>> tables, MasterCounts masterCounts,
+      TabletLocations locations) {
     this.local = local;
     this.tables = tables;
     new JvmMemoryMetrics().bindTo(registry);
@@ -92,6 +95,10 @@ public final class NodeMetrics implements AutoCloseable {
     engine(engine);
     Gauge.builder("tabula.tablets", local, l -> l.loads().size()).description("Tablets served by this node")
         .register(registry);
+    FunctionCounter.builder("tabula.location.lookups", locations, TabletLocations::lookups)
+        .description("Lookups of tablet locations this node asked the master for").register(registry);
+    Gauge.builder("tabula.location.cache.tablets", locations, TabletLocations::held)
+        .description("Tablet locations this node holds to route requests").register(registry);
     masterCounter("splits", "Tablet splits the master recorded while it ran on this node", masterCounts.splits::sum,
         masterCounts);
     masterCounter("merges", "Tablet merges the master recorded while it ran on this node", masterCounts.merges::sum,
@@ -111,14 +118,6 @@ public final class NodeMetrics implements AutoCloseable {
         .description("Row mutations applied, per table").register(registry);
     FunctionCounter.builder("tabula.table.written", this, m -> m.other(3)).tag("table", OTHER).baseUnit("bytes")
         .description("Bytes of mutations applied, per table").register(registry);
-  }
-
-  /** The node's cache of tablet locations: its lookups of the master, and the tablets it holds. */
-  public void locations(io.tabula.cluster.routing.TabletLocations l) {
-    FunctionCounter.builder("tabula.location.lookups", l, io.tabula.cluster.routing.TabletLocations::lookups)
-        .description("Lookups of tablet locations this node asked the master for").register(registry);
-    Gauge.builder("tabula.location.cache.tablets", l, io.tabula.cluster.routing.TabletLocations::held)
-        .description("Tablet locations this node holds to route requests").register(registry);
   }
 
   /** The timing of the node's gRPC calls. */

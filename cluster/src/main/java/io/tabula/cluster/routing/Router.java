@@ -59,6 +59,7 @@ public final class Router {
     this.system = system;
     this.locations = new TabletLocations(master, system, askTimeout, locationCache, at -> at.before()
         ? directory.get().locateBefore(at.table(), at.row()) : directory.get().locate(at.table(), at.row()));
+    directory.addListener(locations::keepTablesOf);
     this.unopened = unopened;
     this.tablets = TabletShards.of(system);
     this.directory = directory;

@@ -1,5 +1,6 @@
 package io.tabula.cluster.routing;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tabula.actors.Stages;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TabletInfo;
@@ -94,7 +95,8 @@ public final class TabletLocations {
     volatile long usedAt = System.nanoTime();
     /** When the table the entries are of was made (its {@code createdMicros}); set under the lock. */
     volatile long created = -1;
-    /** The newest directory version of the answers taken. Under the lock. */
+    /** The newest directory version of the answers taken. */
+    @GuardedBy("this")
     long newest = -1;
   }
 
