@@ -414,8 +414,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(GetChanges.class, (d, c) -> Effect().reply(c.replyTo(), feed.since(d, c.since(),
             nanoTime.getAsLong())))
         .onCommand(GetChunk.class, (d, c) -> Effect().reply(c.replyTo(), feed.chunk(c.key(), c.index())))
-        .onCommand(Locate.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.answer(d, c.table(), c.row(),
-            c.before(), c.count())))
+        .onCommand(Locate.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.answer(d, c)))
         .onCommand(RecordSplit.class, this::onRecordSplit)
         .onCommand(RecordFiles.class, this::onRecordFiles)
         .onCommand(Place.class, openings::onPlace)
@@ -563,6 +562,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       return d.tablet(c.table(), c.leftId()) != null ? Effect().reply(c.replyTo(), StatusReply.ack())
           : Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.parentId() + " of table "
               + c.table() + " is not known").reply());
+    }
+    Refusal taken = TabletIds.taken(d, c.parentId(), c.leftId(), c.rightId());
+    if (taken != null) {
+      return Effect().reply(c.replyTo(), taken.reply());
     }
     return Effect().persist(new TabletSplit(c.table(), c.parentId(), c.splitRow(), c.leftId(), c.rightId()))
         .thenRun(this::publish).thenReply(c.replyTo(), s -> StatusReply.ack());

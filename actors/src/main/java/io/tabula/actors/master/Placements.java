@@ -428,8 +428,7 @@ final class Placements {
           continue;
         }
         if (pa.owner().equals(pb.owner())) {
-          String child = table + "-" + java.util.HexFormat.of().toHexDigits(
-              java.util.concurrent.ThreadLocalRandom.current().nextLong()).substring(4);
+          String child = TabletIds.fresh(table);
           log.info("merging the small, cold tablets {} and {} of table {} into {} on {}", left.id(), b.id(), table,
               child, pa.owner());
           merges.add(new Master.MergeStarted(table, left.id(), b.id(), child));

@@ -67,6 +67,11 @@ public final class TabletLookup {
     return new Located(d.version(), true, info.createdMicros(), new ArrayList<>(found));
   }
 
+  /** The answer to {@code c}. */
+  static Located answer(Directory d, Master.Locate c) {
+    return answer(d, c.table(), c.row(), c.before(), c.count());
+  }
+
   /** The position in the table's tablets of {@link Directory#locateBefore}'s tablet, or -1. */
   private static int indexBefore(Directory d, String table, byte[] end) {
     TabletInfo t = d.locateBefore(table, end);

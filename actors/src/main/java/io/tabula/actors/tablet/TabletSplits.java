@@ -6,11 +6,9 @@ import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.tablet.Tablet;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ThreadLocalRandom;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -152,8 +150,8 @@ final class TabletSplits {
         (System.nanoTime() - startNanos) / 1_000_000);
   }
 
-  /** A fresh id for a split child: the table name and 48 random bits. */
+  /** A fresh id for a split child ({@link io.tabula.actors.master.TabletIds#fresh}). */
   private String newTabletId() {
-    return info.table() + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(4);
+    return io.tabula.actors.master.TabletIds.fresh(info.table());
   }
 }

@@ -252,6 +252,11 @@ class MasterTest {
     assertEquals(ErrorCode.NOT_FOUND, codeOf(split("t", "t-unknown", "x", "t-a", "t-b")));
     assertEquals(ErrorCode.NOT_FOUND, codeOf(split("missing", parent, "s", "t-left", "t-right")));
     assertEquals(d, directory());
+
+    // a child named like a tablet the directory has (ids never meet: TabletIds) is refused, not recorded
+    assertEquals(ErrorCode.INTERNAL, codeOf(split("t", "t-left", "p", first, "t-new")));
+    assertEquals(ErrorCode.INTERNAL, codeOf(split("t", "t-left", "p", "t-new", "t-right")));
+    assertEquals(d, directory());
   }
 
   @Test

@@ -169,6 +169,10 @@ public final class TabletLocations {
    * is no tablet there (a table being made), or as the lookup failed.
    */
   public CompletionStage<TabletInfo> locate(Position at) {
+    TabletInfo hit = cached(at);
+    if (hit != null) {
+      return CompletableFuture.completedFuture(hit); // the common case: no stage more
+    }
     return lookedUp(at).exceptionally(err -> {
       TabletInfo t = fallback == null || Refusal.is(err, ErrorCode.NOT_FOUND) || Refusal.is(err, ErrorCode.MOVED)
           ? null : fallback.apply(at);
