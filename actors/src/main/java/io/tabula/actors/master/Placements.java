@@ -429,6 +429,9 @@ final class Placements {
         }
         if (pa.owner().equals(pb.owner())) {
           String child = TabletIds.fresh(table);
+          while (d.tablet(child) != null) { // never met in practice (TabletIds); the master has the directory at hand
+            child = TabletIds.fresh(table);
+          }
           log.info("merging the small, cold tablets {} and {} of table {} into {} on {}", left.id(), b.id(), table,
               child, pa.owner());
           merges.add(new Master.MergeStarted(table, left.id(), b.id(), child));
