@@ -190,7 +190,10 @@ class LargeTableTest {
         System.out.printf("LargeTable: a full scan of the loaded table took %.1f s, %d lookups%n", seconds(t),
             scanLookups);
         assertEquals(LOAD_SPLITS + 1, rows, "every row written scans");
-        assertTrue(scanLookups <= 2, "the scan found every tablet the load had looked up cached: " + scanLookups);
+        // a table within the node's cache of locations (100,000 by default) is found there whole;
+        // a larger one is looked up again, 256 tablets a lookup
+        long most = LOAD_SPLITS + 1 <= 100_000 ? 2 : (LOAD_SPLITS + 1) / 256 + 2;
+        assertTrue(scanLookups <= most, "the scan looked up " + scanLookups + " times, at most " + most + " expected");
       }
     }
     org.junit.jupiter.api.Assertions.assertAll(checks);
