@@ -397,11 +397,11 @@ final class Placements {
     return List.of(new Master.MergeAbandoned(id, next.id()));
   }
 
-  /** The tablet after {@code t} in its table, or null. */
+  /** The tablet after {@code t} in its table, or null (a binary search: a table may have 100,000 tablets). */
   private static TabletInfo nextOf(Directory d, TabletInfo t) {
     List<TabletInfo> l = d.tabletsOf(t.table());
-    int i = l.indexOf(t);
-    return i >= 0 && i + 1 < l.size() ? l.get(i + 1) : null;
+    int i = d.indexOf(t.table(), t.startRow());
+    return i >= 0 && i + 1 < l.size() && l.get(i).id().equals(t.id()) ? l.get(i + 1) : null;
   }
 
   /**

@@ -89,6 +89,22 @@ class PlacementsTest {
     }
   }
 
+  /**
+   * A merge this master did not start (an earlier master's) is given up, once, from its left
+   * tablet: found by the tablet after it, which is being merged into the same child.
+   */
+  @Test
+  void aMergeAnEarlierMasterStartedIsGivenUpFromItsLeftTablet() {
+    Directory d = fourOnN1(true);
+    Map<String, TabletPlacement> merging = new HashMap<>(d.placement());
+    merging.put("t-2", d.placementOf("t-2").merging("t-child"));
+    merging.put("t-3", d.placementOf("t-3").merging("t-child"));
+    List<ClusterNodes.NodeInfo> members = List.of(up("n1", 1));
+    Placements.Plan plan = new Placements(() -> members, id -> null, MasterSettings.DEFAULTS)
+        .onTick(d.withPlacements(merging), LOG);
+    assertEquals(List.of(new Master.MergeAbandoned("t-2", "t-3")), plan.events());
+  }
+
   /** Open tablets move with the move's steps: prepared (compacted) on n1, then opened on n2. */
   @Test
   void openTabletsTheBalancerMovesGoThroughTheMovesSteps() {
