@@ -1,7 +1,6 @@
 package io.tabula.actors.master;
 
 import io.tabula.actors.tablet.TabletActor;
-import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.persistence.sstable.Compression;
@@ -498,31 +497,15 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.ALREADY_EXISTS, "table " + c.name()
           + " already exists").reply());
     }
-    List<byte[]> splits = new ArrayList<>(c.splits());
-    splits.sort(ByteArrays::compare);
-    List<TabletInfo> tablets = new ArrayList<>();
-    long n = d.nextTabletNumber();
-    byte[] start = new byte[0];
-    for (byte[] s : splits) {
-      if (s.length == 0 || ByteArrays.compare(s, start) == 0) {
-        continue;
-      }
-      tablets.add(TabletInfo.empty(c.name(), tabletId(c.name(), n++), start, s));
-      start = s;
-    }
-    tablets.add(TabletInfo.empty(c.name(), tabletId(c.name(), n++), start, new byte[0]));
-    TableInfo table = new TableInfo(c.name(), c.families(), clockMicros.getAsLong());
-    List<Event> events = new ArrayList<>(List.of(new TableCreated(table, tablets, n)));
-    Map<String, String> spread = placements.spread(d, tablets.stream().map(TabletInfo::id).toList());
+    TableCreated created = TableChanges.create(new TableInfo(c.name(), c.families(), clockMicros.getAsLong()),
+        c.splits(), d.nextTabletNumber());
+    List<Event> events = new ArrayList<>(List.of(created));
+    Map<String, String> spread = placements.spread(d, created.tablets().stream().map(TabletInfo::id).toList());
     if (!spread.isEmpty()) {
       events.add(new TabletsAssigned(spread));
     }
     return Effect().persist(events).thenRun(this::publish)
         .thenReply(c.replyTo(), s -> StatusReply.success(s.table(c.name())));
-  }
-
-  private static String tabletId(String table, long n) {
-    return table + "-" + n;
   }
 
   private Effect<Event, Directory> onDeleteTable(Directory d, DeleteTable c) {

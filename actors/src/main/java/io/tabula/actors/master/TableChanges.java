@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The checks and outcomes of the master's commands that change a table's schema: each gives
- * the event to persist or throws {@link Refused}, and changes nothing itself.
+ * The checks and outcomes of the master's commands that make a table or change its schema:
+ * each gives the event to persist or throws {@link Refused}, and changes nothing itself.
  */
 final class TableChanges {
   /**
@@ -25,6 +25,27 @@ final class TableChanges {
   static final int MAX_GROUPS = 16;
 
   private TableChanges() {}
+
+  /**
+   * A new table {@code table} with one tablet per range between its sorted, distinct, non-empty
+   * {@code splits}, numbered from {@code firstNumber} ({@link TabletIds#numbered}).
+   */
+  static Master.TableCreated create(TableInfo table, List<byte[]> splits, long firstNumber) {
+    List<byte[]> sorted = new java.util.ArrayList<>(splits);
+    sorted.sort(io.tabula.persistence.encoding.ByteArrays::compare);
+    List<TabletInfo> tablets = new java.util.ArrayList<>();
+    long n = firstNumber;
+    byte[] start = new byte[0];
+    for (byte[] s : sorted) {
+      if (s.length == 0 || java.util.Arrays.equals(s, start)) {
+        continue;
+      }
+      tablets.add(TabletInfo.empty(table.name(), TabletIds.numbered(table.name(), n++), start, s));
+      start = s;
+    }
+    tablets.add(TabletInfo.empty(table.name(), TabletIds.numbered(table.name(), n++), start, new byte[0]));
+    return new Master.TableCreated(table, tablets, n);
+  }
 
   /** Every change of {@code changes} to {@code t}'s families, or none. */
   static FamiliesChanged modifyFamilies(TableInfo t, List<FamilyChange> changes) {

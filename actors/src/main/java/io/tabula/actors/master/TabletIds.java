@@ -38,6 +38,11 @@ public final class TabletIds {
     return null;
   }
 
+  /** The id of a new table's tablet number {@code n} (the directory's counter). */
+  static String numbered(String table, long n) {
+    return table + "-" + n;
+  }
+
   /** A fresh id for a child tablet of {@code table}: the table's name and 32 hex digits. */
   public static String fresh(String table) {
     UUID u = UUID.randomUUID();
