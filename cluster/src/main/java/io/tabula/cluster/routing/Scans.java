@@ -94,12 +94,8 @@ public final class Scans {
    */
   private CompletionStage<Part> tabletPart(TabletLocations.Position at, Function<TabletInfo, byte[]> startIn,
       Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed, long since) {
-    TabletInfo cached = router.locations().cached(at);
-    if (cached != null) {
-      return tabletPart(at, cached, startIn, endIn, filter, reversed, since);
-    }
-    // looked up first, so that a tablet never opened is passed by here too; no tablet there yet
-    // (a table being made) goes the actor's way, which retries that
+    // cached, or looked up first, so that a tablet never opened is passed by here too; no tablet
+    // there yet (a table being made) goes the actor's way, which retries that
     return router.locations().locate(at).handle((t, err) -> err == null
         ? tabletPart(at, t, startIn, endIn, filter, reversed, since)
         : Refusal.is(err, ErrorCode.MOVED) ? viaActor(at, startIn, endIn, filter, reversed)

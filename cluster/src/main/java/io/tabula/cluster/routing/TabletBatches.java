@@ -140,20 +140,14 @@ public final class TabletBatches {
         valid.add(i);
       }
     }
-    return mutate(new Request(table, rows, out, System.nanoTime()), valid, 0).thenApply(x -> out);
-  }
-
-  /** The rows of entries {@code rows}, for a lookup of their tablets. */
-  private static List<byte[]> rowsOf(RowMutation[] parsed, List<Integer> rows) {
-    List<byte[]> out = new ArrayList<>(rows.size());
-    rows.forEach(i -> out.add(parsed[i].row()));
-    return out;
+    return send(new Request(table, rows, out, System.nanoTime()), valid, 0, false).thenApply(x -> out);
   }
 
   /**
-   * Sends the entries {@code rows} grouped by tablet, once their tablets are looked up (an
-   * entry whose tablet could not be goes alone, the per-row way, {@link NodeRequests#TABLETS_AT_ONCE}
-   * at a time), each tablet's node as the node's copy of the directory has it: the groups of
+   * Sends the entries {@code rows} grouped by tablet, those whose tablet is not cached once it is
+   * looked up (unless {@code covered}: they were, and an entry whose tablet still is not goes
+   * alone, the per-row way, {@link NodeRequests#TABLETS_AT_ONCE} at a time), each tablet's node
+   * as the node's copy of the directory has it: the groups of
    * tablets served here, or whose owner is not known as a peer, go to each tablet's actor;
    * the groups of each other node go to it together ({@link NodeRequests.Write}), packed into
    * as few messages as the frame allows. Entries a tablet refuses as moved (a split or a move
@@ -161,12 +155,7 @@ public final class TabletBatches {
    * after a short pause, while the request may still retry; one ask per row instead turned a
    * split into a flood of asks.
    */
-  private CompletableFuture<Void> mutate(Request q, List<Integer> rows, int attempt) {
-    return router.locations().cover(q.table(), rowsOf(q.parsed(), rows))
-        .thenCompose(x -> send(q, rows, attempt)).toCompletableFuture();
-  }
-
-  private CompletableFuture<Void> send(Request q, List<Integer> rows, int attempt) {
+  private CompletableFuture<Void> send(Request q, List<Integer> rows, int attempt, boolean covered) {
     Directory d = router.directory();
     String table = q.table();
     RowMutation[] parsed = q.parsed();
@@ -174,9 +163,14 @@ public final class TabletBatches {
     Map<String, TabletInfo> located = new java.util.HashMap<>();
     List<CompletableFuture<?>> work = new ArrayList<>();
     List<Supplier<CompletionStage<Void>>> alone = new ArrayList<>();
+    List<Integer> missing = new ArrayList<>();
+    List<byte[]> missingRows = new ArrayList<>();
     for (int i : rows) {
       TabletInfo t = router.locations().cached(table, parsed[i].row());
-      if (t == null) {
+      if (t == null && !covered) {
+        missing.add(i);
+        missingRows.add(parsed[i].row());
+      } else if (t == null) {
         alone.add(() -> alone(table, i, parsed[i], q.out()));
       } else {
         byTablet.computeIfAbsent(t.id(), k -> new ArrayList<>()).add(i);
@@ -184,6 +178,10 @@ public final class TabletBatches {
       }
     }
     work.addAll(Stages.atMost(NodeRequests.TABLETS_AT_ONCE, alone, router.system()));
+    if (!missing.isEmpty()) {
+      work.add(router.locations().cover(table, missingRows).thenCompose(x -> send(q, missing, attempt, true))
+          .toCompletableFuture());
+    }
     Map<ActorRef<NodeRequests.Command>, Map<String, List<Integer>>> byNode = new LinkedHashMap<>();
     List<Slice> here = new ArrayList<>();
     byTablet.forEach((tabletId, rowsOfTablet) -> {
@@ -281,7 +279,7 @@ public final class TabletBatches {
           moved.forEach(i -> out[i] = refreshFailed);
           return CompletableFuture.<Void>completedFuture(null);
         }
-        return mutate(q, moved, attempt + 1);
+        return send(q, moved, attempt + 1, false);
       }).thenCompose(x -> x);
     }).thenCompose(x -> x).toCompletableFuture();
   }

@@ -264,10 +264,7 @@ public final class TabletLocations {
    * route it names. NOT_FOUND for an unknown table.
    */
   public CompletionStage<TabletLookup.Located> fresh(String table, byte[] row, int count) {
-    return ask(table, row, false, count, askTimeout).thenApply(a -> {
-      take(table, a);
-      return a;
-    });
+    return askAndTake(table, row, false, count, askTimeout);
   }
 
   /**
@@ -343,9 +340,14 @@ public final class TabletLocations {
 
   /** One lookup of a request or a batch: asks the master, caches what it answers, completes with it. */
   private CompletionStage<List<TabletInfo>> lookUp(String table, byte[] row, boolean before, int count) {
-    return ask(table, row, before, count, lookupTimeout).thenApply(a -> {
+    return askAndTake(table, row, before, count, lookupTimeout).thenApply(TabletLookup.Located::tablets);
+  }
+
+  private CompletionStage<TabletLookup.Located> askAndTake(String table, byte[] row, boolean before, int count,
+      Duration timeout) {
+    return ask(table, row, before, count, timeout).thenApply(a -> {
       take(table, a);
-      return a.tablets();
+      return a;
     });
   }
 

@@ -10,6 +10,7 @@ import static io.tabula.persistence.journal.MasterJournal.crc;
 import static io.tabula.persistence.journal.MasterJournal.epochDir;
 import static io.tabula.persistence.journal.MasterJournal.segments;
 
+import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.journal.JournalRecord.DeleteSnapshots;
 import io.tabula.persistence.journal.JournalRecord.Snapshot;
@@ -138,7 +139,7 @@ final class JournalRead {
         records++;
         if (r instanceof Snapshot x) {
           snapshots.add(new Snapshot(x.persistenceId(), x.sequenceNr(), x.timestamp(), x.serializerId(), x.manifest(),
-              NO_BYTES));
+              ByteArrays.EMPTY));
         } else if (r instanceof DeleteSnapshots d) {
           snapshotDeletions.add(d);
         }
@@ -148,13 +149,12 @@ final class JournalRead {
     }
   }
 
-  private static final byte[] NO_BYTES = new byte[0];
 
   private static void checkHeader(String path, byte[] h) throws CorruptionException {
     if (ByteSink.getLongAt(h, 0) != SEGMENT_MAGIC) {
       throw new CorruptionException(path, 0, "not a master journal segment (bad magic)");
     }
-    if (ByteSink.getIntAt(h, SEGMENT_HEADER - 4) != crc(h, 0, SEGMENT_HEADER - 4, new byte[0])) {
+    if (ByteSink.getIntAt(h, SEGMENT_HEADER - 4) != crc(h, 0, SEGMENT_HEADER - 4, ByteArrays.EMPTY)) {
       throw new CorruptionException(path, 0, "segment header checksum mismatch");
     }
     if (ByteSink.getIntAt(h, 8) != VERSION) {
