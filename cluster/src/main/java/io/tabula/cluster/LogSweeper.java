@@ -1,6 +1,6 @@
 package io.tabula.cluster;
 
-import io.tabula.actors.master.Directory;
+import io.tabula.actors.master.Master;
 import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.RootMismatchException;
 import io.tabula.persistence.storage.Storage;
@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -20,6 +21,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +45,7 @@ import org.slf4j.LoggerFactory;
  *       writer may still add to. The start-time fence only makes a resumed earlier life stop
  *       sooner (its writes to tablets that are not moving stop being acknowledged, and its own
  *       look stops it).
- *   <li>Once no tablet in the directory names a folder (every tablet that had writes in it has
+ *   <li>Once no tablet in the master's directory names a folder (every tablet that had writes in it has
  *       been opened again and flushed what it replayed), its segments and recovery pieces are
  *       deleted ({@link #sweep}), but the folder and its {@link Storage#FENCE_MARKER} stay, as a
  *       tombstone: the fence must outlive the files it protects, or a process of that life that
@@ -60,6 +65,8 @@ final class LogSweeper {
 
   /** How long a start waits for the fences of its earlier lives' folders before it goes on without them. */
   static final Duration START_WAIT = Duration.ofSeconds(10);
+  /** How often the node sweeps while folders of its earlier lives may hold files ({@link #sweep}). */
+  static final Duration SWEEP_EVERY = Duration.ofSeconds(5);
   /** How long after a round of fences that left a folder unfenced the next round starts. */
   static final Duration RETRY_AFTER = Duration.ofSeconds(30);
 
@@ -217,44 +224,73 @@ final class LogSweeper {
     }
   }
 
-  /** Sweeps, off the caller's thread, over the directory {@code d}. */
-  void sweep(Directory d) {
-    if (!running.compareAndSet(false, true)) {
+  /**
+   * Sweeps once, off the caller's thread: asks {@code named} which of the folders it may empty a
+   * placement still names (the master's directory: a node's own copy need not hold the tablets
+   * that moved away from it, whose placements may name its earlier lives' logs), and empties the
+   * others. A folder found already empty is not asked about again. Nothing when the ask fails:
+   * the next sweep asks again.
+   */
+  void sweep(Function<List<String>, CompletionStage<List<String>>> named) {
+    List<String> folders = List.copyOf(earlier);
+    if (folders.isEmpty() || stopping.getAsBoolean() || !running.compareAndSet(false, true)) {
       return;
     }
-    io.execute(() -> {
+    CompletionStage<List<String>> asked;
+    try {
+      asked = named.apply(folders);
+    } catch (RuntimeException e) {
+      running.set(false);
+      throw e;
+    }
+    asked.whenCompleteAsync((names, err) -> {
       try {
-        for (String f : earlier) {
+        if (err != null) {
+          LOG.debug("could not ask which old commit-log folders a tablet still names; the next sweep asks again", err);
+          return;
+        }
+        Set<String> keep = Set.copyOf(names);
+        for (String f : folders) {
           if (stopping.getAsBoolean()) {
             return;
           }
-          if (!d.namesLog(f)) {
-            empty(Storage.path("logs", f));
+          if (!keep.contains(f) && !empty(Storage.path("logs", f))) {
+            earlier.remove(f);
           }
         }
       } catch (IOException | RuntimeException e) {
-        LOG.warn("could not empty an old commit-log folder; the next directory change tries again: {}",
-            e.toString());
+        LOG.warn("could not empty an old commit-log folder; the next sweep tries again: {}", e.toString());
       } finally {
         running.set(false);
       }
-    });
+    }, io);
   }
 
-  /** Deletes what folder {@code dir} holds but its fence marker, fencing it first if it is not yet. */
-  private void empty(String dir) throws IOException {
+  /** What {@link #sweep} asks: the master, which folders a placement of its directory names. */
+  static Function<List<String>, CompletionStage<List<String>>> askingMaster(ActorRef<Master.Command> master,
+      ActorSystem<?> system, Duration timeout) {
+    return folders -> AskPattern.<Master.Command, Master.LogsNamed>ask(master,
+        r -> new Master.NamedLogs(folders, r), timeout, system.scheduler()).thenApply(Master.LogsNamed::named);
+  }
+
+  /**
+   * Deletes what folder {@code dir} holds but its fence marker, fencing it first if it is not
+   * yet; false when it held nothing else.
+   */
+  private boolean empty(String dir) throws IOException {
     List<String> names = storage.list(dir);
     if (!names.contains(Storage.FENCE_MARKER)) {
       storage.fence(dir);
     }
     List<String> files = names.stream().filter(n -> !n.equals(Storage.FENCE_MARKER)).toList();
     if (files.isEmpty()) {
-      return;
+      return false;
     }
     for (String f : files) {
       storage.delete(Storage.path(dir, f));
     }
     LOG.info("emptied the commit log {} of an earlier life of this node ({} files): no tablet needs it; its fence "
         + "marker stays", dir, files.size());
+    return true;
   }
 }

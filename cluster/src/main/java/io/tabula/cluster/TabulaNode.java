@@ -362,13 +362,13 @@ public final class TabulaNode implements AutoCloseable {
         org.apache.pekko.actor.typed.Props.empty());
     OwnedTablets owned = new OwnedTablets(settings.name(), tablets, node.local(), settings.wakeOwnedEvery());
     directory.addListener(owned::wake);
-    directory.addListener(sweeper::sweep);
     system.scheduler().scheduleWithFixedDelay(settings.wakeOwnedEvery(), settings.wakeOwnedEvery(),
         () -> owned.wake(directory.get()), system.executionContext());
     system.scheduler().scheduleWithFixedDelay(Duration.ofMillis(100), Duration.ofMillis(100),
         () -> owned.wakeArriving(directory.get()), system.executionContext());
     owned.wake(directory.get());
-    sweeper.sweep(directory.get());
+    system.scheduler().scheduleWithFixedDelay(Duration.ZERO, LogSweeper.SWEEP_EVERY,
+        () -> sweeper.sweep(LogSweeper.askingMaster(master, system, settings.askTimeout())), blockingIo);
 
     Router router = new Router(system, directory, master, node.local(), NodePeers.start(system, settings.name()),
         settings.askTimeout(), settings.movedRetryFor(), new UnopenedTablets(node.local(), directory, storage,

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tabula.actors.master.Directory;
 import io.tabula.persistence.storage.FileStorage;
 import io.tabula.persistence.storage.ForwardingStorage;
 import io.tabula.persistence.storage.LeaseRecoveryTimeoutException;
@@ -39,6 +38,10 @@ class LogSweeperTest {
   private static final java.util.function.Consumer<Runnable> NO_RETRY = task -> {
     throw new AssertionError("no fence was to be tried again");
   };
+
+  /** The master's answer when no placement names any folder asked about. */
+  private static final java.util.function.Function<List<String>, java.util.concurrent.CompletionStage<List<String>>>
+      NONE_NAMED = folders -> java.util.concurrent.CompletableFuture.completedFuture(List.of());
 
   @TempDir
   Path dir;
@@ -113,7 +116,7 @@ class LogSweeperTest {
     assertTrue(root.isFenced("logs/n1.a") && root.isFenced("logs/n1.b"));
     assertFalse(root.isFenced("logs/n1.c") || root.isFenced("logs/n2.a"), "not its own, nor another node's");
 
-    sweeper.sweep(Directory.EMPTY); // no tablet names any of them
+    sweeper.sweep(NONE_NAMED); // no tablet names any of them
 
     assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "emptied; its fence stays");
     assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.b"));
@@ -136,7 +139,7 @@ class LogSweeperTest {
     LogSweeper b = new LogSweeper(root, "n1", "n1.b", Runnable::run, lost::get, NO_RETRY);
     b.fenceEarlierLives(WAIT);
     segment(root, "n1.c"); // a later life, started while n1.b was frozen
-    b.sweep(Directory.EMPTY);
+    b.sweep(NONE_NAMED);
     assertEquals(List.of("000001.log"), root.list("logs/n1.c"), "the later life's log is untouched");
     assertFalse(root.isFenced("logs/n1.c"), "and not fenced");
     assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "the earlier life's is emptied");
@@ -145,7 +148,7 @@ class LogSweeperTest {
     LogSweeper c = new LogSweeper(root, "n1", "n1.c", Runnable::run, lost::get, NO_RETRY);
     c.fenceEarlierLives(WAIT);
     lost.set(true);
-    c.sweep(Directory.EMPTY);
+    c.sweep(NONE_NAMED);
     assertTrue(root.list("logs/n1.b").contains("000001.log"), "nothing is emptied once its own log is lost");
   }
 
@@ -184,7 +187,7 @@ class LogSweeperTest {
     assertFalse(root.isFenced("logs/n1.a"));
     assertEquals(1, retries.size(), "the failed fence is tried again later");
 
-    sweeper.sweep(Directory.EMPTY);
+    sweeper.sweep(NONE_NAMED);
     assertEquals(List.of("000001.log"), root.list("logs/n1.a"), "a folder that is not fenced is not emptied");
     assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.b"));
 
@@ -194,7 +197,7 @@ class LogSweeperTest {
     retries.remove(0).run();
     assertTrue(root.isFenced("logs/n1.a"), "fenced once the lease recovery works");
     assertEquals(List.of(), retries, "and not tried again");
-    sweeper.sweep(Directory.EMPTY);
+    sweeper.sweep(NONE_NAMED);
     assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "emptied once fenced");
   }
 
@@ -232,7 +235,7 @@ class LogSweeperTest {
       release.countDown();
       io.submit(() -> { }).get(30, TimeUnit.SECONDS); // the fence, queued first, is done
       assertTrue(root.isFenced("logs/n1.a"));
-      sweeper.sweep(Directory.EMPTY);
+      sweeper.sweep(NONE_NAMED);
       io.submit(() -> { }).get(30, TimeUnit.SECONDS);
       assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.a"), "emptied once fenced");
       assertEquals(List.of(), retries);
@@ -275,5 +278,38 @@ class LogSweeperTest {
     LogSweeper sweeper = new LogSweeper(root, "n1", "n1.b", Runnable::run, () -> false, NO_RETRY);
     assertThrows(IOException.class, () -> sweeper.fenceEarlierLives(WAIT),
         "which folders are earlier lives' cannot be known later");
+  }
+
+  /**
+   * The node asks the master which folders a placement names: its own copy of the directory
+   * need not hold the tablets that moved away from it, whose placements may name its earlier
+   * lives' logs. A folder named is kept whole; nothing is emptied when the master cannot be
+   * asked; a folder found empty is not asked about again.
+   */
+  @Test
+  void aFolderTheMasterSaysIsNamedIsKeptAndAFailedAskEmptiesNothing() throws IOException {
+    FileStorage root = new FileStorage(dir.resolve("a"));
+    RootIdentity.establish(root);
+    segment(root, "n1.a");
+    segment(root, "n1.b");
+    LogSweeper sweeper = new LogSweeper(root, "n1", "n1.c", Runnable::run, () -> false, NO_RETRY);
+    sweeper.fenceEarlierLives(WAIT);
+
+    sweeper.sweep(folders -> java.util.concurrent.CompletableFuture.failedFuture(
+        new java.util.concurrent.TimeoutException("injected: the master does not answer")));
+    assertEquals(List.of("000001.log"), root.list("logs/n1.a").stream().filter(n -> !n.equals(Storage.FENCE_MARKER))
+        .toList(), "nothing is emptied without the master's answer");
+
+    List<List<String>> asked = new java.util.ArrayList<>();
+    java.util.function.Function<List<String>, java.util.concurrent.CompletionStage<List<String>>> aNamed = folders -> {
+      asked.add(folders.stream().sorted().toList());
+      return java.util.concurrent.CompletableFuture.completedFuture(List.of("n1.a"));
+    };
+    sweeper.sweep(aNamed);
+    assertTrue(root.list("logs/n1.a").contains("000001.log"), "a placement names it: its next opening replays it");
+    assertEquals(List.of(Storage.FENCE_MARKER), root.list("logs/n1.b"), "emptied");
+    sweeper.sweep(aNamed); // finds n1.b empty
+    sweeper.sweep(aNamed);
+    assertEquals(List.of(List.of("n1.a", "n1.b"), List.of("n1.a", "n1.b"), List.of("n1.a")), asked);
   }
 }

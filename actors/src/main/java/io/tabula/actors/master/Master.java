@@ -90,6 +90,15 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public record Locate(String table, byte[] row, boolean before, int count,
       ActorRef<TabletLookup.Located> replyTo) implements Command {}
 
+  /**
+   * Which of commit-log folders {@code folders} a tablet's placement names (its next opening
+   * replays them): a node asks before it empties its earlier lives' folders ({@code LogSweeper}).
+   */
+  public record NamedLogs(List<String> folders, ActorRef<LogsNamed> replyTo) implements Command {}
+
+  /** The answer to {@link NamedLogs}: those of the folders asked about that a placement names. */
+  public record LogsNamed(List<String> named) implements KryoSerializable {}
+
   /** A tablet has split (its manifest already says so): record the two children in its place. */
   public record RecordSplit(String table, String parentId, byte[] splitRow, String leftId, String rightId,
       ActorRef<StatusReply<Done>> replyTo) implements Command {}
@@ -414,6 +423,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             nanoTime.getAsLong())))
         .onCommand(GetChunk.class, (d, c) -> Effect().reply(c.replyTo(), feed.chunk(c.key(), c.index())))
         .onCommand(Locate.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.answer(d, c)))
+        .onCommand(NamedLogs.class, (d, c) -> Effect().reply(c.replyTo(),
+            new LogsNamed(c.folders().stream().filter(d::namesLog).toList())))
         .onCommand(RecordSplit.class, this::onRecordSplit)
         .onCommand(RecordFiles.class, this::onRecordFiles)
         .onCommand(Place.class, openings::onPlace)
