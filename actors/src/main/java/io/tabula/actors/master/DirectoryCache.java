@@ -40,6 +40,7 @@ public final class DirectoryCache {
 
   private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
   private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
+  private final List<Consumer<java.util.Map<String, String>>> ownerListeners = new CopyOnWriteArrayList<>();
   private final AtomicReference<CompletableFuture<Directory>> refreshing = new AtomicReference<>();
   /** Set when the copy differed from the master's: the next catch-up fetches the whole directory. Guarded by this. */
   private boolean diverged;
@@ -49,6 +50,33 @@ public final class DirectoryCache {
    * directory whose digest is right. Guarded by this.
    */
   private boolean checking = true;
+  /**
+   * Adds a listener of the owners the master's changes give tablets (by tablet id: a node's name,
+   * "" for none), told under this object's lock, in the order of the changes, for each change
+   * whose events reach the node (not for one too large to publish, caught up as a whole).
+   */
+  public void addOwnerListener(Consumer<java.util.Map<String, String>> listener) {
+    ownerListeners.add(listener);
+  }
+
+  /** Tells the owner listeners the owners {@code events} set. Under this object's lock. */
+  private void tellOwners(List<Master.Event> events) {
+    if (events == null || ownerListeners.isEmpty()) {
+      return;
+    }
+    java.util.Map<String, String> owners = new java.util.HashMap<>();
+    for (Master.Event e : events) {
+      if (e instanceof Master.TabletsAssigned x) {
+        owners.putAll(x.owners());
+      } else if (e instanceof Master.MoveHandedOver x) {
+        owners.put(x.tabletId(), x.to());
+      }
+    }
+    if (!owners.isEmpty()) {
+      ownerListeners.forEach(l -> l.accept(owners));
+    }
+  }
+
   /** How many copies differed from the master's, in all. */
   private final java.util.concurrent.atomic.AtomicLong divergences = new java.util.concurrent.atomic.AtomicLong();
   /** When a difference was last logged (nanoTime), and how many were not logged since. Guarded by this. */
@@ -168,6 +196,7 @@ public final class DirectoryCache {
       return false;
     }
     offer(next);
+    tellOwners(events);
     return true;
   }
 
@@ -187,7 +216,10 @@ public final class DirectoryCache {
       return;
     }
     if (c.after() != null) {
-      replaceWith(c.after(), c.digest());
+      synchronized (this) {
+        replaceWith(c.after(), c.digest());
+        tellOwners(c.events());
+      }
       confirmed(now);
       return;
     }

@@ -26,10 +26,22 @@ public final class TabletLookup {
   /**
    * The answer to {@link Master.Locate}: the directory's version, whether the table exists and
    * when it was made ({@link TableInfo#createdMicros}: a table deleted and made again under its
-   * name is another table), and the tablets found, in row order (empty for an unknown table).
+   * name is another table), the tablets found, in row order (empty for an unknown table), and
+   * each one's owner at that version ({@code owners}, by position; "" for one not placed).
    */
-  public record Located(long version, boolean tableKnown, long tableCreated, List<TabletInfo> tablets)
-      implements KryoSerializable {}
+  public record Located(long version, boolean tableKnown, long tableCreated, List<TabletInfo> tablets,
+      List<String> owners) implements KryoSerializable {
+    public Located {
+      if (owners.size() != tablets.size()) {
+        throw new IllegalArgumentException(tablets.size() + " tablets, " + owners.size() + " owners");
+      }
+    }
+
+    /** An answer without tablets. */
+    static Located none(long version, boolean tableKnown, long tableCreated) {
+      return new Located(version, tableKnown, tableCreated, List.of(), List.of());
+    }
+  }
 
   /**
    * In {@code d}: forwards, the tablet of {@code table} holding {@code row} and those after it;
@@ -40,31 +52,35 @@ public final class TabletLookup {
   public static Located answer(Directory d, String table, byte[] row, boolean before, int count) {
     TableInfo info = d.table(table);
     if (info == null) {
-      return new Located(d.version(), false, 0, List.of());
+      return Located.none(d.version(), false, 0);
     }
     List<TabletInfo> all = d.tabletsOf(table);
     int at = before ? indexBefore(d, table, row) : d.indexOf(table, row);
     if (at < 0) {
-      return new Located(d.version(), true, info.createdMicros(), List.of());
+      return Located.none(d.version(), true, info.createdMicros());
     }
     int most = Math.max(1, Math.min(MOST_TABLETS, count));
     ArrayDeque<TabletInfo> found = new ArrayDeque<>();
+    ArrayDeque<String> owners = new ArrayDeque<>();
     long bytes = 0;
     int step = before ? -1 : 1;
     for (int i = at; i >= 0 && i < all.size() && found.size() < most; i += step) {
       TabletInfo t = all.get(i);
-      bytes += t.id().length() + t.startRow().length + t.endRow().length + 32L;
+      String owner = d.ownerOf(t.id());
+      bytes += t.id().length() + t.startRow().length + t.endRow().length + owner.length() + 32L;
       if (!found.isEmpty() && bytes > MOST_BYTES) {
         break;
       }
       TabletInfo slim = TabletInfo.empty(t.table(), t.id(), t.startRow(), t.endRow());
       if (before) {
         found.addFirst(slim);
+        owners.addFirst(owner);
       } else {
         found.addLast(slim);
+        owners.addLast(owner);
       }
     }
-    return new Located(d.version(), true, info.createdMicros(), new ArrayList<>(found));
+    return new Located(d.version(), true, info.createdMicros(), new ArrayList<>(found), new ArrayList<>(owners));
   }
 
   /** The answer to {@code c}. */

@@ -1,7 +1,6 @@
 package io.tabula.cluster.grpc;
 
 import com.google.protobuf.ByteString;
-import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.master.TabletLookup;
 import io.tabula.cluster.routing.Router;
@@ -45,19 +44,20 @@ final class LocationsService implements Locations {
       }
       byte[] row = in.getRowKey().toByteArray();
       return router.locations().fresh(table, row, prefetch + 1)
-          .thenApply(located -> answer(router.directory(), located, row));
+          .thenApply(located -> answer(located, row));
     });
   }
 
-  private LocateResponse answer(Directory d, TabletLookup.Located located, byte[] row) {
+  private LocateResponse answer(TabletLookup.Located located, byte[] row) {
     List<TabletInfo> tablets = located.tablets();
     if (tablets.isEmpty() || !tablets.get(0).containsRow(row)) {
       throw GrpcErrors.status(ErrorCode.UNAVAILABLE, "no tablet of the table holds the row yet: retry", null);
     }
     LocateResponse.Builder b = LocateResponse.newBuilder().setDirectoryVersion(located.version());
-    for (TabletInfo t : tablets) {
+    for (int i = 0; i < tablets.size(); i++) {
+      TabletInfo t = tablets.get(i);
       b.addTablets(TabletLocation.newBuilder().setTabletId(t.id()).setStartKey(ByteString.copyFrom(t.startRow()))
-          .setEndKey(ByteString.copyFrom(t.endRow())).setEndpoint(owners.endpointOf(d, t.id())));
+          .setEndKey(ByteString.copyFrom(t.endRow())).setEndpoint(owners.endpointOf(located.owners().get(i))));
     }
     return b.build();
   }

@@ -1,12 +1,12 @@
 package io.tabula.cluster.grpc;
 
 import io.tabula.actors.master.ClusterNodes;
-import io.tabula.actors.master.Directory;
 import java.util.function.Supplier;
 import org.apache.pekko.cluster.typed.Cluster;
 
 /**
- * Which node serves a tablet, as this node's directory and the cluster membership say: for
+ * Where a tablet's owner (as the master's lookups and changes give it) is served, as the
+ * cluster membership says: for
  * the Locations service (where a client should send a row's requests) and for the check of
  * a client's route. Thread-safe.
  */
@@ -26,19 +26,21 @@ final class Owners {
   }
 
   /**
-   * The gRPC endpoint of the node serving tablet {@code tabletId}: its owner's when the owner
+   * The gRPC endpoint of the node serving a tablet owned by {@code owner}: the owner's when it
    * is another Up node, else this node's (which serves it, or forwards to wherever sharding
    * has it).
    */
-  String endpointOf(Directory d, String tabletId) {
-    String other = otherOwner(d, tabletId);
+  String endpointOf(String owner) {
+    String other = otherOwner(owner);
     return other != null ? other : selfEndpoint.get();
   }
 
-  /** The endpoint of the tablet's owner if that is another Up node with a known endpoint, else null. */
-  String otherOwner(Directory d, String tabletId) {
-    String owner = d.ownerOf(tabletId);
-    if (owner.isEmpty() || owner.equals(self)) {
+  /**
+   * The endpoint of {@code owner} (a node's name; "" or null: none known) if that is another Up
+   * node with a known endpoint, else null.
+   */
+  String otherOwner(String owner) {
+    if (owner == null || owner.isEmpty() || owner.equals(self)) {
       return null;
     }
     for (ClusterNodes.NodeInfo n : ClusterNodes.all(cluster)) {

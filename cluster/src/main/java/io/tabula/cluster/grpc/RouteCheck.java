@@ -54,15 +54,18 @@ final class RouteCheck {
     }
     String id = named.get();
     // the node's cached tablet for the row (one lookup shared by the requests that miss meanwhile);
-    // the master is asked again only when that is not the tablet named
+    // the master is asked again only when that is not the tablet named, or the cache says another node serves it
     return router.locations().locate(TabletLocations.Position.of(table, row)).thenCompose(here -> {
-      if (here.id().equals(id)) {
-        String owner = owners.otherOwner(router.directory(), id);
-        return owner == null ? PASS : CompletableFuture.failedStage(movedTo(table, id, owner));
+      if (here.id().equals(id) && owners.otherOwner(router.locations().ownerOf(here)) == null) {
+        return PASS;
       }
       return router.locations().fresh(table, row, 1).thenApply(a -> {
         if (a.tablets().isEmpty() || !a.tablets().get(0).id().equals(id) || !a.tablets().get(0).containsRow(row)) {
           throw stale(table, id);
+        }
+        String owner = owners.otherOwner(a.owners().get(0));
+        if (owner != null) {
+          throw movedTo(table, id, owner);
         }
         return null;
       });

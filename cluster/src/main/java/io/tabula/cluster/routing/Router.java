@@ -60,6 +60,7 @@ public final class Router {
     this.locations = new TabletLocations(master, system, askTimeout, locationCache, at -> at.before()
         ? directory.get().locateBefore(at.table(), at.row()) : directory.get().locate(at.table(), at.row()));
     directory.addListener(locations::keepTablesOf);
+    directory.addOwnerListener(locations::ownersChanged);
     this.unopened = unopened;
     this.tablets = TabletShards.of(system);
     this.directory = directory;
@@ -123,12 +124,13 @@ public final class Router {
   }
 
   /**
-   * The {@link NodeRequests} of the node that directory {@code d} says owns tablet
-   * {@code tabletId}, when that is another Up node whose instance is known; else null (the
-   * tablet is then served here, or reached through its sharded actor).
+   * The {@link NodeRequests} of the node that owns tablet {@code t} by its cached location, when
+   * that is another Up node whose instance is known; else null (the tablet is then served here,
+   * or reached through its sharded actor).
    */
-  ActorRef<NodeRequests.Command> peerOf(Directory d, String tabletId) {
-    return peers.of(d.ownerOf(tabletId));
+  ActorRef<NodeRequests.Command> peerOf(TabletInfo t) {
+    String owner = locations.ownerOf(t);
+    return owner == null ? null : peers.of(owner);
   }
 
   /** Asks another node to read {@code parts}; fails only when the node does not answer in time. */
@@ -280,16 +282,8 @@ public final class Router {
     return System.nanoTime() - startNanos <= retryForNanos;
   }
 
-  /**
-   * The directory after the pause that follows moved answer {@code n} (from 0) and a refresh:
-   * for callers that pick a tablet's node from the directory ({@link #peerOf}).
-   */
-  CompletionStage<Directory> afterMove(int n) {
-    return pause(n).thenCompose(x -> directory.refresh(master, system, askTimeout));
-  }
-
   /** Completes after the pause that follows moved answer {@code n} (from 0). */
-  private static CompletionStage<Void> pause(int n) {
+  static CompletionStage<Void> pause(int n) {
     long pauseMs = Math.min(200, 5L << Math.min(n, 6));
     CompletableFuture<Void> pause = new CompletableFuture<>();
     CompletableFuture.delayedExecutor(pauseMs, TimeUnit.MILLISECONDS).execute(() -> pause.complete(null));

@@ -1,7 +1,6 @@
 package io.tabula.cluster.routing;
 
 import io.tabula.actors.Stages;
-import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.actors.tablet.TabletActor;
@@ -147,16 +146,15 @@ public final class TabletBatches {
    * Sends the entries {@code rows} grouped by tablet, those whose tablet is not cached once it is
    * looked up (unless {@code covered}: they were, and an entry whose tablet still is not goes
    * alone, the per-row way, {@link NodeRequests#TABLETS_AT_ONCE} at a time), each tablet's node
-   * as the node's copy of the directory has it: the groups of
+   * as its cached location has it ({@link Router#peerOf}): the groups of
    * tablets served here, or whose owner is not known as a peer, go to each tablet's actor;
    * the groups of each other node go to it together ({@link NodeRequests.Write}), packed into
-   * as few messages as the frame allows. Entries a tablet refuses as moved (a split or a move
-   * the directory had not caught up with) go again as groups under the refreshed directory,
+   * as few messages as the frame allows. Entries a tablet refuses as moved (a split or a merge
+   * the cache had not caught up with) go again as groups, looked up again,
    * after a short pause, while the request may still retry; one ask per row instead turned a
    * split into a flood of asks.
    */
   private CompletableFuture<Void> send(Request q, List<Integer> rows, int attempt, boolean covered) {
-    Directory d = router.directory();
     String table = q.table();
     RowMutation[] parsed = q.parsed();
     Map<String, List<Integer>> byTablet = new LinkedHashMap<>();
@@ -185,7 +183,8 @@ public final class TabletBatches {
     Map<ActorRef<NodeRequests.Command>, Map<String, List<Integer>>> byNode = new LinkedHashMap<>();
     List<Slice> here = new ArrayList<>();
     byTablet.forEach((tabletId, rowsOfTablet) -> {
-      ActorRef<NodeRequests.Command> peer = router.localReads(tabletId) != null ? null : router.peerOf(d, tabletId);
+      ActorRef<NodeRequests.Command> peer = router.localReads(tabletId) != null ? null
+          : router.peerOf(located.get(tabletId));
       if (peer != null) {
         byNode.computeIfAbsent(peer, k -> new LinkedHashMap<>()).put(tabletId, rowsOfTablet);
         return;
@@ -252,7 +251,8 @@ public final class TabletBatches {
   /**
    * Records the outcome of the entries {@code group} (sent as one batch to {@code tablet}) in
    * {@code out}: applied, refused, or, for those refused as moved while the request may still
-   * retry, sent again after a pause, the tablet forgotten and the directory refreshed.
+   * retry, sent again after a pause, the tablet's cached location forgotten (its rows are
+   * looked up again, owners with them).
    */
   private CompletableFuture<Void> settled(Request q, TabletInfo tablet, List<Integer> group,
       CompletionStage<TabletActor.BatchOutcome> sent, int attempt) {
@@ -274,13 +274,7 @@ public final class TabletBatches {
         return CompletableFuture.<Void>completedFuture(null);
       }
       router.locations().forget(tablet);
-      return router.afterMove(attempt).toCompletableFuture().handle((next, refreshFailed) -> {
-        if (refreshFailed != null) {
-          moved.forEach(i -> out[i] = refreshFailed);
-          return CompletableFuture.<Void>completedFuture(null);
-        }
-        return send(q, moved, attempt + 1, false);
-      }).thenCompose(x -> x);
+      return Router.pause(attempt).thenCompose(x -> send(q, moved, attempt + 1, false)).toCompletableFuture();
     }).thenCompose(x -> x).toCompletableFuture();
   }
 
@@ -316,7 +310,6 @@ public final class TabletBatches {
   }
 
   private CompletionStage<List<FilteredRow>> readAllCovered(String table, List<byte[]> keys, byte[] filter) {
-    Directory d = router.directory();
     List<List<byte[]>> groups = groups(table, keys);
     List<CompletableFuture<List<FilteredRow>>> reads = new ArrayList<>(groups.size());
     Map<ActorRef<NodeRequests.Command>, List<Integer>> byNode = new LinkedHashMap<>();
@@ -324,7 +317,7 @@ public final class TabletBatches {
     for (int i = 0; i < groups.size(); i++) {
       TabletInfo t = router.locations().cached(table, groups.get(i).get(0));
       ActorRef<NodeRequests.Command> peer = t == null || router.localReads(t.id()) != null ? null
-          : router.peerOf(d, t.id());
+          : router.peerOf(t);
       if (peer == null) {
         reads.add(readGroup(table, groups.get(i), filter).toCompletableFuture());
       } else {
@@ -444,11 +437,10 @@ public final class TabletBatches {
 
   /** One row through the rerouting path: a list of it, or an empty list when no cell passes. */
   public CompletionStage<List<FilteredRow>> readOne(String table, byte[] key, byte[] filter) {
-    Directory d = router.directory();
     TabletInfo t = router.locations().cached(table, key);
     CompletionStage<FilteredRow> local = t == null ? null : router.readLocal(t.id(), r -> r.row(key, filter));
     if (local == null) {
-      ActorRef<NodeRequests.Command> peer = t == null ? null : router.peerOf(d, t.id());
+      ActorRef<NodeRequests.Command> peer = t == null ? null : router.peerOf(t);
       return peer == null ? routedReadOne(table, key, filter) : part(readOnNode(peer,
           List.of(new NodeRequests.Part(t.id(), List.of(key))), filter), 0, () -> routedReadOne(table, key, filter));
     }

@@ -82,6 +82,8 @@ public final class TabletLocations {
   /** The tablet at a position by the node's copy of the directory (null: none), when a lookup fails. */
   private final java.util.function.Function<Position, TabletInfo> fallback;
   private final ConcurrentHashMap<String, Ranges> tables = new ConcurrentHashMap<>();
+  /** Each cached tablet by id (to find its entry when its owner changes); changed with the entries, under their table's lock. */
+  private final ConcurrentHashMap<String, TabletInfo> ids = new ConcurrentHashMap<>();
   /** Entries held over all tables (see the class comment; read without a lock). */
   private final AtomicInteger held = new AtomicInteger();
   private final AtomicLong lookups = new AtomicLong();
@@ -100,8 +102,11 @@ public final class TabletLocations {
     long newest = -1;
   }
 
-  /** A tablet as the master's directory had it at {@code version}. */
-  private record Entry(TabletInfo tablet, long version) {}
+  /**
+   * A tablet as the master's directory had it at {@code version}, and its owner then or as a
+   * later change said ("" for none).
+   */
+  private record Entry(TabletInfo tablet, long version, String owner) {}
 
   /**
    * Where a request's tablet is: the one holding {@code row}, or ({@code before}) the one holding
@@ -297,8 +302,8 @@ public final class TabletLocations {
     }
     synchronized (r) {
       Entry e = r.byStart.get(t.startRow());
-      if (e != null && e.tablet().id().equals(t.id()) && r.byStart.remove(t.startRow(), e)) {
-        held.decrementAndGet();
+      if (e != null && e.tablet().id().equals(t.id())) {
+        remove(r, t.startRow());
       }
     }
   }
@@ -308,10 +313,64 @@ public final class TabletLocations {
     Ranges r = tables.remove(table);
     if (r != null) {
       synchronized (r) {
-        held.addAndGet(-r.byStart.size());
-        r.byStart.clear();
+        clear(r);
       }
     }
+  }
+
+  /**
+   * The owner of tablet {@code t} by its cached entry: a node's name, "" for none, or null when
+   * {@code t} is not cached. A stale owner costs a request one more hop (that node reaches the
+   * tablet through sharding), never a wrong answer.
+   */
+  public String ownerOf(TabletInfo t) {
+    Ranges r = tables.get(t.table());
+    Entry e = r == null ? null : r.byStart.get(t.startRow());
+    return e != null && e.tablet().id().equals(t.id()) ? e.owner() : null;
+  }
+
+  /** Takes the owners of tablets the directory changed ({@link io.tabula.actors.master.DirectoryCache#addOwnerListener}). */
+  public void ownersChanged(Map<String, String> owners) {
+    owners.forEach((id, owner) -> {
+      TabletInfo t = ids.get(id);
+      Ranges r = t == null ? null : tables.get(t.table());
+      if (r == null) {
+        return;
+      }
+      synchronized (r) {
+        Entry e = r.byStart.get(t.startRow());
+        if (e != null && e.tablet() == t) {
+          r.byStart.put(t.startRow(), new Entry(t, e.version(), owner));
+        }
+      }
+    });
+  }
+
+  /** Adds {@code e}, in place of an entry at its start row if any. Under r's lock. */
+  private void put(Ranges r, Entry e) {
+    Entry old = r.byStart.put(e.tablet().startRow(), e);
+    if (old == null) {
+      held.incrementAndGet();
+    } else {
+      ids.remove(old.tablet().id(), old.tablet());
+    }
+    ids.put(e.tablet().id(), e.tablet());
+  }
+
+  /** Removes the entry at {@code start}, if any. Under r's lock. */
+  private void remove(Ranges r, byte[] start) {
+    Entry old = r.byStart.remove(start);
+    if (old != null) {
+      held.decrementAndGet();
+      ids.remove(old.tablet().id(), old.tablet());
+    }
+  }
+
+  /** Removes every entry of {@code r}. Under r's lock. */
+  private void clear(Ranges r) {
+    r.byStart.values().forEach(e -> ids.remove(e.tablet().id(), e.tablet()));
+    held.addAndGet(-r.byStart.size());
+    r.byStart.clear();
   }
 
   /**
@@ -389,12 +448,12 @@ public final class TabletLocations {
             break; // an answer of the table before the one held, late
           }
           // the first answer, or one of a table made again under the name: what is held is of another
-          held.addAndGet(-r.byStart.size());
-          r.byStart.clear();
+          clear(r);
           r.created = a.tableCreated();
         }
         r.newest = Math.max(r.newest, a.version());
-        for (TabletInfo t : a.tablets()) {
+        for (int k = 0; k < a.tablets().size(); k++) {
+          TabletInfo t = a.tablets().get(k);
           List<byte[]> overlapped = overlapping(r, t);
           boolean newerThere = false;
           for (byte[] start : overlapped) {
@@ -403,12 +462,8 @@ public final class TabletLocations {
           if (newerThere) {
             continue;
           }
-          overlapped.forEach(start -> {
-            r.byStart.remove(start);
-            held.decrementAndGet();
-          });
-          r.byStart.put(t.startRow(), new Entry(t, a.version()));
-          held.incrementAndGet();
+          overlapped.forEach(start -> remove(r, start));
+          put(r, new Entry(t, a.version(), a.owners().get(k)));
         }
         r.usedAt = System.nanoTime();
         break;
@@ -450,8 +505,7 @@ public final class TabletLocations {
       if (!e.getKey().equals(table)) {
         Ranges r = e.getValue();
         synchronized (r) {
-          held.addAndGet(-r.byStart.size());
-          r.byStart.clear();
+          clear(r);
         }
       }
     }
@@ -467,10 +521,8 @@ public final class TabletLocations {
           keep.put(t.startRow(), e);
         }
       }
-      held.addAndGet(-r.byStart.size());
-      r.byStart.clear();
-      keep.forEach((k, v) -> r.byStart.put(k, v));
-      held.addAndGet(keep.size());
+      clear(r);
+      keep.values().forEach(e -> put(r, e));
     }
   }
 }

@@ -278,4 +278,31 @@ class TabletLocationsTest {
     assertTrue(Refusal.is(e, ErrorCode.NOT_FOUND), e.toString());
     assertEquals(2, l.every("t").toCompletableFuture().join().size());
   }
+
+  /**
+   * A cached tablet carries its owner as the lookup gave it, and the owners the master's changes
+   * give cached tablets replace it (a node routes a batch to a tablet's owner by this, without a
+   * copy of the whole directory); a tablet not cached, or forgotten, has no owner known.
+   */
+  @Test
+  void aCachedTabletsOwnerComesWithItsLookupAndFollowsTheMastersChanges() {
+    masters.set(directory(3, Map.of("t", 10)));
+    TabletLocations l = locations(10_000);
+    TabletInfo t5 = join(l.locate(TabletLocations.Position.of("t", row(5))));
+    assertEquals("n1", l.ownerOf(t5));
+    TabletInfo t6 = l.cached("t", row(6));
+    assertEquals("n1", l.ownerOf(t6), "a neighbour's owner came with it");
+    assertNull(l.ownerOf(TabletInfo.empty("t", "t-other", row(5), row(6))), "another tablet at the same rows");
+
+    l.ownersChanged(Map.of("t-5", "n2", "t-unknown", "n3"));
+    assertEquals("n2", l.ownerOf(t5), "moved to n2");
+    assertEquals("n1", l.ownerOf(t6));
+    assertEquals(1, asked.get(), "no lookup for a change of owner");
+
+    l.forget(t5);
+    assertNull(l.ownerOf(t5));
+    l.ownersChanged(Map.of("t-5", "n3")); // not cached: nothing to change, nothing added
+    assertEquals(4, l.held(), "t-6 .. t-9");
+    assertEquals("n1", l.ownerOf(join(l.locate(TabletLocations.Position.of("t", row(5))))), "looked up again");
+  }
 }
