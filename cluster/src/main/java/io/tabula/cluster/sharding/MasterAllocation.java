@@ -4,6 +4,8 @@ import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
+import io.tabula.protocol.errors.ErrorCode;
+import io.tabula.protocol.errors.Refusal;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashSet;
@@ -37,8 +39,9 @@ import scala.jdk.javaapi.FutureConverters;
  *       and sharding asks again. If it
  *       has no owner, or its owner is leaving or gone, the master is asked to place it
  *       ({@link Master.Place}: recorded before it answers), and it goes there.
- *   <li>A tablet the directory does not know (a split parent, a deleted table's, a made-up
- *       id) goes to the region that asked: its actor only answers that the row moved.
+ *   <li>A tablet the node's copy does not hold is placed as the master answers {@link
+ *       Master.Place}; one the master does not know either (a split parent, a deleted table's,
+ *       a made-up id) goes to the region that asked: its actor only answers that the row moved.
  *   <li>Rebalancing hands over exactly the tablets whose region is not their owner's, when
  *       the owner has a region: a master's move (or placement) is carried out this way. A
  *       region on a node that is unreachable or down is left alone: its hand-over could only
@@ -143,9 +146,7 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
     CompletionStage<ActorRef> attempt;
     Set<ActorRef> regions = latestRegions;
     try {
-      Directory d = directory.get();
-      attempt = d.tablet(shardId) != null ? allocate(d, requester, shardId, regions)
-          : directory.refresh(master, system, ASK).thenCompose(fresh -> allocate(fresh, requester, shardId, regions));
+      attempt = allocate(directory.get(), requester, shardId, regions);
     } catch (RuntimeException e) {
       result.completeExceptionally(e);
       return;
@@ -167,22 +168,30 @@ final class MasterAllocation extends ShardCoordinator.AbstractShardAllocationStr
     });
   }
 
+  /**
+   * Where {@code shardId} goes: its owner's region, by the node's copy when that knows the
+   * tablet and the region; else as the master answers {@link Master.Place} (which places a
+   * tablet without an owner, and knows the tablets a copy does not hold: only the master's
+   * node holds every tablet); a tablet the master does not know goes to the requester.
+   */
   private CompletionStage<ActorRef> allocate(Directory d, ActorRef requester, String shardId, Set<ActorRef> regions) {
-    if (d.tablet(shardId) == null) {
-      return CompletableFuture.completedFuture(regions.contains(requester) ? requester : regions.iterator().next());
-    }
-    String owner = d.ownerOf(shardId);
+    String owner = d.tablet(shardId) == null ? "" : d.ownerOf(shardId);
     ActorRef region = regionOf(owner, regions);
     if (region != null) {
       return CompletableFuture.completedFuture(region);
     }
     Optional<ClusterNodes.NodeInfo> member = ClusterNodes.all(cluster).stream()
-        .filter(n -> n.name().equals(owner)).findFirst();
+        .filter(n -> !owner.isEmpty() && n.name().equals(owner)).findFirst();
     if (member.isPresent() && isStarting(member.get().status())) {
       return notYet("tablet " + shardId + ": its node " + owner + " has no region yet");
     }
     return AskPattern.<Master.Command, StatusReply<String>>ask(master, r -> new Master.Place(shardId, r), ASK,
         system.scheduler()).thenCompose(reply -> {
+          if (reply.isError() && Refusal.is(reply.getError(), ErrorCode.NOT_FOUND)) {
+            // a split parent, a deleted table's, a made-up id: its actor only answers that the row moved
+            return CompletableFuture.completedFuture(regions.contains(requester) ? requester
+                : regions.iterator().next());
+          }
           if (reply.isError()) {
             return notYet("tablet " + shardId + " could not be placed: " + reply.getError().getMessage());
           }

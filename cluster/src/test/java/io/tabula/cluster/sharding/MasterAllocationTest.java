@@ -108,4 +108,30 @@ class MasterAllocationTest {
     assertEquals(n1Region, again.get(5, TimeUnit.SECONDS));
     master.expectNoMessage(Duration.ofMillis(100));
   }
+
+  /**
+   * A tablet the node's copy does not hold (only the master's node holds every tablet; another's
+   * copy may lag) goes where the master says it is placed, not to whichever region asked; one
+   * the master does not know either (a split parent) goes to the region that asked.
+   */
+  @Test
+  void aTabletTheCopyDoesNotHoldGoesWhereTheMasterSays() throws Exception {
+    TestProbe<Master.Command> master = kit.createTestProbe();
+    MasterAllocation allocation = new MasterAllocation(kit.system(), directory(), master.ref());
+    ActorRef asking = Adapter.toClassic(kit.createTestProbe().ref());
+    ActorRef n1Region = Adapter.toClassic(kit.createTestProbe().ref());
+
+    CompletableFuture<ActorRef> placed = FutureConverters.asJava(
+        allocation.allocateShard(asking, "t-9", regions(n1Region))).toCompletableFuture();
+    Master.Place place = master.expectMessageClass(Master.Place.class);
+    assertEquals("t-9", place.tabletId());
+    place.replyTo().tell(org.apache.pekko.pattern.StatusReply.success("n1"));
+    assertEquals(n1Region, placed.get(5, TimeUnit.SECONDS));
+
+    CompletableFuture<ActorRef> unknown = FutureConverters.asJava(
+        allocation.allocateShard(asking, "t-gone", regions(n1Region, asking))).toCompletableFuture();
+    master.expectMessageClass(Master.Place.class).replyTo().tell(io.tabula.protocol.errors.Refusal.of(
+        io.tabula.protocol.errors.ErrorCode.NOT_FOUND, "tablet t-gone is not known").reply());
+    assertEquals(asking, unknown.get(5, TimeUnit.SECONDS), "its actor only answers that the row moved");
+  }
 }
