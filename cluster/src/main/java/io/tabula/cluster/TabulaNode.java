@@ -383,7 +383,7 @@ public final class TabulaNode implements AutoCloseable {
             metrics == null ? null : metrics.grpc()), wait, "binding the gRPC port");
     // Ready once Up, serving every tablet it owns, and past its warm-up (if it makes one).
     AtomicBoolean warm = new AtomicBoolean(false);
-    TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, master, () -> {
+    TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, directory::isMasters, master, () -> {
       int[] so = owned.servedOfOwned(directory.get());
       return warm.get() && cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
     }, settings.askTimeout(), metrics));

@@ -126,6 +126,16 @@ final class ClusterFixture implements AutoCloseable {
         + "[pekko://tabula/system/singletonManagermaster/master]"), n.name + ", the oldest, runs the master");
   }
 
+  /** The status and body of {@code via}'s answer to {@code path}, for a failure's message. */
+  static String body(NodeJvm via, String path) {
+    try {
+      var r = via.get(path);
+      return r.statusCode() + " " + r.body();
+    } catch (IOException | InterruptedException e) {
+      return "no answer: " + e;
+    }
+  }
+
   /** Tablet id to {owner, state}, in row order, as {@code via}'s {@code /tabula/tablets?table=} shows them. */
   static Map<String, String[]> tablets(NodeJvm via, String table) throws IOException, InterruptedException {
     String body = via.get("/tabula/tablets?table=" + table).body();

@@ -45,7 +45,8 @@ class ThreeNodesTest {
       }
       ClusterFixture.createTable(cluster.node("n2"), "t", List.of("k1", "k2", "k3", "k4", "k5"));
       Map<String, String[]> tablets = ClusterFixture.tablets(cluster.node("n3"), "t");
-      assertEquals(6, tablets.size(), "one tablet per split range");
+      assertEquals(6, tablets.size(), () -> "one tablet per split range: " + ClusterFixture.body(cluster.node("n3"),
+          "/tabula/tablets?table=t"));
       Set<String> owners = new TreeSet<>();
       tablets.values().forEach(o -> owners.add(o[0]));
       assertEquals(Set.of("n1", "n2", "n3"), owners, "the tablets are spread over all three nodes");
@@ -170,6 +171,14 @@ class ThreeNodesTest {
       for (String n : List.of("n1", "n2", "n3")) {
         assertTrue(nodes.contains("\"name\":\"" + n + "\""), nodes);
       }
+      // Views of the whole directory come from the master's node (n1, the oldest), whichever node is asked.
+      for (String path : List.of("/tabula/nodes", "/tabula/tables", "/tabula/tablets?table=t")) {
+        var fromN3 = cluster.node("n3").get(path);
+        assertEquals(200, fromN3.statusCode(), path + ": " + fromN3.body());
+        assertEquals(java.util.Optional.of("n1"), fromN3.headers().firstValue("Tabula-Shown-By"), path);
+      }
+      assertEquals(ClusterFixture.tablets(cluster.node("n1"), "t").keySet(),
+          ClusterFixture.tablets(cluster.node("n3"), "t").keySet());
     }
   }
 }

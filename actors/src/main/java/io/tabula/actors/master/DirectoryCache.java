@@ -41,6 +41,8 @@ public final class DirectoryCache {
   private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
   private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
   private final List<Consumer<java.util.Map<String, String>>> ownerListeners = new CopyOnWriteArrayList<>();
+  /** The master's own directory last given with a change (only in the master's JVM), or null. */
+  private volatile Directory mastersLast;
   private final AtomicReference<CompletableFuture<Directory>> refreshing = new AtomicReference<>();
   /** Set when the copy differed from the master's: the next catch-up fetches the whole directory. Guarded by this. */
   private boolean diverged;
@@ -75,6 +77,15 @@ public final class DirectoryCache {
     if (!owners.isEmpty()) {
       ownerListeners.forEach(l -> l.accept(owners));
     }
+  }
+
+  /**
+   * Whether the copy held is the master's own directory: this node runs the master (views of the
+   * whole directory are answered here, and forwarded here by the other nodes).
+   */
+  public boolean isMasters() {
+    Directory d = current.get();
+    return d != Directory.EMPTY && d == mastersLast;
   }
 
   /** How many copies differed from the master's, in all. */
@@ -219,6 +230,7 @@ public final class DirectoryCache {
       synchronized (this) {
         replaceWith(c.after(), c.digest());
         tellOwners(c.events());
+        mastersLast = c.after();
       }
       confirmed(now);
       return;

@@ -88,9 +88,9 @@ final class ConsoleRoutes {
         StatusCodes.FOUND));
   }
 
-  static Route tables(TabulaRoutes.NodeView v, CompletionStage<Map<String, Master.TabletLoad>> load) {
-    return completeWithFuture(load.thenApply(l -> TabulaRoutes.json(StatusCodes.OK, tableList(v.directory().get(),
-        l))));
+  static CompletionStage<HttpResponse> tables(TabulaRoutes.NodeView v,
+      CompletionStage<Map<String, Master.TabletLoad>> load) {
+    return load.thenApply(l -> TabulaRoutes.json(StatusCodes.OK, tableList(v.directory().get(), l)));
   }
 
   static Route keyViz(TabulaRoutes.NodeView v) {

@@ -54,16 +54,23 @@ import org.apache.pekko.pattern.StatusReply;
  *   <li>{@code POST /tabula/tablets/{id}/move?to=NODE}: starts a move (202), or says why not.
  *   <li>{@code POST /tabula/nodes/{node}/drain}: moves the node's tablets away, then it leaves (202).
  * </ul>
- * and the metrics, the web console and its data ({@link ConsoleRoutes}).
+ * and the metrics, the web console and its data ({@link ConsoleRoutes}). The views of the whole
+ * directory ({@code /tabula/nodes}, {@code /tabula/tables}, {@code /tabula/tablets}) are
+ * answered by the master's node, whichever node is asked ({@link WholeViews}).
  * The node attaches what the routes read once it has started ({@link #attach}); before
  * that they answer 503.
  */
 public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provider> implements ExtensionIdProvider {
   public static final TabulaRoutes ID = new TabulaRoutes();
 
-  /** What the routes read: the node's view of the cluster. */
+  /**
+   * What the routes read: the node's view of the cluster. {@code whole}: whether the node's copy
+   * of the directory is the master's own (views of the whole directory are answered only there:
+   * {@link WholeViews}).
+   */
   public record NodeView(org.apache.pekko.actor.typed.ActorSystem<?> system, org.apache.pekko.cluster.typed.Cluster cluster,
-      java.util.function.Supplier<Directory> directory, org.apache.pekko.actor.typed.ActorRef<Master.Command> master,
+      java.util.function.Supplier<Directory> directory, java.util.function.BooleanSupplier whole,
+      org.apache.pekko.actor.typed.ActorRef<Master.Command> master,
       java.util.function.BooleanSupplier ready, Duration askTimeout, io.tabula.cluster.metrics.NodeMetrics metrics) {}
 
   /** Loaded by Pekko Management by class name. */
@@ -101,16 +108,16 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
           ConsoleRoutes.home(),
           ConsoleRoutes.console(),
           pathPrefix("tabula", () -> concat(
-              path("tables", () -> withView(v -> ConsoleRoutes.tables(v, load(v)))),
+              path("tables", () -> withView(v -> WholeViews.answered(v, w -> ConsoleRoutes.tables(w, load(w))))),
               path("keyviz", () -> withView(ConsoleRoutes::keyViz)),
               path("operations", () -> withView(ConsoleRoutes::operations)))))),
           path(PathMatchers.segment("metrics").slash("recording"), () -> post(() -> parameter("on", on ->
               withView(v -> ConsoleRoutes.recording(v, on))))),
           pathPrefix("tabula", () -> concat(
-          path("nodes", () -> Directives.get(() -> withView(v -> completeWithFuture(load(v).thenApply(l ->
-              json(StatusCodes.OK, nodes(v, l))))))),
+          path("nodes", () -> Directives.get(() -> withView(v -> WholeViews.answered(v, w -> load(w).thenApply(l ->
+              json(StatusCodes.OK, nodes(w, l))))))),
           path("tablets", () -> Directives.get(() -> parameterOptional("table", table -> withView(v ->
-              completeWithFuture(load(v).thenApply(l -> json(StatusCodes.OK, tablets(v, table, l)))))))),
+              WholeViews.answered(v, w -> load(w).thenApply(l -> json(StatusCodes.OK, tablets(w, table, l)))))))),
           path(PathMatchers.segment("tablets").slash(PathMatchers.segment()).slash("move"), id -> post(() ->
               parameter("to", to -> withView(v -> completeWithFuture(move(v, id, to)))))),
           path(PathMatchers.segment("nodes").slash(PathMatchers.segment()).slash("drain"), node -> post(() ->

@@ -1,0 +1,93 @@
+package io.tabula.cluster.http;
+
+import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
+import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
+import static org.apache.pekko.http.javadsl.server.Directives.optionalHeaderValueByName;
+
+import io.tabula.actors.master.ClusterNodes;
+import io.tabula.actors.master.Master;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.server.Route;
+
+/**
+ * The operator's views of the whole directory ({@code /tabula/nodes}, {@code /tabula/tables},
+ * {@code /tabula/tablets}) are answered by the node that runs the master, whose copy is the
+ * master's own directory: any other node forwards the request there over Management HTTP and
+ * passes its answer on, so no node but the master's needs the whole directory to show it
+ * (paper §5.1: only the master and METADATA know every tablet). A forwarded request carries
+ * {@link #FORWARDED} and is answered where it lands, whatever that node holds (it is never
+ * forwarded twice: a master that moved meanwhile costs a view from a copy, not a loop).
+ * Stateless.
+ */
+final class WholeViews {
+  /** Header of a request one node forwarded to another. */
+  static final String FORWARDED = "Tabula-Forwarded";
+  /** Header of a view's answer: the name of the node whose copy it shows. */
+  static final String SHOWN_BY = "Tabula-Shown-By";
+  /** How long the master may take to say where it runs. */
+  private static final Duration MASTER_WAIT = Duration.ofSeconds(2);
+
+  private WholeViews() {}
+
+  /** {@code local}'s answer where this node runs the master (or the request was forwarded), else the master's node's. */
+  static Route answered(TabulaRoutes.NodeView v, Function<TabulaRoutes.NodeView, CompletionStage<HttpResponse>> local) {
+    return optionalHeaderValueByName(FORWARDED, forwarded -> extractRequest(request -> completeWithFuture(
+        forwarded.isPresent() || v.whole().getAsBoolean() ? here(v, local) : forward(v, request, local))));
+  }
+
+  /** {@code local}'s answer, saying which node gave it. */
+  private static CompletionStage<HttpResponse> here(TabulaRoutes.NodeView v,
+      Function<TabulaRoutes.NodeView, CompletionStage<HttpResponse>> local) {
+    String self = v.cluster().selfMember().address().toString();
+    String name = ClusterNodes.all(v.cluster()).stream().filter(n -> n.address().toString().equals(self))
+        .map(ClusterNodes.NodeInfo::name).findFirst().orElse(self);
+    return local.apply(v).thenApply(r -> r.addHeader(RawHeader.create(SHOWN_BY, name)));
+  }
+
+  private static CompletionStage<HttpResponse> forward(TabulaRoutes.NodeView v, HttpRequest request,
+      Function<TabulaRoutes.NodeView, CompletionStage<HttpResponse>> local) {
+    return AskPattern.<Master.Command, Master.Operations>ask(v.master(), Master.GetOperations::new, MASTER_WAIT,
+        v.system().scheduler()).handle((ops, err) -> {
+          if (err != null) {
+            return CompletableFuture.completedFuture(unavailable("the master did not answer: " + err));
+          }
+          if (ops.masterAddress().equals(v.system().address().toString())) {
+            return here(v, local); // it runs here, and its directory has not reached the copy yet
+          }
+          for (ClusterNodes.NodeInfo n : ClusterNodes.all(v.cluster())) {
+            if (n.address().toString().equals(ops.masterAddress()) && n.http().contains(":")
+                && !n.http().endsWith(":0")) {
+              // a new GET of the same path and query (the one asked may have come over HTTP/2)
+              HttpRequest there = HttpRequest.GET(request.getUri().scheme("http").host(host(n.http()))
+                  .port(port(n.http())).toString()).addHeader(RawHeader.create(FORWARDED, "1"));
+              return Http.get(v.system()).singleRequest(there).<HttpResponse>handle((r, failed) -> failed == null
+                  ? r : unavailable("the master's node " + n.name() + " did not answer: " + failed));
+            }
+          }
+          return CompletableFuture.completedFuture(unavailable("the master's node " + ops.masterAddress()
+              + " has no known Management HTTP endpoint"));
+        }).thenCompose(x -> x);
+  }
+
+  private static String host(String endpoint) {
+    return endpoint.substring(0, endpoint.lastIndexOf(':'));
+  }
+
+  private static int port(String endpoint) {
+    return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
+  }
+
+  private static HttpResponse unavailable(String why) {
+    return TabulaRoutes.json(StatusCodes.SERVICE_UNAVAILABLE, Map.of("error", why));
+  }
+}
