@@ -269,8 +269,8 @@ final class LogSweeper {
   /** What {@link #sweep} asks: the master, which folders a placement of its directory names. */
   static Function<List<String>, CompletionStage<List<String>>> askingMaster(ActorRef<Master.Command> master,
       ActorSystem<?> system, Duration timeout) {
-    return folders -> AskPattern.<Master.Command, Master.LogsNamed>ask(master,
-        r -> new Master.NamedLogs(folders, r), timeout, system.scheduler()).thenApply(Master.LogsNamed::named);
+    return folders -> AskPattern.<Master.Command, Master.Names>ask(master,
+        r -> new Master.NamedLogs(folders, r), timeout, system.scheduler()).thenApply(Master.Names::names);
   }
 
   /**

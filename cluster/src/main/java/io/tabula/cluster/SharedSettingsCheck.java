@@ -16,13 +16,10 @@ import org.apache.pekko.cluster.Valid;
  * is refused at join, naming the setting and both values; checked as {@link ProtocolCheck} is.
  *
  * <ul>
- *   <li>{@code tabula.master.sweep-files-grace}: the master's sweep deletes a tablet's folder
- *       once the tablet has been gone from the directory that long, and every node reads it to
- *       know how recently its copy of the directory must have been confirmed before a request
- *       passes by a tablet without a manifest (docs/cluster.md, "Tablets open when first
- *       asked"). The master is whichever node holds the lease, so a node that took a longer
- *       grace than the master's could pass by a tablet whose folder the sweep deleted after it
- *       became another tablet's.
+ *   <li>{@code tabula.master.sweep-files-grace}: the master's sweep deletes a file only once it
+ *       has been unreferenced and unwritten that long, so that scans begun before a compaction
+ *       replaced it can finish. The master is whichever node holds the lease: a node with a
+ *       shorter grace would, once master, take files from under the scans the others let run.
  * </ul>
  *
  * <p>Made by Pekko through its public no-argument constructor. Stateless.

@@ -372,7 +372,6 @@ public final class TabulaNode implements AutoCloseable {
 
     Router router = new Router(system, directory, master, node.local(), NodePeers.start(system, settings.name()),
         settings.askTimeout(), settings.movedRetryFor(), new UnopenedTablets(node.local(), directory, storage,
-            config.getDuration("tabula.master.sweep-files-grace"),
             system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking()), master, system,
             settings.askTimeout()), config.getInt("tabula.node.location-cache-tablets"));
     NodeMetrics metrics = config.getBoolean("tabula.node.metrics") ? new NodeMetrics(engine, node.local(),

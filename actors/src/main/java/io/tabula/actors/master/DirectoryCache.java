@@ -94,18 +94,6 @@ public final class DirectoryCache {
   private long loggedAt = Long.MIN_VALUE;
   private long notLogged;
   private static final long LOG_EVERY_NANOS = 60_000_000_000L;
-  /**
-   * When the copy was last known to be the master's directory as it then was (System.nanoTime):
-   * a published change or heartbeat at its version, or an answer to an ask of the master sent at
-   * that time. {@link Long#MIN_VALUE} until then.
-   */
-  private volatile long confirmedAt = Long.MIN_VALUE;
-  /**
-   * When the latest ask of the master whose answer the copy took was sent (System.nanoTime): the
-   * copy holds every change the master made before then. {@link Long#MIN_VALUE} until then.
-   */
-  private volatile long answeredAskAt = Long.MIN_VALUE;
-
   public Directory get() {
     return current.get();
   }
@@ -115,36 +103,6 @@ public final class DirectoryCache {
     if (d.version() > current.get().version()) {
       current.set(d);
       listeners.forEach(l -> l.accept(d));
-    }
-  }
-
-  /**
-   * Whether the copy was the master's directory, as it then was, at most {@code age} ago: what
-   * it lacks now are the changes of that time at most. A node that is cut off from the master,
-   * or whose master stopped publishing, sees this turn false within {@code age}.
-   */
-  public boolean confirmedWithin(Duration age) {
-    long at = confirmedAt;
-    return at != Long.MIN_VALUE && System.nanoTime() - at <= age.toNanos();
-  }
-
-  /**
-   * Whether the copy took the answer to an ask of the master sent at or after {@code nanos}: it
-   * then holds every change the master made before {@code nanos} (a read index: what a reader
-   * that began at {@code nanos} must see). A published change or heartbeat does not count: when
-   * it was sent is not known here.
-   */
-  public boolean answeredSince(long nanos) {
-    long at = answeredAskAt;
-    return at != Long.MIN_VALUE && at - nanos >= 0;
-  }
-
-  /** Notes that the copy was the master's directory at {@code nanos} (an earlier note stays if later). */
-  private void confirmed(long nanos) {
-    synchronized (this) {
-      if (confirmedAt == Long.MIN_VALUE || nanos - confirmedAt > 0) {
-        confirmedAt = nanos;
-      }
     }
   }
 
@@ -216,14 +174,12 @@ public final class DirectoryCache {
    * asks the master for what it lacks.
    */
   void receive(DirectoryFeed.Change c, ActorRef<Master.Command> master, ActorSystem<?> system) {
-    long now = System.nanoTime();
     Directory held = current.get();
     if (c.to() < held.version()) {
       return;
     }
     if (c.to() == held.version() && (c.after() == held
         || matches(held, c.digest(), "compared with the master's change or heartbeat"))) {
-      confirmed(now);
       return;
     }
     if (c.after() != null) {
@@ -232,12 +188,9 @@ public final class DirectoryCache {
         tellOwners(c.events());
         mastersLast = c.after();
       }
-      confirmed(now);
       return;
     }
-    if (c.to() != held.version() && apply(c.from(), c.events(), c.to(), c.digest())) {
-      confirmed(now);
-    } else {
+    if (c.to() == held.version() || !apply(c.from(), c.events(), c.to(), c.digest())) {
       refresh(master, system, CATCH_UP_ASK).whenComplete((d, err) -> {
         if (err != null) {
           LOG.warn("Could not catch up with the master's directory (version {} held, {} published): {}",
@@ -265,18 +218,11 @@ public final class DirectoryCache {
     synchronized (this) {
       since = diverged ? -1 : current.get().version();
     }
-    long asked = System.nanoTime();
     catchUp(master, system, timeout, since).whenComplete((d, err) -> {
       refreshing.set(null);
       if (err != null) {
         mine.completeExceptionally(err);
       } else {
-        confirmed(asked); // the master answered after this, with its directory as it was then
-        synchronized (this) {
-          if (answeredAskAt == Long.MIN_VALUE || asked - answeredAskAt > 0) {
-            answeredAskAt = asked;
-          }
-        }
         mine.complete(get());
       }
     });

@@ -94,10 +94,16 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
    * Which of commit-log folders {@code folders} a tablet's placement names (its next opening
    * replays them): a node asks before it empties its earlier lives' folders ({@code LogSweeper}).
    */
-  public record NamedLogs(List<String> folders, ActorRef<LogsNamed> replyTo) implements Command {}
+  public record NamedLogs(List<String> folders, ActorRef<Names> replyTo) implements Command {}
 
-  /** The answer to {@link NamedLogs}: those of the folders asked about that a placement names. */
-  public record LogsNamed(List<String> named) implements KryoSerializable {}
+  /** The answer to {@link NamedLogs} and {@link NeverWritten}: those of the names asked about that are so. */
+  public record Names(List<String> names) implements KryoSerializable {}
+
+  /**
+   * Which of tablets {@code ids} the directory has with no file and no log named (so never
+   * written, if also without a manifest: {@code UnopenedTablets}). At most {@link TabletLookup#MOST_TABLETS}.
+   */
+  public record NeverWritten(List<String> ids, ActorRef<Names> replyTo) implements Command {}
 
   /** A tablet has split (its manifest already says so): record the two children in its place. */
   public record RecordSplit(String table, String parentId, byte[] splitRow, String leftId, String rightId,
@@ -423,8 +429,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             nanoTime.getAsLong())))
         .onCommand(GetChunk.class, (d, c) -> Effect().reply(c.replyTo(), feed.chunk(c.key(), c.index())))
         .onCommand(Locate.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.answer(d, c)))
-        .onCommand(NamedLogs.class, (d, c) -> Effect().reply(c.replyTo(),
-            new LogsNamed(c.folders().stream().filter(d::namesLog).toList())))
+        .onCommand(NamedLogs.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.namedLogs(d, c.folders())))
+        .onCommand(NeverWritten.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.neverWritten(d, c.ids())))
         .onCommand(RecordSplit.class, this::onRecordSplit)
         .onCommand(RecordFiles.class, this::onRecordFiles)
         .onCommand(Place.class, openings::onPlace)
@@ -445,11 +451,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             views.operations())))
         .onCommand(Drain.class, this::onDrain)
         .onCommand(MergeStep.class, this::onMergeStep)
-        .onCommand(GetLoad.class, (d, c) -> {
-          Map<String, TabletLoad> out = new TreeMap<>();
-          placements.loads().forEach((id, l) -> out.put(id, new TabletLoad(l[0], (long) l[1], l[2], l[3])));
-          return Effect().reply(c.replyTo(), new LoadReport(out));
-        })
+        .onCommand(GetLoad.class, (d, c) -> Effect().reply(c.replyTo(), MasterViews.loadReport(placements.loads())))
         .onCommand(Stop.class, (d, c) -> Effect().stop())
         .build();
   }

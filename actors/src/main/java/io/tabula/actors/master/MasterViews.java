@@ -45,6 +45,13 @@ public final class MasterViews {
     return history.view(d, table, System.currentTimeMillis());
   }
 
+  /** The tablets' recent load ({@link Master.GetLoad}), from {@code loads}: bytes, ops, reads and writes per tablet. */
+  static Master.LoadReport loadReport(java.util.Map<String, double[]> loads) {
+    java.util.Map<String, Master.TabletLoad> out = new java.util.TreeMap<>();
+    loads.forEach((id, l) -> out.put(id, new Master.TabletLoad(l[0], (long) l[1], l[2], l[3])));
+    return new Master.LoadReport(out);
+  }
+
   List<Operation> operations() {
     return new ArrayList<>(recent);
   }

@@ -93,4 +93,22 @@ public final class TabletLookup {
     TabletInfo t = d.locateBefore(table, end);
     return t == null ? -1 : d.indexOf(table, t.startRow());
   }
+
+  /** Those of tablets {@code ids} that {@code d} has with no file and no log named ({@link Master.NeverWritten}). */
+  public static Master.Names neverWritten(Directory d, List<String> ids) {
+    List<String> out = new ArrayList<>();
+    for (String id : ids.subList(0, Math.min(ids.size(), MOST_TABLETS))) {
+      TabletInfo t = d.tablet(id);
+      TabletPlacement p = t == null ? null : d.placementOf(id);
+      if (t != null && t.files().isEmpty() && (p == null || p.logs().isEmpty())) {
+        out.add(id);
+      }
+    }
+    return new Master.Names(out);
+  }
+
+  /** Those of commit-log folders {@code folders} a placement of {@code d} names ({@link Master.NamedLogs}). */
+  static Master.Names namedLogs(Directory d, List<String> folders) {
+    return new Master.Names(folders.stream().filter(d::namesLog).toList());
+  }
 }

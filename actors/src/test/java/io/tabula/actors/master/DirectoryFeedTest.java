@@ -136,34 +136,6 @@ class DirectoryFeedTest {
     assertEquals(7, cache.get().tabletsOf("t").size(), "five splits make six tablets, and one split more");
   }
 
-  /**
-   * A copy is confirmed as the master's by a change, a heartbeat or an answer, and only by
-   * those; a node whose master stops publishing sees its confirmation age (what passes tablets
-   * never opened by relies on it: docs/cluster.md, "Tablets open when first asked").
-   */
-  @Test
-  void aCopyIsConfirmedAsTheMastersOnlyByWhatTheMasterSent() throws Exception {
-    DirectoryCache alone = new DirectoryCache();
-    assertFalse(alone.confirmedWithin(Duration.ofDays(1)), "a copy nothing confirmed");
-    create("t", 2);
-    Directory before = directory();
-    create("u", 1);
-    Directory now = directory();
-    alone.receive(new DirectoryFeed.Change(now.version() - 1, now.version(), List.of(), null), master, kit.system());
-    kit.createTestProbe().awaitAssert(WAIT, () -> {
-      assertEquals(now, alone.get(), "a change it could not apply was fetched");
-      return null;
-    });
-    assertTrue(alone.confirmedWithin(Duration.ofSeconds(10)), "the master's answer confirmed it");
-    Thread.sleep(50);
-    assertFalse(alone.confirmedWithin(Duration.ofMillis(20)), "the confirmation ages");
-    alone.receive(new DirectoryFeed.Change(before.version(), before.version(), List.of(), before), master,
-        kit.system());
-    assertFalse(alone.confirmedWithin(Duration.ofMillis(20)), "a heartbeat of an older version does not confirm it");
-    alone.receive(new DirectoryFeed.Change(now.version(), now.version(), List.of(), now), master, kit.system());
-    assertTrue(alone.confirmedWithin(Duration.ofMillis(20)), "a heartbeat at the copy's version confirms it again");
-  }
-
   @Test
   void aNodeBehindGetsTheEventsSinceItsVersionInline() {
     create("t", 3);

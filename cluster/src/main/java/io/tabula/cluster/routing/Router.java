@@ -239,7 +239,7 @@ public final class Router {
 
   private <T> CompletionStage<List<Answer<T>>> askEach(String table, List<TabletInfo> tablets,
       Function<ActorRef<StatusReply<T>>, TabletActor.Command> message, T ifNeverOpened, long startNanos, int n) {
-    return unopened.holdingNothing(tablets, startNanos)
+    return unopened.holdingNothing(tablets)
         .thenCompose(none -> {
           // A table of thousands of tablets is asked NodeRequests.TABLETS_AT_ONCE at a time.
           List<Supplier<CompletionStage<Answer<T>>>> tasks = new ArrayList<>(tablets.size());

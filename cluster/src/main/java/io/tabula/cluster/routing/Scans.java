@@ -119,7 +119,7 @@ public final class Scans {
         return viaActor(at, startIn, endIn, filter, reversed);
       }
     }
-    return router.unopened().holdsNothing(t, since).thenCompose(none -> none
+    return router.unopened().holdsNothing(t).thenCompose(none -> none
         ? CompletableFuture.completedFuture(new Part(t, Source.empty()))
         : viaActor(at, startIn, endIn, filter, reversed));
   }

@@ -1,9 +1,11 @@
 package io.tabula.cluster.routing;
 
+import io.tabula.actors.Stages;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.master.TabletLookup;
 import io.tabula.actors.master.TabletPlacement;
 import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.persistence.storage.Storage;
@@ -22,6 +24,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 
 /**
  * Which tablets were never opened, so that a scan, a {@code SampleRowKeys} or a
@@ -29,29 +32,28 @@ import org.apache.pekko.actor.typed.ActorSystem;
  * first request (docs/cluster.md, "Tablets open when first asked"), and a table of 100,000
  * initial splits nobody wrote to would otherwise open all of them at its first scan.
  *
- * <p>The argument, for a request that began at {@code since}:
+ * <p>The argument, for a request under way:
  * <ul>
  *   <li>A tablet takes a write only once it is open, and it opens only by publishing its
  *       manifest on the shared storage first (a split's or a merge's children have theirs
  *       written before the master records them): <b>a tablet without a manifest holds no
  *       row</b>. The storage is read-after-write consistent across nodes (HDFS; local files;
- *       NFS only as {@code NfsMounts} checks it is mounted), and it is looked at after
- *       {@code since}: a write acknowledged before the request began is seen.
- *   <li>The tablet must still be in the directory, as the master had it at {@code since} or
- *       later: after the look, the node's copy has taken the master's answer to an ask sent
- *       after {@code since} (one ask per request, shared), and still holds the tablet with no
- *       log and no file. A copy that lagged (a table deleted and made again, a split or merge
- *       it had not heard of) would otherwise pass by a tablet that no longer holds the rows,
- *       and never ask the one that does; such a tablet is asked instead, and answers that the
- *       row moved, as before.
+ *       NFS only as {@code NfsMounts} checks it is mounted), and it is looked at after the
+ *       request began: a write acknowledged before then is seen.
+ *   <li>The tablet must still be in the master's directory when it is asked, after the look,
+ *       with no file and no log named ({@link Master.NeverWritten}). A tablet the directory
+ *       no longer has (a table deleted and made again, a split or merge the node's cache had
+ *       not heard of) would otherwise be passed by while it no longer holds the rows, and the
+ *       one that does never asked; such a tablet is asked instead, and answers that the row
+ *       moved, as before.
  *   <li>The one way a tablet of the directory loses its manifest is the master's sweep deleting
- *       the folder of a tablet gone from the directory, once it has been gone for
- *       {@code tabula.master.sweep-files-grace}. A look may come long after {@code since} (a
- *       slow reader of a long scan), so the copy must also have been confirmed as the master's
- *       within a quarter of that grace, at most 30 s, after the look.
+ *       the folder of a tablet gone from the directory. Tablet ids are never reused, so one the
+ *       directory has after the look was in it at the look, and its folder was not swept.
+ *       The node's own copy of the directory is not relied on: it need not hold the tablet.
  * </ul>
  * Otherwise the answer is "ask it": for a tablet served here, one whose placement names a log,
- * one the directory knows files of, and when the storage or the master cannot be asked.
+ * one the directory knows files of, and when the storage or the master cannot be asked. The
+ * master is asked about {@link TabletLookup#MOST_TABLETS} tablets at a time.
  *
  * <p>Looks run on the blocking-I/O dispatcher (an HDFS look is a call to its name node), one
  * per tablet of a scan as the scan comes to it, and one task after another for the tablets of
@@ -63,7 +65,6 @@ public final class UnopenedTablets {
   private final DirectoryCache directory;
   private final Storage storage;
   private final Executor blockingIo;
-  private final Duration confirmedWithin;
   private final ActorRef<Master.Command> master;
   private final ActorSystem<?> system;
   private final Duration askTimeout;
@@ -73,12 +74,10 @@ public final class UnopenedTablets {
   private static final int LOOKS_PER_TASK = 1_000;
 
   /**
-   * @param sweepGrace the master's {@code tabula.master.sweep-files-grace} (every node's: a
-   *     node with another value is refused at join, {@code SharedSettingsCheck})
+   * @param directory the node's copy, which saves a look for the tablets it knows were written
    * @param blockingIo where the storage is looked at
    */
-  public UnopenedTablets(LocalTablets local, DirectoryCache directory, Storage storage, Duration sweepGrace,
-      Executor blockingIo, ActorRef<Master.Command> master, ActorSystem<?> system, Duration askTimeout) {
+  public UnopenedTablets(LocalTablets local, DirectoryCache directory, Storage storage, Executor blockingIo, ActorRef<Master.Command> master, ActorSystem<?> system, Duration askTimeout) {
     this.local = local;
     this.directory = directory;
     this.storage = storage;
@@ -86,26 +85,24 @@ public final class UnopenedTablets {
     this.master = master;
     this.system = system;
     this.askTimeout = askTimeout;
-    Duration quarter = sweepGrace.dividedBy(4);
-    this.confirmedWithin = quarter.compareTo(Duration.ofSeconds(30)) < 0 ? quarter : Duration.ofSeconds(30);
   }
 
   /**
-   * Whether tablet {@code t} was never opened, so holds no row, for a request that began at
-   * {@code since} (System.nanoTime): true only when that is known (see the class comment);
-   * false means "ask the tablet".
+   * Whether tablet {@code t} was never opened, so holds no row, for a request under way (it
+   * looks now): true only when that is known (see the class comment); false means "ask the
+   * tablet".
    */
-  public CompletionStage<Boolean> holdsNothing(TabletInfo t, long since) {
+  public CompletionStage<Boolean> holdsNothing(TabletInfo t) {
     if (!candidate(directory.get(), t)) {
       return CompletableFuture.completedFuture(false);
     }
     return CompletableFuture.supplyAsync(() -> withoutManifest(List.of(t)), blockingIo)
-        .thenCompose(none -> confirmed(none, since)).thenApply(ids -> ids.contains(t.id()))
+        .thenCompose(this::confirmed).thenApply(ids -> ids.contains(t.id()))
         .exceptionally(err -> false);
   }
 
-  /** The ids of those of {@code tablets} that were never opened, for a request that began at {@code since}. */
-  public CompletionStage<Set<String>> holdingNothing(List<TabletInfo> tablets, long since) {
+  /** The ids of those of {@code tablets} that were never opened, for a request under way. */
+  public CompletionStage<Set<String>> holdingNothing(List<TabletInfo> tablets) {
     Directory d = directory.get();
     List<TabletInfo> candidates = tablets.stream().filter(t -> candidate(d, t)).toList();
     if (candidates.isEmpty()) {
@@ -119,15 +116,14 @@ public final class UnopenedTablets {
         return acc;
       }, blockingIo);
     }
-    return looked.thenCompose(none -> confirmed(none, since)).exceptionally(err -> Set.of());
+    return looked.thenCompose(this::confirmed).exceptionally(err -> Set.of());
   }
 
   /**
    * Whether {@code t} may have never opened, by what this node knows without a look: it is not
    * served here, and the node's copy of the directory names no file and no log of it ({@code t}
-   * itself may be a location, which names no file). A tablet the copy does not know yet (a new
-   * table's, looked up from the master) may be: {@link #confirmed} decides on a copy that has
-   * caught up.
+   * itself may be a location, which names no file). A tablet the copy does not hold may be:
+   * {@link #confirmed} decides with the master.
    */
   private boolean candidate(Directory d, TabletInfo t) {
     TabletInfo known = d.tablet(t.id());
@@ -154,43 +150,24 @@ public final class UnopenedTablets {
   }
 
   /**
-   * Those of {@code ids} (tablets seen without a manifest) that the node's copy, once it has
-   * the master's answer to an ask sent after {@code since}, still holds with no log and no file,
-   * while the copy was confirmed as the master's recently.
+   * Those of {@code ids} (tablets seen without a manifest) that the master's directory, asked
+   * after the look, still has with no file and no log named ({@link Master.NeverWritten}),
+   * {@link TabletLookup#MOST_TABLETS} per ask, one ask after another.
    */
-  private CompletionStage<Set<String>> confirmed(List<String> ids, long since) {
-    if (ids.isEmpty()) {
-      return CompletableFuture.completedFuture(Set.of());
+  private CompletionStage<Set<String>> confirmed(List<String> ids) {
+    CompletionStage<Set<String>> out = CompletableFuture.completedFuture(new HashSet<>());
+    for (int from = 0; from < ids.size(); from += TabletLookup.MOST_TABLETS) {
+      List<String> part = List.copyOf(ids.subList(from, Math.min(ids.size(), from + TabletLookup.MOST_TABLETS)));
+      out = out.thenCompose(acc -> Stages.direct(AskPattern.<Master.Command, Master.Names>ask(master,
+          r -> new Master.NeverWritten(part, r), askTimeout, system.scheduler())).thenApply(names -> {
+            acc.addAll(names.names());
+            return acc;
+          }));
     }
-    return answeredSince(since).thenApply(x -> {
-      if (!directory.answeredSince(since) || !directory.confirmedWithin(confirmedWithin)) {
-        return Set.<String>of();
-      }
-      Directory d = directory.get();
-      Set<String> out = new HashSet<>();
-      for (String id : ids) {
-        TabletInfo now = d.tablet(id);
-        TabletPlacement p = d.placementOf(id);
-        if (now != null && now.files().isEmpty() && (p == null || p.logs().isEmpty())) {
-          out.add(id);
-        }
-      }
-      passedBy.addAndGet(out.size());
-      return out;
+    return out.thenApply(found -> {
+      passedBy.addAndGet(found.size());
+      return found;
     });
-  }
-
-  /**
-   * Completes once the copy took the answer to an ask of the master sent at or after
-   * {@code since}: at once if it has, else after one refresh, or two when the first was an
-   * ask already under way when it was made.
-   */
-  private CompletionStage<?> answeredSince(long since) {
-    if (directory.answeredSince(since)) {
-      return CompletableFuture.completedFuture(null);
-    }
-    return directory.refresh(master, system, askTimeout).thenCompose(d -> directory.answeredSince(since)
-        ? CompletableFuture.completedFuture(d) : directory.refresh(master, system, askTimeout));
   }
 
   /** How many tablets were passed by as never opened since the node started. */

@@ -10,6 +10,7 @@ import io.tabula.actors.master.DirectoryFeed;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TableInfo;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.actors.master.TabletLookup;
 import io.tabula.actors.master.TabletPlacement;
 import io.tabula.actors.tablet.LocalTablets;
 import io.tabula.persistence.schema.GcPolicy;
@@ -37,13 +38,11 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * When a request passes a tablet by as never opened (docs/cluster.md, "Tablets open when first
  * asked"), and when it asks the tablet instead: the storage is a real folder; the master is a
- * stand-in actor that answers {@code GetChanges} with what the test gives it (its answers are
- * what the real master's are: tested in {@code DirectoryFeedTest}).
+ * stand-in actor that answers {@code NeverWritten} as the real master does
+ * ({@link TabletLookup#neverWritten}) from the directory the test gives it.
  */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
 class UnopenedTabletsTest {
-  private static final Duration GRACE = Duration.ofMinutes(15);
-
   @TempDir
   Path dir;
 
@@ -70,26 +69,22 @@ class UnopenedTabletsTest {
             List.of()), "t-2", new TabletPlacement("n1", TabletPlacement.State.SERVING, "", logsOfB)));
   }
 
-  /** A master that answers each GetChanges with {@code answer} of the version asked from. */
-  private ActorRef<Master.Command> master(Function<Long, DirectoryFeed.Changes> answer) {
+  /** A master whose directory is {@code d}, answering NeverWritten as the real one does. */
+  private ActorRef<Master.Command> master(Directory d) {
     Behavior<Master.Command> b = Behaviors.receiveMessage(c -> {
-      if (c instanceof Master.GetChanges g) {
-        g.replyTo().tell(answer.apply(g.since()));
+      if (c instanceof Master.NeverWritten w) {
+        w.replyTo().tell(TabletLookup.neverWritten(d, w.ids()));
       }
       return Behaviors.same();
     });
     return kit.spawn(b);
   }
 
-  /** The master's directory is the copy's: no change since. */
-  private static DirectoryFeed.Changes nothingNew(long since) {
-    return new DirectoryFeed.Changes(since, since, 0, List.of(), null, 0, 0, "");
-  }
-
-  private UnopenedTablets unopened(DirectoryCache cache, ActorRef<Master.Command> master, Duration grace) {
+  /** A node whose own copy of the directory does not hold table t (it need not: only the master's node holds every tablet). */
+  private UnopenedTablets unopened(ActorRef<Master.Command> master) {
     try {
-      return new UnopenedTablets(new LocalTablets(), cache, new FileStorage(dir), grace, io, master, kit.system(),
-          Duration.ofMillis(500));
+      return new UnopenedTablets(new LocalTablets(), new DirectoryCache(), new FileStorage(dir), io, master,
+          kit.system(), Duration.ofMillis(500));
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
@@ -100,13 +95,10 @@ class UnopenedTabletsTest {
   }
 
   @Test
-  void aTabletWithoutAManifestInACopyTheMasterConfirmedIsPassedBy() throws Exception {
-    DirectoryCache cache = new DirectoryCache();
-    cache.offer(directory(List.of()));
-    UnopenedTablets u = unopened(cache, master(UnopenedTabletsTest::nothingNew), GRACE);
-    long since = System.nanoTime();
-    assertTrue(join(u.holdsNothing(A, since)), "no manifest, no log, the copy confirmed by an ask after the start");
-    assertEquals(Set.of("t-1", "t-2"), u.holdingNothing(List.of(A, B), since).toCompletableFuture().join());
+  void aTabletWithoutAManifestTheMasterHasUnwrittenIsPassedBy() throws Exception {
+    UnopenedTablets u = unopened(master(directory(List.of())));
+    assertTrue(join(u.holdsNothing(A)), "no manifest; the master has it with no file and no log");
+    assertEquals(Set.of("t-1", "t-2"), u.holdingNothing(List.of(A, B)).toCompletableFuture().join());
 
     // A tablet that opened has its manifest on the storage: asked.
     Storage storage = new FileStorage(dir);
@@ -114,49 +106,60 @@ class UnopenedTabletsTest {
     try (var f = storage.create(ManifestCodec.path(Tablet.dirOf("t", "t-1"), 1))) {
       f.append(new byte[] {1});
     }
-    assertFalse(join(u.holdsNothing(A, System.nanoTime())), "a tablet with a manifest is asked");
-    assertEquals(Set.of("t-2"), u.holdingNothing(List.of(A, B), System.nanoTime()).toCompletableFuture().join());
+    assertFalse(join(u.holdsNothing(A)), "a tablet with a manifest is asked");
+    assertEquals(Set.of("t-2"), u.holdingNothing(List.of(A, B)).toCompletableFuture().join());
+    assertEquals(4, u.passedBy(), "A, A and B, then B");
   }
 
   @Test
   void aTabletALogNamesIsAsked() {
-    DirectoryCache cache = new DirectoryCache();
-    cache.offer(directory(List.of("n1.abc")));
-    UnopenedTablets u = unopened(cache, master(UnopenedTabletsTest::nothingNew), GRACE);
-    assertFalse(join(u.holdsNothing(B, System.nanoTime())), "a log may hold its writes");
+    UnopenedTablets u = unopened(master(directory(List.of("n1.abc"))));
+    assertFalse(join(u.holdsNothing(B)), "a log may hold its writes");
+    assertEquals(Set.of("t-1"), u.holdingNothing(List.of(A, B)).toCompletableFuture().join());
   }
 
   /**
-   * The copy held tablets the master no longer has (the table was deleted and made again):
-   * after the ask, the copy no longer holds them, and they are asked (they answer that the
-   * rows moved, and the request looks again), not passed by as empty.
+   * Tablets the master no longer has (the table was deleted and made again, or they split) are
+   * asked (they answer that the rows moved, and the request looks again), not passed by as
+   * empty.
    */
   @Test
   void aTabletTheMastersDirectoryNoLongerHasIsAsked() {
-    DirectoryCache cache = new DirectoryCache();
-    cache.offer(directory(List.of()));
-    UnopenedTablets u = unopened(cache, master(since -> new DirectoryFeed.Changes(since, since + 1, 0,
-        List.of(new Master.TableDeleted("t")), null, 0, 0, "")), GRACE);
-    assertFalse(join(u.holdsNothing(A, System.nanoTime())), "a tablet of a table deleted since");
-    assertEquals(6, cache.get().version(), "the copy took the master's change");
+    UnopenedTablets u = unopened(master(Directory.EMPTY));
+    assertFalse(join(u.holdsNothing(A)), "a tablet of a table deleted since");
+    assertEquals(Set.of(), u.holdingNothing(List.of(A, B)).toCompletableFuture().join());
   }
 
   @Test
   void withoutTheMastersAnswerEveryTabletIsAsked() {
-    DirectoryCache cache = new DirectoryCache();
-    cache.offer(directory(List.of()));
-    UnopenedTablets u = unopened(cache, kit.spawn(Behaviors.<Master.Command>ignore()), GRACE);
-    assertFalse(join(u.holdsNothing(A, System.nanoTime())), "a master that does not answer");
-    assertEquals(Set.of(), u.holdingNothing(List.of(A, B), System.nanoTime()).toCompletableFuture().join());
+    UnopenedTablets u = unopened(kit.spawn(Behaviors.<Master.Command>ignore()));
+    assertFalse(join(u.holdsNothing(A)), "a master that does not answer");
+    assertEquals(Set.of(), u.holdingNothing(List.of(A, B)).toCompletableFuture().join());
     assertEquals(0, u.passedBy());
   }
 
-  /** A copy not confirmed as the master's within a quarter of the sweep's grace: asked (its files may be swept). */
+  /** A whole-table request over more tablets than one ask names asks the master in parts, and passes every one by. */
   @Test
-  void aCopyNotConfirmedRecentlyEnoughPassesNothingBy() {
-    DirectoryCache cache = new DirectoryCache();
-    cache.offer(directory(List.of()));
-    UnopenedTablets u = unopened(cache, master(UnopenedTabletsTest::nothingNew), Duration.ZERO);
-    assertFalse(join(u.holdsNothing(A, System.nanoTime())));
+  void manyTabletsAreConfirmedInParts() {
+    int n = TabletLookup.MOST_TABLETS * 2 + 5;
+    List<TabletInfo> tablets = new java.util.ArrayList<>();
+    Map<String, TabletPlacement> placements = new java.util.HashMap<>();
+    for (int i = 0; i < n; i++) {
+      tablets.add(TabletInfo.empty("t", "t-" + i, i == 0 ? new byte[0] : bytes(String.format("r%05d", i)),
+          i == n - 1 ? new byte[0] : bytes(String.format("r%05d", i + 1))));
+      placements.put("t-" + i, new TabletPlacement("n1", TabletPlacement.State.SERVING, "", List.of()));
+    }
+    Directory d = new Directory(5, n + 1, Map.of("t", new TableInfo("t", Map.of("f", GcPolicy.KEEP_ALL), 0)),
+        Map.of("t", tablets), placements);
+    java.util.concurrent.atomic.AtomicInteger asks = new java.util.concurrent.atomic.AtomicInteger();
+    ActorRef<Master.Command> master = kit.spawn(Behaviors.<Master.Command>receiveMessage(c -> {
+      if (c instanceof Master.NeverWritten w) {
+        asks.incrementAndGet();
+        w.replyTo().tell(TabletLookup.neverWritten(d, w.ids()));
+      }
+      return Behaviors.same();
+    }));
+    assertEquals(n, unopened(master).holdingNothing(tablets).toCompletableFuture().join().size());
+    assertEquals(3, asks.get());
   }
 }
