@@ -16,6 +16,8 @@ import com.google.bigtable.v2.RowSet;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.tabula.actors.master.TabletLookup;
+import io.tabula.cluster.routing.TabletLocations;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -123,6 +125,26 @@ final class NodeWarmUp {
     } finally {
       w.close();
     }
+  }
+
+  /**
+   * Whether every tablet of a table is placed on node {@code node}, as the master answers now
+   * (the warm-up's calls then stay on this node; its tablets open at its first write).
+   */
+  static Predicate<String> placedOn(String node, TabletLocations locations) {
+    return table -> {
+      try {
+        TabletLookup.Located a = locations.fresh(table, new byte[0], TabletLookup.MOST_TABLETS).toCompletableFuture()
+            .get(2, TimeUnit.SECONDS);
+        return !a.tablets().isEmpty() && a.tablets().get(a.tablets().size() - 1).endRow().length == 0
+            && a.owners().stream().allMatch(node::equals);
+      } catch (ExecutionException | TimeoutException e) {
+        return false; // not made yet, or the master is busy: asked again
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    };
   }
 
   /**

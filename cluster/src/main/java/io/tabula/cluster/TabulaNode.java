@@ -5,7 +5,6 @@ import com.typesafe.config.ConfigFactory;
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.TableInfo;
-import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.master.DirectoryCache;
 import io.tabula.actors.master.DirectoryFeed;
 import io.tabula.actors.master.Master;
@@ -392,11 +391,7 @@ public final class TabulaNode implements AutoCloseable {
     LogLossStop.watch(system, engine, logName);
     if (binding != null) {
       NodeWarmUp.run(system, settings.name(), loopback(binding), binding.localAddress().getPort(),
-          config.getDuration("tabula.node.warm-up"), table -> {
-            List<TabletInfo> ts = directory.get().tabletsOf(table);
-            // opened by the warm-up's first write (tablets open when first asked)
-            return !ts.isEmpty() && ts.stream().allMatch(t -> settings.name().equals(directory.get().ownerOf(t.id())));
-          });
+          config.getDuration("tabula.node.warm-up"), NodeWarmUp.placedOn(settings.name(), router.locations()));
     }
     warm.set(true);
     LOG.info("Tabula node {} serving {} (Management HTTP on port {}, cluster port {}), data in {}, commit log logs/{}",
