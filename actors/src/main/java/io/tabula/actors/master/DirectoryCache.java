@@ -40,7 +40,7 @@ public final class DirectoryCache {
 
   private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
   private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
-  private final List<Consumer<java.util.Map<String, String>>> ownerListeners = new CopyOnWriteArrayList<>();
+  private final List<Consumer<TabletChanges>> tabletListeners = new CopyOnWriteArrayList<>();
   /** The master's own directory last given with a change (only in the master's JVM), or null. */
   private volatile Directory mastersLast;
   private final AtomicReference<CompletableFuture<Directory>> refreshing = new AtomicReference<>();
@@ -53,29 +53,43 @@ public final class DirectoryCache {
    */
   private boolean checking = true;
   /**
-   * Adds a listener of the owners the master's changes give tablets (by tablet id: a node's name,
-   * "" for none), told under this object's lock, in the order of the changes, for each change
-   * whose events reach the node (not for one too large to publish, caught up as a whole).
+   * What one of the master's changes did to tablets, for a node's cache of their locations: the
+   * owners it gave (by tablet id: a node's name, "" for none), then the tablets it removed (a
+   * split's parent, a merge's two).
    */
-  public void addOwnerListener(Consumer<java.util.Map<String, String>> listener) {
-    ownerListeners.add(listener);
+  public record TabletChanges(java.util.Map<String, String> owners, java.util.Set<String> gone) {}
+
+  /**
+   * Adds a listener of what the master's changes do to tablets, told under this object's lock,
+   * in the order of the changes, for each change whose events reach the node (not for one too
+   * large to publish, caught up as a whole).
+   */
+  public void addTabletListener(Consumer<TabletChanges> listener) {
+    tabletListeners.add(listener);
   }
 
-  /** Tells the owner listeners the owners {@code events} set. Under this object's lock. */
-  private void tellOwners(List<Master.Event> events) {
-    if (events == null || ownerListeners.isEmpty()) {
+  /** Tells the tablet listeners what {@code events} did to tablets. Under this object's lock. */
+  private void tellTablets(List<Master.Event> events) {
+    if (events == null || tabletListeners.isEmpty()) {
       return;
     }
     java.util.Map<String, String> owners = new java.util.HashMap<>();
+    java.util.Set<String> gone = new java.util.HashSet<>();
     for (Master.Event e : events) {
       if (e instanceof Master.TabletsAssigned x) {
         owners.putAll(x.owners());
       } else if (e instanceof Master.MoveHandedOver x) {
         owners.put(x.tabletId(), x.to());
+      } else if (e instanceof Master.TabletSplit x) {
+        gone.add(x.parentId());
+      } else if (e instanceof Master.TabletsMerged x) {
+        gone.add(x.leftId());
+        gone.add(x.rightId());
       }
     }
-    if (!owners.isEmpty()) {
-      ownerListeners.forEach(l -> l.accept(owners));
+    if (!owners.isEmpty() || !gone.isEmpty()) {
+      TabletChanges c = new TabletChanges(owners, gone);
+      tabletListeners.forEach(l -> l.accept(c));
     }
   }
 
@@ -165,7 +179,7 @@ public final class DirectoryCache {
       return false;
     }
     offer(next);
-    tellOwners(events);
+    tellTablets(events);
     return true;
   }
 
@@ -185,7 +199,7 @@ public final class DirectoryCache {
     if (c.after() != null) {
       synchronized (this) {
         replaceWith(c.after(), c.digest());
-        tellOwners(c.events());
+        tellTablets(c.events());
         mastersLast = c.after();
       }
       return;

@@ -60,7 +60,7 @@ public final class Router {
     this.locations = new TabletLocations(master, system, askTimeout, locationCache, at -> at.before()
         ? directory.get().locateBefore(at.table(), at.row()) : directory.get().locate(at.table(), at.row()));
     directory.addListener(locations::keepTablesOf);
-    directory.addOwnerListener(locations::ownersChanged);
+    directory.addTabletListener(locations::changed);
     this.unopened = unopened;
     this.tablets = TabletShards.of(system);
     this.directory = directory;

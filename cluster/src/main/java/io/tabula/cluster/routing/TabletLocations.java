@@ -329,8 +329,24 @@ public final class TabletLocations {
     return e != null && e.tablet().id().equals(t.id()) ? e.owner() : null;
   }
 
-  /** Takes the owners of tablets the directory changed ({@link io.tabula.actors.master.DirectoryCache#addOwnerListener}). */
-  public void ownersChanged(Map<String, String> owners) {
+  /**
+   * Takes what one of the master's changes did to tablets ({@link
+   * io.tabula.actors.master.DirectoryCache#addTabletListener}): the owners of cached tablets
+   * follow it, and the entries of tablets it removed (split, merged) go, so that no request
+   * meets their moved answer.
+   */
+  public void changed(io.tabula.actors.master.DirectoryCache.TabletChanges c) {
+    ownersChanged(c.owners());
+    for (String id : c.gone()) {
+      TabletInfo t = ids.get(id);
+      if (t != null) {
+        forget(t);
+      }
+    }
+  }
+
+  /** Takes the owners a change of the master's directory gave tablets, by id. */
+  void ownersChanged(Map<String, String> owners) {
     owners.forEach((id, owner) -> {
       TabletInfo t = ids.get(id);
       Ranges r = t == null ? null : tables.get(t.table());

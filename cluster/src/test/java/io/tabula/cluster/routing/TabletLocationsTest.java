@@ -282,10 +282,11 @@ class TabletLocationsTest {
   /**
    * A cached tablet carries its owner as the lookup gave it, and the owners the master's changes
    * give cached tablets replace it (a node routes a batch to a tablet's owner by this, without a
-   * copy of the whole directory); a tablet not cached, or forgotten, has no owner known.
+   * copy of the whole directory); a tablet a change removed (split, merged) is forgotten; a
+   * tablet not cached has no owner known.
    */
   @Test
-  void aCachedTabletsOwnerComesWithItsLookupAndFollowsTheMastersChanges() {
+  void aCachedTabletFollowsTheMastersChanges() {
     masters.set(directory(3, Map.of("t", 10)));
     TabletLocations l = locations(10_000);
     TabletInfo t5 = join(l.locate(TabletLocations.Position.of("t", row(5))));
@@ -299,8 +300,9 @@ class TabletLocationsTest {
     assertEquals("n1", l.ownerOf(t6));
     assertEquals(1, asked.get(), "no lookup for a change of owner");
 
-    l.forget(t5);
-    assertNull(l.ownerOf(t5));
+    l.changed(new io.tabula.actors.master.DirectoryCache.TabletChanges(Map.of(), java.util.Set.of("t-5", "t-x")));
+    assertNull(l.ownerOf(t5), "split: its entry went with the master's change");
+    assertNull(l.cached("t", row(5)));
     l.ownersChanged(Map.of("t-5", "n3")); // not cached: nothing to change, nothing added
     assertEquals(4, l.held(), "t-6 .. t-9");
     assertEquals("n1", l.ownerOf(join(l.locate(TabletLocations.Position.of("t", row(5))))), "looked up again");
