@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -67,6 +68,11 @@ final class LogSweeper {
   static final Duration START_WAIT = Duration.ofSeconds(10);
   /** How often the node sweeps while folders of its earlier lives may hold files ({@link #sweep}). */
   static final Duration SWEEP_EVERY = Duration.ofSeconds(5);
+  /**
+   * A folder found empty this long after it was first found empty is not swept again: by then
+   * no recovery still sorts pieces into it (another node replaying it may write there).
+   */
+  static final Duration RETIRE_AFTER = Duration.ofMinutes(10);
   /** How long after a round of fences that left a folder unfenced the next round starts. */
   static final Duration RETRY_AFTER = Duration.ofSeconds(30);
 
@@ -81,6 +87,9 @@ final class LogSweeper {
   private final Consumer<Runnable> later;
   /** The folders of earlier lives found at this life's start and fenced since: the only ones it may empty. */
   private final Set<String> earlier = ConcurrentHashMap.newKeySet();
+  /** When each folder of {@link #earlier} was first found empty, of those found empty since (nanoTime). */
+  private final Map<String, Long> emptySince = new ConcurrentHashMap<>();
+  private volatile long retireAfterNanos = RETIRE_AFTER.toNanos();
   /** The folders of earlier lives found at this life's start and not fenced yet. */
   private final Set<String> unfenced = ConcurrentHashMap.newKeySet();
   /** The folders whose fence failed, each logged once (at its first failure). */
@@ -228,8 +237,8 @@ final class LogSweeper {
    * Sweeps once, off the caller's thread: asks {@code named} which of the folders it may empty a
    * placement still names (the master's directory: a node's own copy need not hold the tablets
    * that moved away from it, whose placements may name its earlier lives' logs), and empties the
-   * others. A folder found already empty is not asked about again. Nothing when the ask fails:
-   * the next sweep asks again.
+   * others. A folder found empty at sweeps {@link #RETIRE_AFTER} apart is not asked about
+   * again. Nothing when the ask fails: the next sweep asks again.
    */
   void sweep(Function<List<String>, CompletionStage<List<String>>> named) {
     List<String> folders = List.copyOf(earlier);
@@ -254,8 +263,15 @@ final class LogSweeper {
           if (stopping.getAsBoolean()) {
             return;
           }
-          if (!keep.contains(f) && !empty(Storage.path("logs", f))) {
+          if (keep.contains(f) || empty(Storage.path("logs", f))) {
+            emptySince.remove(f);
+            continue;
+          }
+          long now = System.nanoTime();
+          Long first = emptySince.putIfAbsent(f, now);
+          if (first != null && now - first >= retireAfterNanos) {
             earlier.remove(f);
+            emptySince.remove(f);
           }
         }
       } catch (IOException | RuntimeException e) {
@@ -264,6 +280,11 @@ final class LogSweeper {
         running.set(false);
       }
     }, io);
+  }
+
+  /** Sets how long after a folder was first found empty it is retired ({@link #RETIRE_AFTER}); for tests. */
+  void retireAfter(Duration d) {
+    retireAfterNanos = d.toNanos();
   }
 
   /** What {@link #sweep} asks: the master, which folders a placement of its directory names. */

@@ -53,24 +53,34 @@ public final class DirectoryCache {
    */
   private boolean checking = true;
   /**
-   * What one of the master's changes did to tablets, for a node's cache of their locations: the
-   * owners it gave (by tablet id: a node's name, "" for none), then the tablets it removed (a
-   * split's parent, a merge's two).
+   * What the master's changes up to directory version {@code version} did to tablets, for a
+   * node's cache of their locations: the owners they gave (by tablet id: a node's name, "" for
+   * none), then the tablets they removed (a split's parent, a merge's two). {@code unknown}:
+   * the copy took changes whose events it does not have (one too large to publish, a catch-up
+   * with the whole directory), so any owner known before may be stale.
    */
-  public record TabletChanges(java.util.Map<String, String> owners, java.util.Set<String> gone) {}
+  public record TabletChanges(long version, java.util.Map<String, String> owners, java.util.Set<String> gone,
+      boolean unknown) {}
 
   /**
    * Adds a listener of what the master's changes do to tablets, told under this object's lock,
-   * in the order of the changes, for each change whose events reach the node (not for one too
-   * large to publish, caught up as a whole).
+   * in the order of the changes.
    */
   public void addTabletListener(Consumer<TabletChanges> listener) {
     tabletListeners.add(listener);
   }
 
-  /** Tells the tablet listeners what {@code events} did to tablets. Under this object's lock. */
-  private void tellTablets(List<Master.Event> events) {
-    if (events == null || tabletListeners.isEmpty()) {
+  /**
+   * Tells the tablet listeners what {@code events}, which made version {@code to}, did to
+   * tablets (null: not known). Under this object's lock.
+   */
+  private void tellTablets(List<Master.Event> events, long to) {
+    if (tabletListeners.isEmpty()) {
+      return;
+    }
+    if (events == null) {
+      TabletChanges c = new TabletChanges(to, java.util.Map.of(), java.util.Set.of(), true);
+      tabletListeners.forEach(l -> l.accept(c));
       return;
     }
     java.util.Map<String, String> owners = new java.util.HashMap<>();
@@ -88,7 +98,7 @@ public final class DirectoryCache {
       }
     }
     if (!owners.isEmpty() || !gone.isEmpty()) {
-      TabletChanges c = new TabletChanges(owners, gone);
+      TabletChanges c = new TabletChanges(to, owners, gone, false);
       tabletListeners.forEach(l -> l.accept(c));
     }
   }
@@ -179,7 +189,7 @@ public final class DirectoryCache {
       return false;
     }
     offer(next);
-    tellTablets(events);
+    tellTablets(events, to);
     return true;
   }
 
@@ -198,8 +208,10 @@ public final class DirectoryCache {
     }
     if (c.after() != null) {
       synchronized (this) {
-        replaceWith(c.after(), c.digest());
-        tellTablets(c.events());
+        long before = current.get().version();
+        if (replaceWith(c.after(), c.digest())) {
+          tellTablets(before == c.from() ? c.events() : null, c.to());
+        }
         mastersLast = c.after();
       }
       return;
@@ -253,7 +265,11 @@ public final class DirectoryCache {
           }
           return fetch(master, system, timeout, ch, 0, new ByteArrayOutputStream()).thenCompose(content -> {
             if (content instanceof Directory d) {
-              replaceWith(d, ch.digest());
+              synchronized (this) {
+                if (replaceWith(d, ch.digest())) {
+                  tellTablets(null, d.version());
+                }
+              }
               return CompletableFuture.completedFuture(get());
             }
             if (content instanceof DirectoryFeed.Events e && apply(ch.from(), e.events(), ch.to(), ch.digest())) {
@@ -280,8 +296,9 @@ public final class DirectoryCache {
    * Takes the master's whole directory {@code d}, even at the version held (the copy held
    * differed from it). If {@code d} does not have the digest the master gave for it, the
    * master's digest is wrong, not the copy: that is logged, and copies are no longer compared.
+   * True if the copy is {@code d} now.
    */
-  private synchronized void replaceWith(Directory d, long digest) {
+  private synchronized boolean replaceWith(Directory d, long digest) {
     if (digest != 0 && d.digest() != digest) {
       if (checking) {
         checking = false;
@@ -293,13 +310,15 @@ public final class DirectoryCache {
       checking = true; // a master whose digest is right (a new one, after a failover)
     }
     Directory held = current.get();
-    if (d.version() > held.version() || (d.version() == held.version() && diverged)) {
+    boolean taken = d.version() > held.version() || (d.version() == held.version() && diverged);
+    if (taken) {
       current.set(d);
       listeners.forEach(l -> l.accept(d));
     }
     if (d.version() >= held.version()) {
       diverged = false;
     }
+    return taken;
   }
 
   /** The content of the blob {@code ch} names, fetched chunk by chunk from {@code index}; null if it is gone. */

@@ -34,6 +34,8 @@ final class RouteCheck {
   static final String TABLET_HEADER = WireNames.TABLET_HEADER;
 
   private static final CompletionStage<Void> PASS = CompletableFuture.completedStage(null);
+  /** How long an owner the cache learned is taken as it is before a client is sent to it. */
+  static final java.time.Duration OWNER_TRUSTED = java.time.Duration.ofSeconds(2);
 
   private final Router router;
   private final Owners owners;
@@ -54,10 +56,17 @@ final class RouteCheck {
     }
     String id = named.get();
     // the node's cached tablet for the row (one lookup shared by the requests that miss meanwhile);
-    // the master is asked again only when that is not the tablet named, or the cache says another node serves it
+    // the master is asked again only when that is not the tablet named, or the cache says another
+    // node serves it and learned so more than OWNER_TRUSTED ago (a stale owner would send the client astray)
     return router.locations().locate(TabletLocations.Position.of(table, row)).thenCompose(here -> {
-      if (here.id().equals(id) && owners.otherOwner(router.locations().ownerOf(here)) == null) {
-        return PASS;
+      if (here.id().equals(id)) {
+        String other = owners.otherOwner(router.locations().ownerOf(here));
+        if (other == null) {
+          return PASS;
+        }
+        if (router.locations().ownerKnownWithin(here, OWNER_TRUSTED)) {
+          return CompletableFuture.failedStage(movedTo(table, id, other));
+        }
       }
       return router.locations().fresh(table, row, 1).thenApply(a -> {
         if (a.tablets().isEmpty() || !a.tablets().get(0).id().equals(id) || !a.tablets().get(0).containsRow(row)) {

@@ -165,7 +165,7 @@ public final class TabletBatches {
     List<byte[]> missingRows = new ArrayList<>();
     for (int i : rows) {
       TabletInfo t = router.locations().cached(table, parsed[i].row());
-      if (t == null && !covered) {
+      if ((t == null || router.locations().ownerOf(t) == null) && !covered) { // an owner not known is looked up
         missing.add(i);
         missingRows.add(parsed[i].row());
       } else if (t == null) {
@@ -313,7 +313,7 @@ public final class TabletBatches {
     List<List<byte[]>> groups = groups(table, keys);
     List<CompletableFuture<List<FilteredRow>>> reads = new ArrayList<>(groups.size());
     Map<ActorRef<NodeRequests.Command>, List<Integer>> byNode = new LinkedHashMap<>();
-    String[] tabletIds = new String[groups.size()];
+    TabletInfo[] tablets = new TabletInfo[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
       TabletInfo t = router.locations().cached(table, groups.get(i).get(0));
       ActorRef<NodeRequests.Command> peer = t == null || router.localReads(t.id()) != null ? null
@@ -321,18 +321,22 @@ public final class TabletBatches {
       if (peer == null) {
         reads.add(readGroup(table, groups.get(i), filter).toCompletableFuture());
       } else {
-        tabletIds[i] = t.id();
+        tablets[i] = t;
         reads.add(null);
         byNode.computeIfAbsent(peer, k -> new ArrayList<>()).add(i);
       }
     }
     byNode.forEach((peer, indexes) -> {
       List<NodeRequests.Part> parts = new ArrayList<>(indexes.size());
-      indexes.forEach(i -> parts.add(new NodeRequests.Part(tabletIds[i], groups.get(i))));
+      indexes.forEach(i -> parts.add(new NodeRequests.Part(tablets[i].id(), groups.get(i))));
       CompletionStage<NodeRequests.ReadAnswer> answer = readOnNode(peer, parts, filter);
       for (int k = 0; k < indexes.size(); k++) {
         List<byte[]> group = groups.get(indexes.get(k));
-        reads.set(indexes.get(k), part(answer, k, () -> readGroup(table, group, filter)).toCompletableFuture());
+        TabletInfo t = tablets[indexes.get(k)];
+        reads.set(indexes.get(k), part(answer, k, () -> {
+          router.locations().forgetOwner(t); // that node does not serve it (any more): the next lookup says who does
+          return readGroup(table, group, filter);
+        }).toCompletableFuture());
       }
     });
     if (reads.size() == 1) {
@@ -442,7 +446,10 @@ public final class TabletBatches {
     if (local == null) {
       ActorRef<NodeRequests.Command> peer = t == null ? null : router.peerOf(t);
       return peer == null ? routedReadOne(table, key, filter) : part(readOnNode(peer,
-          List.of(new NodeRequests.Part(t.id(), List.of(key))), filter), 0, () -> routedReadOne(table, key, filter));
+          List.of(new NodeRequests.Part(t.id(), List.of(key))), filter), 0, () -> {
+            router.locations().forgetOwner(t); // that node does not serve it (any more): the next lookup says who does
+            return routedReadOne(table, key, filter);
+          });
     }
     return local.handle((row, err) -> {
       if (err == null) {

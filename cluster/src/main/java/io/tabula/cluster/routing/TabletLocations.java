@@ -103,10 +103,15 @@ public final class TabletLocations {
   }
 
   /**
-   * A tablet as the master's directory had it at {@code version}, and its owner then or as a
-   * later change said ("" for none).
+   * A tablet as the master's directory had it at {@code version}, and its owner ("" for none,
+   * null when not known) as the directory had it at {@code ownerVersion}, learned at
+   * {@code ownerNanos} (System.nanoTime).
    */
-  private record Entry(TabletInfo tablet, long version, String owner) {}
+  private record Entry(TabletInfo tablet, long version, String owner, long ownerVersion, long ownerNanos) {
+    Entry withOwner(String o, long v) {
+      return new Entry(tablet, version, o, v, System.nanoTime());
+    }
+  }
 
   /**
    * Where a request's tablet is: the one holding {@code row}, or ({@code before}) the one holding
@@ -228,7 +233,7 @@ public final class TabletLocations {
   public CompletionStage<Void> cover(String table, List<byte[]> rows) {
     List<byte[]> missing = new ArrayList<>();
     for (byte[] row : rows) {
-      if (cached(table, row) == null) {
+      if (!holdsWithOwner(table, row)) {
         missing.add(row);
       }
     }
@@ -248,7 +253,7 @@ public final class TabletLocations {
 
   private CompletionStage<Void> coverSorted(String table, List<byte[]> rows, int from) {
     int i = from;
-    while (i < rows.size() && cached(table, rows.get(i)) != null) {
+    while (i < rows.size() && holdsWithOwner(table, rows.get(i))) {
       i++;
     }
     if (i == rows.size()) {
@@ -261,6 +266,12 @@ public final class TabletLocations {
       }
       return coverSorted(table, rows, next + 1);
     }).thenCompose(x -> x);
+  }
+
+  /** Whether the tablet holding {@code row} is cached with its owner known (a batch sends by owner). */
+  public boolean holdsWithOwner(String table, byte[] row) {
+    TabletInfo t = cached(table, row);
+    return t != null && ownerOf(t) != null;
   }
 
   /**
@@ -320,23 +331,42 @@ public final class TabletLocations {
 
   /**
    * The owner of tablet {@code t} by its cached entry: a node's name, "" for none, or null when
-   * {@code t} is not cached. A stale owner costs a request one more hop (that node reaches the
-   * tablet through sharding), never a wrong answer.
+   * {@code t} is not cached or its owner is not known. A stale owner costs a request one more
+   * hop (that node reaches the tablet through sharding), never a wrong answer.
    */
   public String ownerOf(TabletInfo t) {
+    Entry e = entryOf(t);
+    return e == null ? null : e.owner();
+  }
+
+  /** Whether the cached owner of {@code t} was learned (by a lookup or a change) within {@code age}. */
+  public boolean ownerKnownWithin(TabletInfo t, Duration age) {
+    Entry e = entryOf(t);
+    return e != null && e.owner() != null && System.nanoTime() - e.ownerNanos() <= age.toNanos();
+  }
+
+  /** The entry of {@code t}, or null. */
+  private Entry entryOf(TabletInfo t) {
     Ranges r = tables.get(t.table());
     Entry e = r == null ? null : r.byStart.get(t.startRow());
-    return e != null && e.tablet().id().equals(t.id()) ? e.owner() : null;
+    return e != null && e.tablet().id().equals(t.id()) ? e : null;
   }
 
   /**
-   * Takes what one of the master's changes did to tablets ({@link
+   * Takes what the master's changes did to tablets ({@link
    * io.tabula.actors.master.DirectoryCache#addTabletListener}): the owners of cached tablets
-   * follow it, and the entries of tablets it removed (split, merged) go, so that no request
-   * meets their moved answer.
+   * follow them (or become unknown, when the changes are not known), and the entries of tablets
+   * they removed (split, merged) go, so that no request meets their moved answer.
    */
   public void changed(io.tabula.actors.master.DirectoryCache.TabletChanges c) {
-    ownersChanged(c.owners());
+    if (c.unknown()) {
+      tables.values().forEach(r -> {
+        synchronized (r) {
+          r.byStart.replaceAll((start, e) -> e.owner() == null ? e : e.withOwner(null, c.version()));
+        }
+      });
+    }
+    c.owners().forEach((id, owner) -> setOwner(id, owner, c.version()));
     for (String id : c.gone()) {
       TabletInfo t = ids.get(id);
       if (t != null) {
@@ -345,21 +375,24 @@ public final class TabletLocations {
     }
   }
 
-  /** Takes the owners a change of the master's directory gave tablets, by id. */
-  void ownersChanged(Map<String, String> owners) {
-    owners.forEach((id, owner) -> {
-      TabletInfo t = ids.get(id);
-      Ranges r = t == null ? null : tables.get(t.table());
-      if (r == null) {
-        return;
+  /** Forgets the owner of {@code t} (that node answered that it does not serve it): its next lookup says. */
+  public void forgetOwner(TabletInfo t) {
+    setOwner(t.id(), null, -1);
+  }
+
+  /** Sets the owner of cached tablet {@code id} as directory version {@code version} had it, unless it knows a newer. */
+  private void setOwner(String id, String owner, long version) {
+    TabletInfo t = ids.get(id);
+    Ranges r = t == null ? null : tables.get(t.table());
+    if (r == null) {
+      return;
+    }
+    synchronized (r) {
+      Entry e = r.byStart.get(t.startRow());
+      if (e != null && e.tablet() == t && (version == -1 || version >= e.ownerVersion())) {
+        r.byStart.put(t.startRow(), e.withOwner(owner, version == -1 ? e.ownerVersion() : version));
       }
-      synchronized (r) {
-        Entry e = r.byStart.get(t.startRow());
-        if (e != null && e.tablet() == t) {
-          r.byStart.put(t.startRow(), new Entry(t, e.version(), owner));
-        }
-      }
-    });
+    }
   }
 
   /** Adds {@code e}, in place of an entry at its start row if any. Under r's lock. */
@@ -368,7 +401,7 @@ public final class TabletLocations {
     if (old == null) {
       held.incrementAndGet();
     } else {
-      ids.remove(old.tablet().id(), old.tablet());
+      unindex(old);
     }
     ids.put(e.tablet().id(), e.tablet());
   }
@@ -378,15 +411,23 @@ public final class TabletLocations {
     Entry old = r.byStart.remove(start);
     if (old != null) {
       held.decrementAndGet();
-      ids.remove(old.tablet().id(), old.tablet());
+      unindex(old);
     }
   }
 
   /** Removes every entry of {@code r}. Under r's lock. */
   private void clear(Ranges r) {
-    r.byStart.values().forEach(e -> ids.remove(e.tablet().id(), e.tablet()));
+    r.byStart.values().forEach(this::unindex);
     held.addAndGet(-r.byStart.size());
     r.byStart.clear();
+  }
+
+  /**
+   * Takes {@code e}'s tablet out of the index by id, if the index still names that very object
+   * (a table dropped and looked up again meanwhile may have indexed an equal one of its own).
+   */
+  private void unindex(Entry e) {
+    ids.computeIfPresent(e.tablet().id(), (id, t) -> t == e.tablet() ? null : t);
   }
 
   /**
@@ -478,8 +519,13 @@ public final class TabletLocations {
           if (newerThere) {
             continue;
           }
+          // an owner a later change gave this very tablet stays
+          Entry same = r.byStart.get(t.startRow());
+          Entry taken = same != null && same.tablet().id().equals(t.id()) && same.ownerVersion() > a.version()
+              ? new Entry(t, a.version(), same.owner(), same.ownerVersion(), same.ownerNanos())
+              : new Entry(t, a.version(), a.owners().get(k), a.version(), System.nanoTime());
           overlapped.forEach(start -> remove(r, start));
-          put(r, new Entry(t, a.version(), a.owners().get(k)));
+          put(r, taken);
         }
         r.usedAt = System.nanoTime();
         break;

@@ -47,8 +47,10 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  *       one that does never asked; such a tablet is asked instead, and answers that the row
  *       moved, as before.
  *   <li>The one way a tablet of the directory loses its manifest is the master's sweep deleting
- *       the folder of a tablet gone from the directory. Tablet ids are never reused, so one the
- *       directory has after the look was in it at the look, and its folder was not swept.
+ *       the folder of a tablet gone from the directory. The tablet asked about came from the
+ *       master's directory before the look (a lookup), and a tablet gone from the directory never
+ *       comes back (ids are never reused): one the directory still has after the look was in
+ *       it throughout, so its folder was not swept.
  *       The node's own copy of the directory is not relied on: it need not hold the tablet.
  * </ul>
  * Otherwise the answer is "ask it": for a tablet served here, one whose placement names a log,

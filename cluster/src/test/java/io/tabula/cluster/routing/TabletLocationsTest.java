@@ -295,16 +295,29 @@ class TabletLocationsTest {
     assertEquals("n1", l.ownerOf(t6), "a neighbour's owner came with it");
     assertNull(l.ownerOf(TabletInfo.empty("t", "t-other", row(5), row(6))), "another tablet at the same rows");
 
-    l.ownersChanged(Map.of("t-5", "n2", "t-unknown", "n3"));
+    l.changed(change(4, Map.of("t-5", "n2", "t-unknown", "n3"), java.util.Set.of()));
     assertEquals("n2", l.ownerOf(t5), "moved to n2");
     assertEquals("n1", l.ownerOf(t6));
     assertEquals(1, asked.get(), "no lookup for a change of owner");
+    l.fresh("t", row(5), 1).toCompletableFuture().join(); // the master's answer, at version 3, comes late
+    assertEquals("n2", l.ownerOf(t5), "an older answer does not bring back an older owner");
 
-    l.changed(new io.tabula.actors.master.DirectoryCache.TabletChanges(Map.of(), java.util.Set.of("t-5", "t-x")));
-    assertNull(l.ownerOf(t5), "split: its entry went with the master's change");
-    assertNull(l.cached("t", row(5)));
-    l.ownersChanged(Map.of("t-5", "n3")); // not cached: nothing to change, nothing added
+    l.changed(new io.tabula.actors.master.DirectoryCache.TabletChanges(5, Map.of(), java.util.Set.of(), true));
+    assertNull(l.ownerOf(t5), "changes whose events the node lacks: no owner is trusted");
+    assertNull(l.ownerOf(t6));
+    l.changed(change(6, Map.of("t-6", "n3"), java.util.Set.of()));
+    assertEquals("n3", l.ownerOf(t6));
+
+    l.changed(change(7, Map.of(), java.util.Set.of("t-5", "t-x")));
+    assertNull(l.cached("t", row(5)), "split: its entry went with the master's change");
+    l.changed(change(8, Map.of("t-5", "n3"), java.util.Set.of())); // not cached: nothing to change, nothing added
     assertEquals(4, l.held(), "t-6 .. t-9");
+    masters.set(directory(9, Map.of("t", 10)));
     assertEquals("n1", l.ownerOf(join(l.locate(TabletLocations.Position.of("t", row(5))))), "looked up again");
+  }
+
+  private static io.tabula.actors.master.DirectoryCache.TabletChanges change(long version, Map<String, String> owners,
+      java.util.Set<String> gone) {
+    return new io.tabula.actors.master.DirectoryCache.TabletChanges(version, owners, gone, false);
   }
 }

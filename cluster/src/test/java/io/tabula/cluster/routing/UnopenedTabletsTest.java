@@ -162,4 +162,33 @@ class UnopenedTabletsTest {
     assertEquals(n, unopened(master).holdingNothing(tablets).toCompletableFuture().join().size());
     assertEquals(3, asks.get());
   }
+
+  /**
+   * The master is asked only after the storage look (the argument rests on that order: a tablet
+   * the master still has after the look was in its directory at the look).
+   */
+  @Test
+  void theMasterIsAskedAfterTheLook() throws Exception {
+    List<String> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    Storage looked = new io.tabula.persistence.storage.ForwardingStorage(new FileStorage(dir)) {
+      @Override
+      public List<String> list(String folder) throws java.io.IOException {
+        order.add("look " + folder);
+        return super.list(folder);
+      }
+    };
+    Directory d = directory(List.of());
+    ActorRef<Master.Command> master = kit.spawn(Behaviors.<Master.Command>receiveMessage(c -> {
+      if (c instanceof Master.NeverWritten w) {
+        order.add("ask " + w.ids());
+        w.replyTo().tell(TabletLookup.neverWritten(d, w.ids()));
+      }
+      return Behaviors.same();
+    }));
+    UnopenedTablets u = new UnopenedTablets(new LocalTablets(), new DirectoryCache(), looked, io, master, kit.system(),
+        Duration.ofMillis(500));
+    assertEquals(Set.of("t-1", "t-2"), u.holdingNothing(List.of(A, B)).toCompletableFuture().join());
+    assertEquals(List.of("look " + Tablet.dirOf("t", "t-1"), "look " + Tablet.dirOf("t", "t-2"), "ask [t-1, t-2]"),
+        order);
+  }
 }
