@@ -26,8 +26,10 @@ import org.apache.pekko.http.javadsl.server.Route;
  * passes its answer on, so no node but the master's needs the whole directory to show it
  * (paper §5.1: only the master and METADATA know every tablet). A forwarded request carries
  * {@link #FORWARDED} and is answered where it lands, whatever that node holds (it is never
- * forwarded twice: a master that moved meanwhile costs a view from a copy, not a loop).
- * Stateless.
+ * forwarded twice: a master that moved meanwhile costs a view from a copy, not a loop). A
+ * master's node whose Management HTTP port is not known to the others (started with port 0:
+ * the port is chosen after its cluster roles are set) cannot be forwarded to; this node's copy
+ * shows the view then. Stateless.
  */
 final class WholeViews {
   /** Header of a request one node forwarded to another. */
@@ -74,8 +76,8 @@ final class WholeViews {
                   ? r : unavailable("the master's node " + n.name() + " did not answer: " + failed));
             }
           }
-          return CompletableFuture.completedFuture(unavailable("the master's node " + ops.masterAddress()
-              + " has no known Management HTTP endpoint"));
+          // its Management HTTP port is not known (it asked for any free port): this node's copy shows it
+          return here(v, local);
         }).thenCompose(x -> x);
   }
 
