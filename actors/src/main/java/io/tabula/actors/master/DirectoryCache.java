@@ -52,6 +52,25 @@ public final class DirectoryCache {
    * directory whose digest is right. Guarded by this.
    */
   private boolean checking = true;
+  /** How many copies differed from the master's, in all. */
+  private final java.util.concurrent.atomic.AtomicLong divergences = new java.util.concurrent.atomic.AtomicLong();
+  /** When a difference was last logged (nanoTime), and how many were not logged since. Guarded by this. */
+  private long loggedAt = Long.MIN_VALUE;
+  private long notLogged;
+  private static final long LOG_EVERY_NANOS = 60_000_000_000L;
+
+  public Directory get() {
+    return current.get();
+  }
+
+  /** Takes {@code d} if it is newer than the copy held, and tells the listeners. */
+  public synchronized void offer(Directory d) {
+    if (d.version() > current.get().version()) {
+      current.set(d);
+      listeners.forEach(l -> l.accept(d));
+    }
+  }
+
   /**
    * What the master's changes up to directory version {@code version} did to tablets, for a
    * node's cache of their locations: the owners they gave (by tablet id: a node's name, "" for
@@ -110,24 +129,6 @@ public final class DirectoryCache {
   public boolean isMasters() {
     Directory d = current.get();
     return d != Directory.EMPTY && d == mastersLast;
-  }
-
-  /** How many copies differed from the master's, in all. */
-  private final java.util.concurrent.atomic.AtomicLong divergences = new java.util.concurrent.atomic.AtomicLong();
-  /** When a difference was last logged (nanoTime), and how many were not logged since. Guarded by this. */
-  private long loggedAt = Long.MIN_VALUE;
-  private long notLogged;
-  private static final long LOG_EVERY_NANOS = 60_000_000_000L;
-  public Directory get() {
-    return current.get();
-  }
-
-  /** Takes {@code d} if it is newer than the copy held, and tells the listeners. */
-  public synchronized void offer(Directory d) {
-    if (d.version() > current.get().version()) {
-      current.set(d);
-      listeners.forEach(l -> l.accept(d));
-    }
   }
 
   public void addListener(Consumer<Directory> listener) {

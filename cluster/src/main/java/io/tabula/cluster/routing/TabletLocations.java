@@ -46,17 +46,19 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * thousand requests costs a lookup or two, not a thousand. A batch's lookups ({@link #cover})
  * run a few at a time beside them.
  *
- * <p>While the node still holds its copy of the whole directory, a request whose lookup the
- * master does not answer in {@link #LOOKUP_TIMEOUT} (a master failing over, or stopped) is
- * routed by that copy ({@code fallback}), as every request was before: tablets check their
- * own row ranges, so a stale copy costs a moved answer, never a wrong one.
+ * <p>Each entry carries its tablet's owner, from the lookup and then from the master's changes
+ * ({@link #changed}), by directory version: a stale owner costs one more hop, never a wrong answer.
+ *
+ * <p>A request whose lookup the master does not answer in {@link #LOOKUP_TIMEOUT} (a master
+ * failing over, or stopped) is routed by the node's copy ({@code fallback}): tablets check
+ * their own row ranges, so a stale copy costs a moved answer, never a wrong one.
  *
  * <p>Thread-safe: readers read the concurrent maps without a lock; entries of a table are
  * added and removed under that table's {@link Ranges} lock, so an answer's removal of what it
  * overlaps and its additions are one step for other writers (a reader between them may miss,
  * and looks up; it never finds an entry that does not hold its row: {@link #cached} checks).
- * A thread holds one table's lock at a time, taken last: {@link #keepTablesOf} runs as a
- * listener of the node's directory copy, under that copy's lock, and nothing here takes the
+ * A thread holds one table's lock at a time, taken last: {@link #keepTablesOf} and
+ * {@link #changed} run as listeners of the node's directory copy, under that copy's lock, and nothing here takes the
  * copy's lock. {@code held} changes only under the lock of the table whose entries change, by
  * what changed, and nothing is added to a table no longer in {@code tables}: it is the exact
  * count of entries once writers are done.
