@@ -205,6 +205,14 @@ public final class DirectoryCache {
     }
     if (c.to() == held.version() && (c.after() == held
         || matches(held, c.digest(), "compared with the master's change or heartbeat"))) {
+      if (c.after() != null && c.after() != held) {
+        // the same directory, taken from an answer first: hold the master's own from now on
+        synchronized (this) {
+          if (current.compareAndSet(held, c.after())) {
+            mastersLast = c.after();
+          }
+        }
+      }
       return;
     }
     if (c.after() != null) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tabula.actors.ActorTestConfig;
@@ -134,6 +135,29 @@ class DirectoryFeedTest {
     assertTrue(changed.isSuccess());
     awaitSame(cache);
     assertEquals(7, cache.get().tabletsOf("t").size(), "five splits make six tablets, and one split more");
+  }
+
+  /**
+   * A copy is the master's own directory (the node runs the master: views of the whole
+   * directory are answered there) once a change from the master's own JVM gave it, also when
+   * the copy had reached that version from an answer first; a copy made from events is not.
+   */
+  @Test
+  void aCopyIsTheMastersOwnOnlyWhenTheMastersJvmGaveIt() {
+    DirectoryCache alone = new DirectoryCache();
+    assertFalse(alone.isMasters(), "an empty copy");
+    create("t", 2);
+    Directory now = directory();
+    Directory copy = new Directory(now.version(), now.nextTabletNumber(), now.tables(), now.tablets(), now.placement());
+    alone.offer(copy);
+    assertFalse(alone.isMasters(), "a copy of its own, at the master's version");
+    alone.receive(new DirectoryFeed.Change(now.version(), now.version(), List.of(), now), master, kit.system());
+    assertTrue(alone.isMasters(), "the master's own, given at the same version");
+    assertSame(now, alone.get());
+    create("u", 1);
+    Directory next = directory();
+    alone.receive(new DirectoryFeed.Change(now.version(), next.version(), null, next), master, kit.system());
+    assertTrue(alone.isMasters());
   }
 
   @Test
