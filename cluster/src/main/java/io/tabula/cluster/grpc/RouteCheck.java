@@ -1,7 +1,7 @@
 package io.tabula.cluster.grpc;
 
 import io.tabula.cluster.routing.Router;
-import io.tabula.cluster.routing.TabletLocations;
+import io.tabula.cluster.routing.TabletPosition;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.WireNames;
 import java.util.Optional;
@@ -58,7 +58,7 @@ final class RouteCheck {
     // the node's cached tablet for the row (one lookup shared by the requests that miss meanwhile);
     // the master is asked again only when that is not the tablet named, or the cache says another
     // node serves it and learned so more than OWNER_TRUSTED ago (a stale owner would send the client astray)
-    return router.locations().locate(TabletLocations.Position.of(table, row)).thenCompose(here -> {
+    return router.locations().locate(TabletPosition.of(table, row)).thenCompose(here -> {
       if (here.id().equals(id)) {
         String other = owners.otherOwner(router.locations().ownerOf(here));
         if (other == null) {

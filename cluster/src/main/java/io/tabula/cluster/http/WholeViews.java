@@ -28,8 +28,8 @@ import org.apache.pekko.http.javadsl.server.Route;
  * {@link #FORWARDED} and is answered where it lands, whatever that node holds (it is never
  * forwarded twice: a master that moved meanwhile costs a view from a copy, not a loop). A
  * master's node whose Management HTTP port is not known to the others (started with port 0:
- * the port is chosen after its cluster roles are set) cannot be forwarded to; this node's copy
- * shows the view then. Stateless.
+ * the port is chosen after its cluster roles are set), or that is not a member this node sees,
+ * cannot be forwarded to; this node's copy shows the view then. Stateless.
  */
 final class WholeViews {
   /** Header of a request one node forwarded to another. */
@@ -76,7 +76,7 @@ final class WholeViews {
                   ? r : unavailable("the master's node " + n.name() + " did not answer: " + failed));
             }
           }
-          // its Management HTTP port is not known (it asked for any free port): this node's copy shows it
+          // not a member seen here, or its Management HTTP port is not known (it asked for any free port)
           return here(v, local);
         }).thenCompose(x -> x);
   }

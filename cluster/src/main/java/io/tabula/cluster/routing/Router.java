@@ -175,11 +175,11 @@ public final class Router {
   /** Asks the tablet of {@code table} holding {@code row}. */
   public <T> CompletionStage<Answer<T>> ask(String table, byte[] row,
       BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message) {
-    return attempt(TabletLocations.Position.of(table, row), message, System.nanoTime(), 0);
+    return attempt(TabletPosition.of(table, row), message, System.nanoTime(), 0);
   }
 
   /** Asks the tablet at {@code at}. */
-  public <T> CompletionStage<Answer<T>> ask(TabletLocations.Position at,
+  public <T> CompletionStage<Answer<T>> ask(TabletPosition at,
       BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message) {
     return attempt(at, message, System.nanoTime(), 0);
   }
@@ -294,7 +294,7 @@ public final class Router {
    * Asks the tablet at {@code at}, found in the cache or looked up; one that answers moved is
    * forgotten, and the request tries again while it may.
    */
-  private <T> CompletionStage<Answer<T>> attempt(TabletLocations.Position at,
+  private <T> CompletionStage<Answer<T>> attempt(TabletPosition at,
       BiFunction<TabletInfo, ActorRef<StatusReply<T>>, TabletActor.Command> message, long startNanos, int n) {
     return locations.locate(at).thenCompose(t -> this.<T>askTablet(t.id(), replyTo -> message.apply(t, replyTo))
         .whenComplete((v, err) -> {

@@ -53,7 +53,7 @@ public final class Scans {
         return CompletableFuture.completedFuture(java.util.Optional.empty());
       }
       byte[] at = next.get();
-      return tabletPart(TabletLocations.Position.of(table, at), t -> at, t -> clipEnd(end, t.endRow()), filter, false,
+      return tabletPart(TabletPosition.of(table, at), t -> at, t -> clipEnd(end, t.endRow()), filter, false,
           since)
           .thenApply(part -> {
             byte[] after = part.tablet().endRow();
@@ -72,7 +72,7 @@ public final class Scans {
         return CompletableFuture.completedFuture(java.util.Optional.empty());
       }
       byte[] before = next.get();
-      return tabletPart(new TabletLocations.Position(table, before, true),
+      return tabletPart(new TabletPosition(table, before, true),
           t -> ByteArrays.compare(start, t.startRow()) > 0 ? start : t.startRow(), t -> before, filter, true, since)
           .thenApply(part -> {
             byte[] prev = part.tablet().startRow();
@@ -92,7 +92,7 @@ public final class Scans {
    * has just split, through its actor, which hands out a stream reference; one never opened
    * ({@link UnopenedTablets}, for a scan that began at {@code since}) is passed by, empty.
    */
-  private CompletionStage<Part> tabletPart(TabletLocations.Position at, Function<TabletInfo, byte[]> startIn,
+  private CompletionStage<Part> tabletPart(TabletPosition at, Function<TabletInfo, byte[]> startIn,
       Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed, long since) {
     // cached, or looked up first, so that a tablet never opened is passed by here too; no tablet
     // there yet (a table being made) goes the actor's way, which retries that
@@ -102,7 +102,7 @@ public final class Scans {
         : CompletableFuture.<Part>failedFuture(err)).thenCompose(x -> x);
   }
 
-  private CompletionStage<Part> tabletPart(TabletLocations.Position at, TabletInfo t,
+  private CompletionStage<Part> tabletPart(TabletPosition at, TabletInfo t,
       Function<TabletInfo, byte[]> startIn, Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed,
       long since) {
     TabletReads reads = router.localReads(t.id());
@@ -125,7 +125,7 @@ public final class Scans {
   }
 
   /** One tablet's part of a scan, read through its actor, which hands out a stream reference. */
-  private CompletionStage<Part> viaActor(TabletLocations.Position at, Function<TabletInfo, byte[]> startIn,
+  private CompletionStage<Part> viaActor(TabletPosition at, Function<TabletInfo, byte[]> startIn,
       Function<TabletInfo, byte[]> endIn, byte[] filter, boolean reversed) {
     return router.<SourceRef<FilteredRow>>ask(at,
         (ti, replyTo) -> new TabletActor.OpenScan(startIn.apply(ti), endIn.apply(ti), filter, reversed, replyTo))

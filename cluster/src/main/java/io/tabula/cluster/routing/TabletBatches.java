@@ -333,8 +333,9 @@ public final class TabletBatches {
       for (int k = 0; k < indexes.size(); k++) {
         List<byte[]> group = groups.get(indexes.get(k));
         TabletInfo t = tablets[indexes.get(k)];
+        String asked = router.locations().ownerOf(t);
         reads.set(indexes.get(k), part(answer, k, () -> {
-          router.locations().forgetOwner(t); // that node does not serve it (any more): the next lookup says who does
+          router.locations().forgetOwner(t, asked); // it does not serve it (any more): the next lookup says who does
           return readGroup(table, group, filter);
         }).toCompletableFuture());
       }
@@ -445,9 +446,10 @@ public final class TabletBatches {
     CompletionStage<FilteredRow> local = t == null ? null : router.readLocal(t.id(), r -> r.row(key, filter));
     if (local == null) {
       ActorRef<NodeRequests.Command> peer = t == null ? null : router.peerOf(t);
+      String asked = t == null ? null : router.locations().ownerOf(t);
       return peer == null ? routedReadOne(table, key, filter) : part(readOnNode(peer,
           List.of(new NodeRequests.Part(t.id(), List.of(key))), filter), 0, () -> {
-            router.locations().forgetOwner(t); // that node does not serve it (any more): the next lookup says who does
+            router.locations().forgetOwner(t, asked); // it does not serve it (any more): the next lookup says who does
             return routedReadOne(table, key, filter);
           });
     }

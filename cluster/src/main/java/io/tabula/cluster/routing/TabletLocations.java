@@ -82,13 +82,18 @@ public final class TabletLocations {
   private final Duration lookupTimeout;
   private final int most;
   /** The tablet at a position by the node's copy of the directory (null: none), when a lookup fails. */
-  private final java.util.function.Function<Position, TabletInfo> fallback;
+  private final java.util.function.Function<TabletPosition, TabletInfo> fallback;
   private final ConcurrentHashMap<String, Ranges> tables = new ConcurrentHashMap<>();
   /** Each cached tablet by id (to find its entry when its owner changes); changed with the entries, under their table's lock. */
   private final ConcurrentHashMap<String, TabletInfo> ids = new ConcurrentHashMap<>();
   /** Entries held over all tables (see the class comment; read without a lock). */
   private final AtomicInteger held = new AtomicInteger();
   private final AtomicLong lookups = new AtomicLong();
+  /**
+   * The newest directory version of the master's changes taken ({@link #changed}): an answer
+   * older than that may name owners those changes replaced, so its owners are taken as unknown.
+   */
+  private final AtomicLong changesTaken = new AtomicLong(-1);
 
   /** One table's cached tablets by start row, and its lookup under way. */
   private static final class Ranges {
@@ -116,28 +121,6 @@ public final class TabletLocations {
   }
 
   /**
-   * Where a request's tablet is: the one holding {@code row}, or ({@code before}) the one holding
-   * the greatest rows below {@code row}, an empty row meaning the table's last tablet (reversed
-   * scans).
-   */
-  public record Position(String table, byte[] row, boolean before) {
-    public static Position of(String table, byte[] row) {
-      return new Position(table, row, false);
-    }
-
-    boolean heldBy(TabletInfo t) {
-      if (!before) {
-        return t.containsRow(row);
-      }
-      if (row.length == 0) {
-        return t.endRow().length == 0;
-      }
-      return ByteArrays.compare(t.startRow(), row) < 0
-          && (t.endRow().length == 0 || ByteArrays.compare(row, t.endRow()) <= 0);
-    }
-  }
-
-  /**
    * @param most the most tablets held ({@code tabula.node.location-cache-tablets})
    * @param askTimeout how long an ask may take (a request's lookup, with a fallback:
    *     {@link #LOOKUP_TIMEOUT} at most)
@@ -145,7 +128,7 @@ public final class TabletLocations {
    *     when a request's lookup fails other than NOT_FOUND (null: no fallback)
    */
   public TabletLocations(ActorRef<Master.Command> master, ActorSystem<?> system, Duration askTimeout, int most,
-      java.util.function.Function<Position, TabletInfo> fallback) {
+      java.util.function.Function<TabletPosition, TabletInfo> fallback) {
     this.master = master;
     this.system = system;
     this.askTimeout = askTimeout;
@@ -155,7 +138,7 @@ public final class TabletLocations {
   }
 
   /** The cached tablet at {@code at}, or null when none is cached. */
-  public TabletInfo cached(Position at) {
+  public TabletInfo cached(TabletPosition at) {
     Ranges r = tables.get(at.table());
     if (r == null) {
       return null;
@@ -172,7 +155,7 @@ public final class TabletLocations {
 
   /** The cached tablet holding {@code row}, or null. */
   public TabletInfo cached(String table, byte[] row) {
-    return cached(Position.of(table, row));
+    return cached(TabletPosition.of(table, row));
   }
 
   /**
@@ -180,7 +163,7 @@ public final class TabletLocations {
    * answer, the fallback's. Fails NOT_FOUND for a table the master does not know, MOVED if there
    * is no tablet there (a table being made), or as the lookup failed.
    */
-  public CompletionStage<TabletInfo> locate(Position at) {
+  public CompletionStage<TabletInfo> locate(TabletPosition at) {
     TabletInfo hit = cached(at);
     if (hit != null) {
       return CompletableFuture.completedFuture(hit); // the common case: no stage more
@@ -196,7 +179,7 @@ public final class TabletLocations {
     });
   }
 
-  private CompletionStage<TabletInfo> lookedUp(Position at) {
+  private CompletionStage<TabletInfo> lookedUp(TabletPosition at) {
     TabletInfo t = cached(at);
     if (t != null) {
       return CompletableFuture.completedFuture(t);
@@ -266,7 +249,13 @@ public final class TabletLocations {
       if (err != null || found.isEmpty() || cached(table, rows.get(next)) == null) {
         return CompletableFuture.<Void>completedFuture(null); // the rest go the per-row way
       }
-      return coverSorted(table, rows, next + 1);
+      // the rows the answer covers are done, whatever it left of their owners (those go through sharding)
+      int after = next + 1;
+      byte[] end = found.get(found.size() - 1).endRow();
+      while (after < rows.size() && (end.length == 0 || ByteArrays.compare(rows.get(after), end) < 0)) {
+        after++;
+      }
+      return coverSorted(table, rows, after);
     }).thenCompose(x -> x);
   }
 
@@ -361,10 +350,11 @@ public final class TabletLocations {
    * they removed (split, merged) go, so that no request meets their moved answer.
    */
   public void changed(io.tabula.actors.master.DirectoryCache.TabletChanges c) {
+    changesTaken.accumulateAndGet(c.version(), Math::max);
     if (c.unknown()) {
       tables.values().forEach(r -> {
         synchronized (r) {
-          r.byStart.replaceAll((start, e) -> e.owner() == null ? e : e.withOwner(null, c.version()));
+          r.byStart.replaceAll((start, e) -> e.withOwner(null, Math.max(e.ownerVersion(), c.version())));
         }
       });
     }
@@ -377,13 +367,24 @@ public final class TabletLocations {
     }
   }
 
-  /** Forgets the owner of {@code t} (that node answered that it does not serve it): its next lookup says. */
-  public void forgetOwner(TabletInfo t) {
-    setOwner(t.id(), null, -1);
+  /**
+   * Forgets that node {@code owner} owns {@code t} (it answered that it does not serve it), unless
+   * a change named another owner meanwhile: its next lookup says.
+   */
+  public void forgetOwner(TabletInfo t, String owner) {
+    setOwner(t.id(), null, -1, owner);
   }
 
   /** Sets the owner of cached tablet {@code id} as directory version {@code version} had it, unless it knows a newer. */
   private void setOwner(String id, String owner, long version) {
+    setOwner(id, owner, version, null);
+  }
+
+  /**
+   * Sets the owner of cached tablet {@code id}: as version {@code version} had it unless a newer
+   * is known, or ({@code version} -1) in place of owner {@code was} only.
+   */
+  private void setOwner(String id, String owner, long version, String was) {
     TabletInfo t = ids.get(id);
     Ranges r = t == null ? null : tables.get(t.table());
     if (r == null) {
@@ -391,7 +392,9 @@ public final class TabletLocations {
     }
     synchronized (r) {
       Entry e = r.byStart.get(t.startRow());
-      if (e != null && e.tablet() == t && (version == -1 || version >= e.ownerVersion())) {
+      boolean replace = version == -1 ? java.util.Objects.equals(e == null ? null : e.owner(), was)
+          : e != null && version >= e.ownerVersion();
+      if (e != null && e.tablet() == t && replace) {
         r.byStart.put(t.startRow(), e.withOwner(owner, version == -1 ? e.ownerVersion() : version));
       }
     }
@@ -525,7 +528,8 @@ public final class TabletLocations {
           Entry same = r.byStart.get(t.startRow());
           Entry taken = same != null && same.tablet().id().equals(t.id()) && same.ownerVersion() > a.version()
               ? new Entry(t, a.version(), same.owner(), same.ownerVersion(), same.ownerNanos())
-              : new Entry(t, a.version(), a.owners().get(k), a.version(), System.nanoTime());
+              : new Entry(t, a.version(), a.version() < changesTaken.get() ? null : a.owners().get(k), a.version(),
+                  System.nanoTime());
           overlapped.forEach(start -> remove(r, start));
           put(r, taken);
         }

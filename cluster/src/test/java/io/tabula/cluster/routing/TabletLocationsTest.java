@@ -103,10 +103,10 @@ class TabletLocationsTest {
     masters.set(directory(3, Map.of("t", 1_000)));
     TabletLocations l = locations(10_000);
     assertNull(l.cached("t", row(100)));
-    assertEquals("t-100", join(l.locate(TabletLocations.Position.of("t", row(100)))).id());
+    assertEquals("t-100", join(l.locate(TabletPosition.of("t", row(100)))).id());
     assertEquals(1, asked.get());
     for (int i = 100; i < 100 + TabletLocations.PREFETCH; i++) {
-      assertEquals("t-" + i, join(l.locate(TabletLocations.Position.of("t", row(i)))).id());
+      assertEquals("t-" + i, join(l.locate(TabletPosition.of("t", row(i)))).id());
     }
     assertEquals(1, asked.get(), "the tablets after it came with the first lookup");
     assertEquals(TabletLocations.PREFETCH, l.held());
@@ -117,7 +117,7 @@ class TabletLocationsTest {
   void aTabletThatAnsweredMovedIsForgottenAndItsChildrenLookedUp() {
     masters.set(directory(3, Map.of("t", 10)));
     TabletLocations l = locations(10_000);
-    TabletInfo parent = join(l.locate(TabletLocations.Position.of("t", row(5))));
+    TabletInfo parent = join(l.locate(TabletPosition.of("t", row(5))));
     // the master splits t-5 at r000005x: the cache does not know until the tablet says so
     Directory split = directory(4, Map.of("t", 10));
     List<TabletInfo> tablets = new ArrayList<>(split.tabletsOf("t"));
@@ -132,10 +132,10 @@ class TabletLocationsTest {
 
     assertSame(parent, l.cached("t", mid), "still the parent: a cache is stale until used");
     l.forget(parent);
-    assertEquals("t-5b", join(l.locate(TabletLocations.Position.of("t", mid))).id());
+    assertEquals("t-5b", join(l.locate(TabletPosition.of("t", mid))).id());
     assertEquals("t-6", l.cached("t", row(6)).id(), "the tablets after it came with it");
     assertNull(l.cached("t", row(5)), "the parent is gone, the left child not yet looked up");
-    assertEquals("t-5a", join(l.locate(TabletLocations.Position.of("t", row(5)))).id());
+    assertEquals("t-5a", join(l.locate(TabletPosition.of("t", row(5)))).id());
     assertEquals("t-5b", l.cached("t", mid).id());
     assertEquals(3, asked.get());
   }
@@ -148,7 +148,7 @@ class TabletLocationsTest {
         Map.of("t-01", older.placementOf("t-0"), "t-2", older.placementOf("t-2"), "t-3", older.placementOf("t-3")));
     masters.set(merged);
     TabletLocations l = locations(10_000);
-    assertEquals("t-01", join(l.locate(TabletLocations.Position.of("t", row(1)))).id());
+    assertEquals("t-01", join(l.locate(TabletPosition.of("t", row(1)))).id());
     masters.set(older); // an answer made before the merge, arriving after
     assertEquals(3, l.fresh("t", new byte[0], 10).toCompletableFuture().join().version());
     assertEquals("t-01", l.cached("t", row(0)).id());
@@ -162,7 +162,7 @@ class TabletLocationsTest {
     hold = new CompletableFuture<>();
     List<CompletableFuture<TabletInfo>> waiting = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
-      waiting.add(l.locate(TabletLocations.Position.of("t", row(200 + i))).toCompletableFuture());
+      waiting.add(l.locate(TabletPosition.of("t", row(200 + i))).toCompletableFuture());
     }
     hold.complete(null);
     for (int i = 0; i < 50; i++) {
@@ -179,7 +179,7 @@ class TabletLocationsTest {
     long start = System.nanoTime();
     List<CompletableFuture<TabletInfo>> waiting = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
-      waiting.add(l.locate(TabletLocations.Position.of("t", row(i * 40))).toCompletableFuture());
+      waiting.add(l.locate(TabletPosition.of("t", row(i * 40))).toCompletableFuture());
     }
     for (CompletableFuture<TabletInfo> w : waiting) {
       CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class, w::join);
@@ -225,13 +225,13 @@ class TabletLocationsTest {
   void reversedPositionsFindTheTabletBelowARow() {
     masters.set(directory(3, Map.of("t", 1_000)));
     TabletLocations l = locations(10_000);
-    assertEquals("t-999", join(l.locate(new TabletLocations.Position("t", new byte[0], true))).id());
-    assertEquals("t-744", l.cached(new TabletLocations.Position("t", row(745), true)).id(), "and those before it");
-    assertEquals("t-9", join(l.locate(new TabletLocations.Position("t", row(10), true))).id());
+    assertEquals("t-999", join(l.locate(new TabletPosition("t", new byte[0], true))).id());
+    assertEquals("t-744", l.cached(new TabletPosition("t", row(745), true)).id(), "and those before it");
+    assertEquals("t-9", join(l.locate(new TabletPosition("t", row(10), true))).id());
     assertEquals(2, asked.get());
-    assertEquals("t-8", l.cached(new TabletLocations.Position("t", row(9), true)).id(), "came before t-9");
-    assertEquals("t-9", l.cached(new TabletLocations.Position("t", row(10), true)).id(), "ends at r000010");
-    assertNull(l.cached(new TabletLocations.Position("t", "r000010a".getBytes(StandardCharsets.UTF_8), true)),
+    assertEquals("t-8", l.cached(new TabletPosition("t", row(9), true)).id(), "came before t-9");
+    assertEquals("t-9", l.cached(new TabletPosition("t", row(10), true)).id(), "ends at r000010");
+    assertNull(l.cached(new TabletPosition("t", "r000010a".getBytes(StandardCharsets.UTF_8), true)),
         "t-10 was not looked up");
   }
 
@@ -239,12 +239,12 @@ class TabletLocationsTest {
   void aTableMadeAgainUnderItsNameIsAnotherTable() {
     masters.set(directory(3, Map.of("t", 1_000), 100, ""));
     TabletLocations l = locations(10_000);
-    assertEquals("t-5", join(l.locate(TabletLocations.Position.of("t", row(5)))).id());
+    assertEquals("t-5", join(l.locate(TabletPosition.of("t", row(5)))).id());
     masters.set(directory(9, Map.of("t", 1_000), 200, "again-"));
     // a lookup elsewhere in the table answers of the new one: what was held of the old goes
-    assertEquals("t-again-700", join(l.locate(TabletLocations.Position.of("t", row(700)))).id());
+    assertEquals("t-again-700", join(l.locate(TabletPosition.of("t", row(700)))).id());
     assertNull(l.cached("t", row(5)), "the deleted table's tablet is not routed to");
-    assertEquals("t-again-5", join(l.locate(TabletLocations.Position.of("t", row(5)))).id());
+    assertEquals("t-again-5", join(l.locate(TabletPosition.of("t", row(5)))).id());
     // the node's copy says so too, before any lookup
     masters.set(directory(12, Map.of("t", 1_000), 300, "third-"));
     l.keepTablesOf(masters.get());
@@ -259,13 +259,13 @@ class TabletLocationsTest {
     ActorRef<Master.Command> silent = kit.spawn(Behaviors.receiveMessage(c -> Behaviors.same()));
     TabletLocations l = new TabletLocations(silent, kit.system(), Duration.ofMillis(300), 10_000,
         at -> masters.get().locate(at.table(), at.row()));
-    assertSame(fromCopy, join(l.locate(TabletLocations.Position.of("t", row(4)))));
+    assertSame(fromCopy, join(l.locate(TabletPosition.of("t", row(4)))));
     assertNull(l.cached("t", row(4)), "what the copy said is not cached");
 
     TabletLocations unknown = new TabletLocations(locationsMaster(), kit.system(), Duration.ofSeconds(5), 10_000,
         at -> fromCopy);
     CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class,
-        () -> join(unknown.locate(TabletLocations.Position.of("gone", row(1)))));
+        () -> join(unknown.locate(TabletPosition.of("gone", row(1)))));
     assertTrue(Refusal.is(e, ErrorCode.NOT_FOUND), "the master's NOT_FOUND stands: " + e);
   }
 
@@ -274,7 +274,7 @@ class TabletLocationsTest {
     masters.set(directory(3, Map.of("t", 2)));
     TabletLocations l = locations(10_000);
     CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class,
-        () -> join(l.locate(TabletLocations.Position.of("gone", row(1)))));
+        () -> join(l.locate(TabletPosition.of("gone", row(1)))));
     assertTrue(Refusal.is(e, ErrorCode.NOT_FOUND), e.toString());
     assertEquals(2, l.every("t").toCompletableFuture().join().size());
   }
@@ -289,7 +289,7 @@ class TabletLocationsTest {
   void aCachedTabletFollowsTheMastersChanges() {
     masters.set(directory(3, Map.of("t", 10)));
     TabletLocations l = locations(10_000);
-    TabletInfo t5 = join(l.locate(TabletLocations.Position.of("t", row(5))));
+    TabletInfo t5 = join(l.locate(TabletPosition.of("t", row(5))));
     assertEquals("n1", l.ownerOf(t5));
     TabletInfo t6 = l.cached("t", row(6));
     assertEquals("n1", l.ownerOf(t6), "a neighbour's owner came with it");
@@ -301,6 +301,12 @@ class TabletLocationsTest {
     assertEquals(1, asked.get(), "no lookup for a change of owner");
     l.fresh("t", row(5), 1).toCompletableFuture().join(); // the master's answer, at version 3, comes late
     assertEquals("n2", l.ownerOf(t5), "an older answer does not bring back an older owner");
+    TabletInfo t2 = l.fresh("t", row(2), 1).toCompletableFuture().join().tablets().get(0);
+    assertNull(l.ownerOf(t2), "an answer older than a change taken may name an owner it replaced: not trusted");
+    l.forgetOwner(t6, "n9");
+    assertEquals("n1", l.ownerOf(t6), "a peer that was not the owner asked says nothing of the owner");
+    l.forgetOwner(t6, "n1");
+    assertNull(l.ownerOf(t6), "the owner asked said it does not serve it");
 
     l.changed(new io.tabula.actors.master.DirectoryCache.TabletChanges(5, Map.of(), java.util.Set.of(), true));
     assertNull(l.ownerOf(t5), "changes whose events the node lacks: no owner is trusted");
@@ -311,9 +317,9 @@ class TabletLocationsTest {
     l.changed(change(7, Map.of(), java.util.Set.of("t-5", "t-x")));
     assertNull(l.cached("t", row(5)), "split: its entry went with the master's change");
     l.changed(change(8, Map.of("t-5", "n3"), java.util.Set.of())); // not cached: nothing to change, nothing added
-    assertEquals(4, l.held(), "t-6 .. t-9");
+    assertEquals(5, l.held(), "t-2, t-6 .. t-9");
     masters.set(directory(9, Map.of("t", 10)));
-    assertEquals("n1", l.ownerOf(join(l.locate(TabletLocations.Position.of("t", row(5))))), "looked up again");
+    assertEquals("n1", l.ownerOf(join(l.locate(TabletPosition.of("t", row(5))))), "looked up again");
   }
 
   private static io.tabula.actors.master.DirectoryCache.TabletChanges change(long version, Map<String, String> owners,
