@@ -90,8 +90,9 @@ public final class TabletLocations {
   private final AtomicInteger held = new AtomicInteger();
   private final AtomicLong lookups = new AtomicLong();
   /**
-   * The newest directory version of the master's changes taken ({@link #changed}): an answer
-   * older than that may name owners those changes replaced, so its owners are taken as unknown.
+   * The newest directory version of the master's changes taken that gave owners, or whose events
+   * the node lacked ({@link #changed}): an answer older than that may name owners those changes
+   * replaced, so its owners are taken as unknown.
    */
   private final AtomicLong changesTaken = new AtomicLong(-1);
 
@@ -350,7 +351,9 @@ public final class TabletLocations {
    * they removed (split, merged) go, so that no request meets their moved answer.
    */
   public void changed(io.tabula.actors.master.DirectoryCache.TabletChanges c) {
-    changesTaken.accumulateAndGet(c.version(), Math::max);
+    if (c.unknown() || !c.owners().isEmpty()) {
+      changesTaken.accumulateAndGet(c.version(), Math::max); // (a split's or merge's alone changes no owner)
+    }
     if (c.unknown()) {
       tables.values().forEach(r -> {
         synchronized (r) {
