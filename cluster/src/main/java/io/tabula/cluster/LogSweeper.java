@@ -248,9 +248,10 @@ final class LogSweeper {
     CompletionStage<List<String>> asked;
     try {
       asked = named.apply(folders);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException e) { // the ask could not be sent (the node stops): a throw would end the schedule
       running.set(false);
-      throw e;
+      LOG.warn("could not ask which old commit-log folders a tablet still names; the next sweep asks again", e);
+      return;
     }
     asked.whenCompleteAsync((names, err) -> {
       try {
