@@ -134,7 +134,7 @@ final class NodeWarmUp {
   static Predicate<String> placedOn(String node, TabletLocations locations) {
     return table -> {
       try {
-        TabletLookup.Located a = locations.fresh(table, new byte[0], TabletLookup.MOST_TABLETS).toCompletableFuture()
+        TabletLookup.Located a = locations.fresh(table, io.tabula.persistence.encoding.ByteArrays.EMPTY, TabletLookup.MOST_TABLETS).toCompletableFuture()
             .get(2, TimeUnit.SECONDS);
         return !a.tablets().isEmpty() && a.tablets().get(a.tablets().size() - 1).endRow().length == 0
             && a.owners().stream().allMatch(node::equals);

@@ -70,8 +70,8 @@ final class WholeViews {
             if (n.address().toString().equals(ops.masterAddress()) && n.http().contains(":")
                 && !n.http().endsWith(":0")) {
               // a new GET of the same path and query (the one asked may have come over HTTP/2)
-              HttpRequest there = HttpRequest.GET(request.getUri().scheme("http").host(host(n.http()))
-                  .port(port(n.http())).toString()).addHeader(RawHeader.create(FORWARDED, "1"));
+              HttpRequest there = HttpRequest.GET("http://" + n.http() + request.getUri().toRelative())
+                  .addHeader(RawHeader.create(FORWARDED, "1"));
               return Http.get(v.system()).singleRequest(there).<HttpResponse>handle((r, failed) -> failed == null
                   ? r : unavailable("the master's node " + n.name() + " did not answer: " + failed));
             }
@@ -79,14 +79,6 @@ final class WholeViews {
           // not a member seen here, or its Management HTTP port is not known (it asked for any free port)
           return here(v, local);
         }).thenCompose(x -> x);
-  }
-
-  private static String host(String endpoint) {
-    return endpoint.substring(0, endpoint.lastIndexOf(':'));
-  }
-
-  private static int port(String endpoint) {
-    return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
   }
 
   private static HttpResponse unavailable(String why) {
