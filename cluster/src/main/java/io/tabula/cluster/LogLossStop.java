@@ -1,9 +1,12 @@
 package io.tabula.cluster;
 
+import io.tabula.cluster.sharding.TabletShards;
+import io.tabula.persistence.storage.StorageSyncFailedException;
+import io.tabula.persistence.storage.SyncWatchingStorage;
 import io.tabula.persistence.tablet.TabletServer;
 import io.tabula.persistence.wal.LogFencedException;
-import io.tabula.persistence.wal.LogLostException;
 import io.tabula.persistence.wal.LogSyncFailedException;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pekko.actor.CoordinatedShutdown;
@@ -19,10 +22,15 @@ import org.slf4j.LoggerFactory;
  *   <li>its folder is fenced: the master placed this node's tablets elsewhere, to be recovered
  *       from the log, and a flush would change files another node now owns. The log finds it
  *       at its next write; a node without writes looks every {@link #FENCE_LOOK}.
- *   <li>an fsync failed ({@link LogSyncFailedException}): the disk can no longer make a write
- *       durable, so the node cannot serve. Once it has left, the master fences its log and
- *       places its tablets on other nodes, which replay what it acknowledged.
+ *   <li>an fsync failed, of the log ({@link LogSyncFailedException}) or of any other file or
+ *       folder of the node's storage (a manifest as a tablet opens, an SSTable as it flushes:
+ *       {@link SyncWatchingStorage}): the disk can no longer make a write durable, so the node
+ *       cannot serve. A failure outside the log would otherwise leave the node up, owning
+ *       tablets it cannot open, for as long as no write reaches its log. Once it has left, the
+ *       master fences its log and places its tablets on other nodes, which replay what it
+ *       acknowledged.
  * </ul>
+ * Whichever of these comes first is logged, once, with its stack.
  */
 final class LogLossStop {
   private static final Logger LOG = LoggerFactory.getLogger(LogLossStop.class);
@@ -40,9 +48,15 @@ final class LogLossStop {
 
   private LogLossStop() {}
 
-  /** Stops the node of {@code system} once {@code engine}'s commit log, {@code logs/<logName>}, is lost. */
-  static void watch(ActorSystem<?> system, TabletServer engine, String logName) {
-    CompletableFuture<LogLostException> lost = engine.whenLogLost();
+  /**
+   * Stops the node of {@code system} once {@code engine}'s commit log, {@code logs/<logName>},
+   * is lost, or once {@code syncFailed}: an fsync of the node's storage failed.
+   */
+  static void watch(ActorSystem<?> system, TabletServer engine, String logName,
+      CompletableFuture<StorageSyncFailedException> syncFailed) {
+    CompletableFuture<IOException> lost = new CompletableFuture<>();
+    engine.whenLogLost().thenAccept(lost::complete);
+    syncFailed.thenAccept(lost::complete);
     var look = system.scheduler().scheduleWithFixedDelay(FENCE_LOOK, FENCE_LOOK, () -> {
       try {
         if (engine.isFenced()) {
@@ -60,11 +74,16 @@ final class LogLossStop {
       if (why instanceof LogSyncFailedException) {
         LOG.error("commit log logs/{} failed an fsync: this node can make no write durable, so it stops serving its "
             + "tablets, without flushing, and shuts down; other nodes recover them from its log", logName, why);
+      } else if (why instanceof StorageSyncFailedException s) {
+        LOG.error("the storage failed an fsync of {}: this node can make no write durable, so it stops serving its "
+            + "tablets, without flushing, and shuts down; other nodes recover them from its commit log logs/{}",
+            s.path(), logName, why);
       } else {
         LOG.warn("commit log logs/{} is fenced: this node's tablets are being recovered by other nodes; it stops "
             + "serving them, without flushing, and shuts down", logName);
       }
       engine.abandon();
+      TabletShards.stopRegions(system);
       CoordinatedShutdown.get(system).runAll(REASON);
     }, system.dispatchers().lookup(DispatcherSelector.blocking()));
   }

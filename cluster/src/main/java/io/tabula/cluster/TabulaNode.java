@@ -26,6 +26,7 @@ import io.tabula.cluster.sharding.TabletShards;
 import io.tabula.persistence.schema.TableSchema;
 import io.tabula.persistence.storage.RootIdentity;
 import io.tabula.persistence.storage.Storage;
+import io.tabula.persistence.storage.SyncWatchingStorage;
 import io.tabula.persistence.tablet.FileSweeper;
 import io.tabula.persistence.tablet.MicrosClock;
 import io.tabula.persistence.tablet.Tablet;
@@ -247,9 +248,9 @@ public final class TabulaNode implements AutoCloseable {
     MasterJournalSetup.checkPlugins(config);
     MasterJournalSetup.checkFenced(config, settings);
     Duration wait = settings.masterStartTimeout();
-    Storage storage;
+    SyncWatchingStorage storage; // a failed fsync of any file stops the node (LogLossStop)
     try {
-      storage = StorageRoots.open(config, settings.dataDir());
+      storage = new SyncWatchingStorage(StorageRoots.open(config, settings.dataDir()));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the storage root " + StorageRoots.name(config, settings), e);
     }
@@ -388,7 +389,7 @@ public final class TabulaNode implements AutoCloseable {
     int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
     NodeShutdown.registerUnbind(system, binding, metrics);
     NodeShutdown.registerDrain(system, cluster, settings, directory, master, engine);
-    LogLossStop.watch(system, engine, logName);
+    LogLossStop.watch(system, engine, logName, storage.whenSyncFailed());
     if (binding != null) {
       NodeWarmUp.run(system, settings.name(), loopback(binding), binding.localAddress().getPort(),
           config.getDuration("tabula.node.warm-up"), NodeWarmUp.placedOn(settings.name(), router.locations()));

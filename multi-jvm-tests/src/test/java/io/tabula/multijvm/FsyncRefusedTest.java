@@ -69,7 +69,7 @@ class FsyncRefusedTest {
       String log = n3.tail(100_000);
       assertEquals(1, log.split("failed an fsync", -1).length - 1, "n3 logs the failed fsync once; its log:\n"
           + n3.tail(80));
-      assertTrue(log.contains("LogSyncFailedException"), "with the stack; its log:\n" + n3.tail(80));
+      assertTrue(log.contains("StorageSyncFailedException"), "with the stack; its log:\n" + n3.tail(80));
       assertTrue(n1.tail(100_000).contains("fencing node n3") || n2.tail(100_000).contains("fencing node n3"),
           "the master fenced n3's log before placing its tablets");
       load.verify(n2);
@@ -82,6 +82,47 @@ class FsyncRefusedTest {
             + "after the switch%n", step, java.time.Duration.between(switchedAt,
             java.time.LocalTime.parse(l.substring(0, 12))).toMillis()));
       }
+    }
+  }
+
+  /**
+   * The disk fails while the node has no write to make: a tablet it owns but never opened is
+   * read, and its opening fails at the fsync of the tablet's first manifest. The node must stop
+   * then, not at its commit log's next sync, which no write comes to make: it would otherwise
+   * keep a tablet it cannot open, and every request for it would fail, for as long as it runs.
+   */
+  @Test
+  void aNodeWhoseDiskRefusesFsyncStopsWhenATabletFailsToOpenThoughNoWriteReachesItsLog() throws Exception {
+    try (ClusterFixture cluster = new ClusterFixture()) {
+      NodeJvm n1 = cluster.add("n1");
+      cluster.configure("tabula.node.storage-class = \"" + FsyncRefusingStorage.class.getName() + "\"\n");
+      NodeJvm n2 = cluster.add("n2");
+      cluster.configure("");
+      ClusterFixture.createTable(n1, "t", List.of("k1", "k2", "k3", "k4", "k5"));
+      Map<String, String[]> placed = Workload.awaitPlacement(n1, Set.of("n1", "n2"), Duration.ofSeconds(60),
+          t -> t.values().stream().anyMatch(o -> o[0].equals("n2")));
+      int range = new ArrayList<>(placed.values()).indexOf(placed.values().stream()
+          .filter(o -> o[0].equals("n2")).findFirst().orElseThrow());
+      String row = "k" + range + "-never-written";
+      long failedAt = System.nanoTime();
+      Files.createFile(cluster.root.resolve(FsyncRefusingStorage.SWITCH));
+      try (var c = ClusterFixture.data(n1, Duration.ofSeconds(5))) {
+        c.readRow(Workload.T, row);
+      } catch (com.google.api.gax.rpc.ApiException e) {
+        // Its tablet could not be opened on n2; what matters is that n2 stops.
+      }
+      assertTrue(n2.awaitExit(Duration.ofSeconds(60)), "n2 still runs 60 s after a tablet's opening failed an "
+          + "fsync; its log:\n" + n2.tail(60));
+      long stopped = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failedAt);
+      try (var c = ClusterFixture.data(n1)) {
+        assertEquals(null, c.readRow(Workload.T, row), "the row's tablet serves on n1");
+      }
+      String log = n2.tail(100_000);
+      assertEquals(1, log.split("failed an fsync", -1).length - 1, "n2 logs the failed fsync once; its log:\n"
+          + n2.tail(80));
+      assertTrue(log.contains("StorageSyncFailedException") && log.contains("MANIFEST"),
+          "with the stack, naming the tablet's manifest; its log:\n" + n2.tail(80));
+      System.out.printf("n2's disk refused fsync as a tablet opened: n2 stopped %d ms later%n", stopped);
     }
   }
 }

@@ -4,6 +4,7 @@ import io.tabula.actors.Stages;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TabletInfo;
+import io.tabula.persistence.storage.StorageSyncFailedException;
 import io.tabula.persistence.tablet.ManifestCodec;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletManifest;
@@ -69,7 +70,13 @@ final class TabletOpening {
       return Behaviors.receive(TabletActor.Command.class)
           .onMessage(TabletActor.Opened.class, o -> {
             if (o.failure() != null) {
-              ctx.getLog().error("tablet {} could not be opened on this node", tabletId, o.failure());
+              StorageSyncFailedException sync = syncFailure(o.failure());
+              if (sync != null) {
+                // The node stops for it, and says so once with the stack (LogLossStop).
+                ctx.getLog().warn("tablet {} could not be opened on this node: {}", tabletId, sync.getMessage());
+              } else {
+                ctx.getLog().error("tablet {} could not be opened on this node", tabletId, o.failure());
+              }
               return stash.unstashAll(failed(tabletId, o.failure()));
             }
             if (o.result().notNow()) {
@@ -92,6 +99,16 @@ final class TabletOpening {
             return Behaviors.same();
           }).build();
     }));
+  }
+
+  /** The failed fsync among {@code failure}'s causes, or null. */
+  private static StorageSyncFailedException syncFailure(Throwable failure) {
+    for (Throwable e = failure; e != null; e = e.getCause()) {
+      if (e instanceof StorageSyncFailedException s) {
+        return s;
+      }
+    }
+    return null;
   }
 
   /** A tablet that could not be opened here (its files are damaged or unreadable): every request is refused with why. */

@@ -7,6 +7,7 @@ import io.tabula.actors.tablet.TabletActor;
 import io.tabula.actors.tablet.TabletNode;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.sharding.typed.ShardingEnvelope;
 import org.apache.pekko.cluster.sharding.typed.ShardingMessageExtractor;
@@ -71,6 +72,23 @@ public final class TabletShards {
           .withRole(ClusterNodes.ROLE));
     }
     return new TabletShards(sharding);
+  }
+
+  /**
+   * Stops this node's tablet regions at once, without handing their shards over: for a node
+   * whose tablets were abandoned (its commit log is lost), which has nothing to hand over. A
+   * region's graceful stop would wait, up to its shutdown phase's 10 s, for the messages it holds
+   * for shards whose home no coordinator can give yet (their owner is this very node, leaving),
+   * and the node's tablets would wait that long for it to leave. The coordinators see the
+   * regions end and allocate their shards again when asked, as after a crash.
+   */
+  public static void stopRegions(ActorSystem<?> system) {
+    org.apache.pekko.actor.ActorSystem classic = Adapter.toClassic(system);
+    org.apache.pekko.cluster.sharding.ClusterSharding regions =
+        org.apache.pekko.cluster.sharding.ClusterSharding.get(classic);
+    for (EntityTypeKey<TabletActor.Command> key : KEYS) {
+      classic.stop(regions.shardRegion(key.name()));
+    }
   }
 
   /** The tablets of {@code system}'s cluster, whose region {@link #start} has started. */
