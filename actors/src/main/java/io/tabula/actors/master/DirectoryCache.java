@@ -32,11 +32,28 @@ import org.slf4j.LoggerFactory;
  * of the master's directory at its version ({@link Directory#digest}), and a copy at that
  * version with another digest (a bug: the same events made two different directories) is
  * logged as an error and replaced by the master's whole directory.
+ *
+ * <p>Checked too: that the master's versions never go back. A master recovers its directory
+ * from its journal, which holds every change it published, so a new master starts at least
+ * where the old one ended. A journal that lost changes it had acknowledged (restored from an
+ * older copy, a database failing over to a replica that lacked its last commits) breaks that:
+ * the copy would be newer than anything the master publishes, and would ignore every change
+ * until the master's versions passed it. A copy that every change and heartbeat received for
+ * {@link #BEHIND_FOR} found newer than the master's is logged as an error and replaced by the
+ * master's whole directory, older as it is, and the tablet listeners start over.
  */
 public final class DirectoryCache {
   private static final Logger LOG = LoggerFactory.getLogger(DirectoryCache.class);
   /** How long each ask of a catch-up the topic starts may take. */
   private static final Duration CATCH_UP_ASK = Duration.ofSeconds(10);
+  /**
+   * How long every change received must have been older than the copy before the master is
+   * taken to have gone back: more than a heartbeat's interval, and than a change published
+   * before an answer the copy took can take to arrive after it.
+   */
+  static final Duration BEHIND_FOR = Duration.ofSeconds(5);
+  /** ...and how many such changes must have come in that time. */
+  private static final int BEHIND_SEEN = 3;
 
   private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
   private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
@@ -57,6 +74,11 @@ public final class DirectoryCache {
   /** When a difference was last logged (nanoTime), and how many were not logged since. Guarded by this. */
   private long loggedAt = Long.MIN_VALUE;
   private long notLogged;
+  /** Since when (nanoTime) every change received was older than the copy, and how many came. Guarded by this. */
+  private long behindSince;
+  private int behindSeen;
+  /** Set when the master's versions went back: the next catch-up takes its whole directory, however old. Guarded by this. */
+  private boolean wentBack;
   private static final long LOG_EVERY_NANOS = 60_000_000_000L;
 
   public Directory get() {
@@ -76,10 +98,17 @@ public final class DirectoryCache {
    * node's cache of their locations: the owners they gave (by tablet id: a node's name, "" for
    * none), then the tablets they removed (a split's parent, a merge's two). {@code unknown}:
    * the copy took changes whose events it does not have (one too large to publish, a catch-up
-   * with the whole directory), so any owner known before may be stale.
+   * with the whole directory), so any owner known before may be stale. {@code wentBack}: the
+   * master's versions went back ({@link DirectoryCache}), so whatever was learnt at the
+   * versions before is to be forgotten ({@code unknown} is then true too).
    */
   public record TabletChanges(long version, java.util.Map<String, String> owners, java.util.Set<String> gone,
-      boolean unknown) {}
+      boolean unknown, boolean wentBack) {
+    public TabletChanges(long version, java.util.Map<String, String> owners, java.util.Set<String> gone,
+        boolean unknown) {
+      this(version, owners, gone, unknown, false);
+    }
+  }
 
   /**
    * Adds a listener of what the master's changes do to tablets, told under this object's lock,
@@ -94,11 +123,15 @@ public final class DirectoryCache {
    * tablets (null: not known). Under this object's lock.
    */
   private void tellTablets(List<Master.Event> events, long to) {
+    tellTablets(events, to, false);
+  }
+
+  private void tellTablets(List<Master.Event> events, long to, boolean wentBack) {
     if (tabletListeners.isEmpty()) {
       return;
     }
-    if (events == null) {
-      TabletChanges c = new TabletChanges(to, java.util.Map.of(), java.util.Set.of(), true);
+    if (events == null || wentBack) {
+      TabletChanges c = new TabletChanges(to, java.util.Map.of(), java.util.Set.of(), true, wentBack);
       tabletListeners.forEach(l -> l.accept(c));
       return;
     }
@@ -164,6 +197,27 @@ public final class DirectoryCache {
   }
 
   /**
+   * Whether the master's versions went back, now that a change to version {@code to} came while
+   * the copy is at {@code held}, newer: every change received for {@link #BEHIND_FOR} was older
+   * than the copy (at least {@link #BEHIND_SEEN} of them). Logged as an error once each time.
+   */
+  synchronized boolean wentBack(long to, long held, long nowNanos) {
+    if (behindSeen == 0) {
+      behindSince = nowNanos;
+    }
+    behindSeen++;
+    if (wentBack || behindSeen < BEHIND_SEEN || nowNanos - behindSince < BEHIND_FOR.toNanos()) {
+      return false;
+    }
+    wentBack = true;
+    LOG.error("The master's directory is at version {}, and this node's copy at {}, newer, for {} ms and {} changes: "
+        + "the master's journal lost changes it had published (restored from an older copy, or a database that "
+        + "failed over to a replica without its last commits); this node takes the master's directory, older as "
+        + "it is", to, held, (nowNanos - behindSince) / 1_000_000, behindSeen);
+    return true;
+  }
+
+  /**
    * Applies {@code events} if the copy is at version {@code from}; true if the copy is at
    * {@code to} or newer afterwards. Events that do not make version {@code to}, or a directory
    * without the master's {@code digest} (either would be a bug), are not taken.
@@ -201,7 +255,19 @@ public final class DirectoryCache {
   void receive(DirectoryFeed.Change c, ActorRef<Master.Command> master, ActorSystem<?> system) {
     Directory held = current.get();
     if (c.to() < held.version()) {
+      if (wentBack(c.to(), held.version(), System.nanoTime())) {
+        refresh(master, system, CATCH_UP_ASK).whenComplete((d, err) -> {
+          if (err != null) {
+            LOG.warn("Could not take the master's directory (version {} held, {} published): {}",
+                current.get().version(), c.to(), err.toString());
+          }
+        });
+      }
       return;
+    }
+    synchronized (this) {
+      behindSince = 0;
+      behindSeen = 0;
     }
     if (c.to() == held.version() && (c.after() == held
         || matches(held, c.digest(), "compared with the master's change or heartbeat"))) {
@@ -251,7 +317,7 @@ public final class DirectoryCache {
     }
     long since;
     synchronized (this) {
-      since = diverged ? -1 : current.get().version();
+      since = diverged || wentBack ? -1 : current.get().version();
     }
     catchUp(master, system, timeout, since).whenComplete((d, err) -> {
       refreshing.set(null);
@@ -275,8 +341,9 @@ public final class DirectoryCache {
           return fetch(master, system, timeout, ch, 0, new ByteArrayOutputStream()).thenCompose(content -> {
             if (content instanceof Directory d) {
               synchronized (this) {
+                boolean back = wentBack;
                 if (replaceWith(d, ch.digest())) {
-                  tellTablets(null, d.version());
+                  tellTablets(null, d.version(), back);
                 }
               }
               return CompletableFuture.completedFuture(get());
@@ -298,7 +365,7 @@ public final class DirectoryCache {
    */
   private synchronized long retrySince(long since) {
     long held = current.get().version();
-    return diverged || held == since ? -1 : held;
+    return diverged || wentBack || held == since ? -1 : held;
   }
 
   /**
@@ -319,13 +386,16 @@ public final class DirectoryCache {
       checking = true; // a master whose digest is right (a new one, after a failover)
     }
     Directory held = current.get();
-    boolean taken = d.version() > held.version() || (d.version() == held.version() && diverged);
+    boolean taken = d.version() > held.version() || (d.version() == held.version() && diverged) || wentBack;
     if (taken) {
       current.set(d);
       listeners.forEach(l -> l.accept(d));
     }
-    if (d.version() >= held.version()) {
+    if (d.version() >= held.version() || wentBack) {
       diverged = false;
+      wentBack = false;
+      behindSince = 0;
+      behindSeen = 0;
     }
     return taken;
   }

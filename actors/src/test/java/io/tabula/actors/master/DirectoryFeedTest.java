@@ -295,6 +295,34 @@ class DirectoryFeedTest {
   }
 
   /**
+   * The master's versions went back (its journal lost changes it had published): a copy newer
+   * than every change and heartbeat it receives is found and replaced by the master's directory,
+   * older as it is, and the tablet listeners are told to start over.
+   */
+  @Test
+  void aCopyNewerThanTheMastersIsFoundAndReplaced() {
+    create("t", 3);
+    Directory masters = directory();
+    String id = masters.tabletsOf("t").get(0).id();
+    Directory ahead = DirectoryEvents.apply(DirectoryEvents.apply(masters, new Master.TabletsAssigned(Map.of(id,
+        "n8"))), new Master.TabletsAssigned(Map.of(id, "n9")));
+    assertTrue(ahead.version() > masters.version());
+    DirectoryCache cache = new DirectoryCache();
+    cache.offer(ahead);
+    List<DirectoryCache.TabletChanges> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+    cache.addTabletListener(told::add);
+    long started = System.nanoTime();
+    kit.spawn(DirectoryCache.subscriber(cache, kit.spawn(Topic.create(DirectoryFeed.Change.class, Master.TOPIC)),
+        master));
+    awaitSame(cache);
+    System.out.printf("a copy newer than the master's: replaced %d ms after it subscribed%n",
+        (System.nanoTime() - started) / 1_000_000);
+    assertTrue(System.nanoTime() - started >= DirectoryCache.BEHIND_FOR.toNanos(),
+        "not before every change for a while was older than the copy");
+    assertTrue(told.stream().anyMatch(c -> c.wentBack() && c.version() == masters.version()), () -> "told: " + told);
+  }
+
+  /**
    * The digest kept as the directory changes is the digest of its content: a copy read from
    * bytes (which computes it from every entry) has the same, through creates, splits,
    * placements, opens, family changes and deletes; and each change changes it.

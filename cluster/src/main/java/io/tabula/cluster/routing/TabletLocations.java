@@ -67,10 +67,7 @@ public final class TabletLocations {
   private static final Comparator<byte[]> ROWS = ByteArrays::compare;
   /** Tablets asked for by a lookup for one request: the one it needs and its neighbours. */
   static final int PREFETCH = 256;
-  /**
-   * How long the lookup of a request that can fall back may take, at most (less if the node's
-   * ask timeout is less).
-   */
+  /** How long the lookup of a request that can fall back may take, at most (less if the ask timeout is). */
   static final Duration LOOKUP_TIMEOUT = Duration.ofSeconds(2);
   /** How many lookups of one batch run at once. */
   private static final int COVER_AT_ONCE = 4;
@@ -351,6 +348,12 @@ public final class TabletLocations {
    * they removed (split, merged) go, so that no request meets their moved answer.
    */
   public void changed(io.tabula.actors.master.DirectoryCache.TabletChanges c) {
+    if (c.wentBack()) {
+      // The master's versions went back: what was learnt belongs to a history it no longer has.
+      tables.keySet().forEach(this::forgetTable);
+      changesTaken.set(c.version());
+      return;
+    }
     if (c.unknown() || !c.owners().isEmpty()) {
       changesTaken.accumulateAndGet(c.version(), Math::max); // (a split's or merge's alone changes no owner)
     }
@@ -361,7 +364,7 @@ public final class TabletLocations {
         }
       });
     }
-    c.owners().forEach((id, owner) -> setOwner(id, owner, c.version()));
+    c.owners().forEach((id, owner) -> setOwner(id, owner, c.version(), null));
     for (String id : c.gone()) {
       TabletInfo t = ids.get(id);
       if (t != null) {
@@ -376,11 +379,6 @@ public final class TabletLocations {
    */
   public void forgetOwner(TabletInfo t, String owner) {
     setOwner(t.id(), null, -1, owner);
-  }
-
-  /** Sets the owner of cached tablet {@code id} as directory version {@code version} had it, unless it knows a newer. */
-  private void setOwner(String id, String owner, long version) {
-    setOwner(id, owner, version, null);
   }
 
   /**

@@ -320,6 +320,15 @@ class TabletLocationsTest {
     assertEquals(5, l.held(), "t-2, t-6 .. t-9");
     masters.set(directory(9, Map.of("t", 10)));
     assertEquals("n1", l.ownerOf(join(l.locate(TabletPosition.of("t", row(5))))), "looked up again");
+
+    // The master's versions went back (its journal lost changes): what the node learnt goes.
+    l.changed(new io.tabula.actors.master.DirectoryCache.TabletChanges(2, Map.of(), java.util.Set.of(), true, true));
+    assertEquals(0, l.held(), "every entry forgotten");
+    masters.set(directory(2, Map.of("t", 10)));
+    int before = asked.get();
+    TabletInfo again = join(l.locate(TabletPosition.of("t", row(5))));
+    assertEquals(before + 1, asked.get(), "looked up at the master");
+    assertEquals("n1", l.ownerOf(again), "an answer at the older version is taken, with its owner");
   }
 
   private static io.tabula.actors.master.DirectoryCache.TabletChanges change(long version, Map<String, String> owners,
