@@ -38,11 +38,11 @@ final class LogLossStop {
   /** How often a node looks whether its commit log was fenced, besides at each write. */
   private static final Duration FENCE_LOOK = Duration.ofMillis(500);
 
-  /** Why a node stops when its commit log is lost: fenced, or an fsync failed. */
+  /** Why a node stops when its commit log is lost: fenced, or an fsync of its storage failed. */
   static final CoordinatedShutdown.Reason REASON = new CoordinatedShutdown.Reason() {
     @Override
     public String toString() {
-      return "commit log lost (fenced, or an fsync failed)";
+      return "commit log lost (fenced), or an fsync of the storage failed";
     }
   };
 
@@ -82,9 +82,15 @@ final class LogLossStop {
         LOG.warn("commit log logs/{} is fenced: this node's tablets are being recovered by other nodes; it stops "
             + "serving them, without flushing, and shuts down", logName);
       }
-      engine.abandon();
-      TabletShards.stopRegions(system);
-      CoordinatedShutdown.get(system).runAll(REASON);
+      try {
+        engine.abandon();
+        TabletShards.stopRegions(system);
+      } catch (RuntimeException e) {
+        // A bug: whatever it left undone, the node must still stop (nothing else would stop it).
+        LOG.error("dropping this node's tablets failed; it shuts down all the same", e);
+      } finally {
+        CoordinatedShutdown.get(system).runAll(REASON);
+      }
     }, system.dispatchers().lookup(DispatcherSelector.blocking()));
   }
 }

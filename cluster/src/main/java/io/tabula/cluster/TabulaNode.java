@@ -248,9 +248,10 @@ public final class TabulaNode implements AutoCloseable {
     MasterJournalSetup.checkPlugins(config);
     MasterJournalSetup.checkFenced(config, settings);
     Duration wait = settings.masterStartTimeout();
+    String logName = ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).orElseThrow();
     SyncWatchingStorage storage; // a failed fsync of any file stops the node (LogLossStop)
     try {
-      storage = new SyncWatchingStorage(StorageRoots.open(config, settings.dataDir()));
+      storage = new SyncWatchingStorage(StorageRoots.open(config, settings.dataDir()), "logs/" + logName);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the storage root " + StorageRoots.name(config, settings), e);
     }
@@ -262,7 +263,6 @@ public final class TabulaNode implements AutoCloseable {
       throw new UncheckedIOException(e.getMessage(), e);
     }
     LOG.info("storage root: {} (root id {})", storage, rootId);
-    String logName = ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).orElseThrow();
     Cluster cluster = Cluster.get(system);
     try {
       if (config.getString("tabula.node.join-by").equals("bootstrap")) {

@@ -520,6 +520,11 @@ public final class TabletServer implements Closeable {
     return log.isLost();
   }
 
+  /** Whether this server was {@linkplain #abandon abandoned}: its tablets dropped without a flush. */
+  public boolean isAbandoned() {
+    return abandoned;
+  }
+
   /** Whether the commit log's folder is fenced. */
   public boolean isFenced() {
     return log.isFenced();
@@ -532,6 +537,9 @@ public final class TabletServer implements Closeable {
    */
   @Override
   public void close() throws IOException {
+    if (abandoned) {
+      return;
+    }
     if (log.isLost()) {
       abandon();
       return;

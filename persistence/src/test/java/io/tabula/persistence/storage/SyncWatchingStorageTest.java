@@ -6,20 +6,26 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.Closeable;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class SyncWatchingStorageTest {
+  private static final String OWN_LOG = "logs/n1.abc";
+
   @TempDir
   Path dir;
 
   @Test
   void theFirstFailedFsyncOfAFileIsReportedAndRethrownTyped() throws Exception {
     FaultyStorage faulty = new FaultyStorage(new FileStorage(dir));
-    SyncWatchingStorage storage = new SyncWatchingStorage(faulty);
+    SyncWatchingStorage storage = new SyncWatchingStorage(faulty, OWN_LOG);
     try (WritableFile f = storage.create("a")) {
       f.append("x".getBytes(StandardCharsets.UTF_8));
       f.sync();
@@ -36,13 +42,13 @@ class SyncWatchingStorageTest {
   @Test
   void aFailedFsyncOfAFolderOrOfAFileCreatedAnyOtherWayIsReported() throws Exception {
     FaultyStorage faulty = new FaultyStorage(new FileStorage(dir));
-    SyncWatchingStorage storage = new SyncWatchingStorage(faulty);
+    SyncWatchingStorage storage = new SyncWatchingStorage(faulty, OWN_LOG);
     storage.createDirectories("d");
     faulty.failSyncs(true);
     assertEquals("d", assertThrows(StorageSyncFailedException.class, () -> storage.syncDirectory("d")).path());
 
     for (String how : new String[] {"createNew", "createNewInFolder", "overwrite"}) {
-      SyncWatchingStorage fresh = new SyncWatchingStorage(faulty);
+      SyncWatchingStorage fresh = new SyncWatchingStorage(faulty, OWN_LOG);
       String path = "d/" + how;
       faulty.failSyncs(false);
       if (how.equals("overwrite")) {
@@ -63,14 +69,88 @@ class SyncWatchingStorageTest {
     }
   }
 
+  /**
+   * The node's own commit log tells a failed fsync from a fence itself (on HDFS a fenced
+   * writer's sync fails); a missing folder says nothing of the disk.
+   */
   @Test
-  void theRootsOwnAtomicCreateAndInPlaceOverwriteAreHandedOn() throws Exception {
-    FileStorage files = new FileStorage(dir);
-    SyncWatchingStorage storage = new SyncWatchingStorage(files);
-    assertTrue(files.canOverwrite() && storage.canOverwrite(), "a commit log can prepare its segments");
-    try (WritableFile f = storage.createNew("b")) {
-      assertTrue(f.syncsBesideAppends(), "a commit log can sync beside its appends");
+  void theOwnCommitLogAndAMissingFolderAreNotCounted() throws Exception {
+    FaultyStorage faulty = new FaultyStorage(new FileStorage(dir));
+    SyncWatchingStorage storage = new SyncWatchingStorage(faulty, OWN_LOG);
+    storage.createDirectories(OWN_LOG);
+    storage.createDirectories(OWN_LOG + "x");
+    assertThrows(NoSuchFileException.class, () -> storage.syncDirectory("nowhere"));
+    faulty.failSyncs(true);
+    try (WritableFile f = storage.create(OWN_LOG + "/000001.log")) {
+      IOException e = assertThrows(IOException.class, f::sync);
+      assertFalse(e instanceof StorageSyncFailedException, "rethrown as it was: " + e);
     }
-    assertThrows(FileAlreadyExistsException.class, () -> storage.createNew("b"));
+    assertFalse(storage.whenSyncFailed().isDone(), "neither is a failed fsync of the node's storage");
+    assertThrows(StorageSyncFailedException.class, () -> storage.syncDirectory(OWN_LOG + "x"),
+        "a folder whose name only starts like the log's is watched");
+  }
+
+  /** What a root does its own way reaches it: an atomic create, an overwrite in place, the fence, close. */
+  @Test
+  void theRootsOwnWaysAreHandedOn() throws Exception {
+    List<String> calls = new ArrayList<>();
+    class Recording extends ForwardingStorage implements Closeable {
+      Recording(Storage files) {
+        super(files);
+      }
+
+      @Override
+      public WritableFile createNew(String path) throws IOException {
+        calls.add("createNew");
+        return delegate.createNew(path);
+      }
+
+      @Override
+      public WritableFile createNewInFolder(String path) throws IOException {
+        calls.add("createNewInFolder");
+        return delegate.createNewInFolder(path);
+      }
+
+      @Override
+      public boolean canOverwrite() {
+        calls.add("canOverwrite");
+        return true;
+      }
+
+      @Override
+      public WritableFile overwrite(String path, long from) throws IOException {
+        calls.add("overwrite");
+        return delegate.overwrite(path, from);
+      }
+
+      @Override
+      public void fence(String d) {
+        calls.add("fence");
+      }
+
+      @Override
+      public boolean isFenced(String d) {
+        calls.add("isFenced");
+        return false;
+      }
+
+      @Override
+      public void close() {
+        calls.add("close");
+      }
+    }
+    try (SyncWatchingStorage storage = new SyncWatchingStorage(new Recording(new FileStorage(dir)), OWN_LOG)) {
+      storage.createDirectories("d");
+      storage.createNew("d/a").close();
+      storage.createNewInFolder("d/b").close();
+      assertTrue(storage.canOverwrite());
+      try (WritableFile f = storage.overwrite("d/a", 0)) {
+        assertTrue(f.syncsBesideAppends(), "a commit log can sync beside its appends");
+      }
+      storage.fence("d");
+      assertFalse(storage.isFenced("d"));
+    }
+    assertEquals(List.of("createNew", "createNewInFolder", "canOverwrite", "overwrite", "fence", "isFenced", "close"),
+        calls);
   }
 }
