@@ -1,11 +1,6 @@
 package io.tabula.actors.master;
 
 import com.esotericsoftware.kryo.DefaultSerializer;
-import com.esotericsoftware.kryo.Kryo;
-import com.esotericsoftware.kryo.Serializer;
-import com.esotericsoftware.kryo.io.Input;
-import com.esotericsoftware.kryo.io.Output;
-import com.esotericsoftware.kryo.serializers.RecordSerializer;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.protocol.kryo.KryoSerializable;
 import java.util.ArrayList;
@@ -37,9 +32,9 @@ import org.pcollections.TreePVector;
  * node's tablets costs what it owned, not what the cluster holds.
  *
  * <p>Its Kryo bytes (the master's snapshot, id 1063) are those of the record it was before:
- * {@link Wire}, with {@code TreeMap}s and immutable lists (docs/formats/master-journal.md).
+ * {@link DirectoryBytes.Wire}, with {@code TreeMap}s and immutable lists (docs/formats/master-journal.md).
  */
-@DefaultSerializer(Directory.KryoBytes.class)
+@DefaultSerializer(DirectoryBytes.class)
 public final class Directory implements KryoSerializable {
   public static final Directory EMPTY = new Directory(0, 1, Map.of(), Map.of(), Map.of());
 
@@ -59,6 +54,14 @@ public final class Directory implements KryoSerializable {
   private final HashPMap<String, Integer> logUses;
   /** The sum of the hashes of every table, tablet and placement ({@link DirectoryDigest}). */
   private final long entries;
+  /**
+   * By node name: the sum of the hashes of the tablets, and their placements, that name it
+   * ({@link TabletPlacement#nodes}): its share's part of {@link #shareDigest}. No zero sums.
+   */
+  private final HashPMap<String, Long> shares;
+
+  /** The sums kept as a change is made ({@link #sumsAfter}). */
+  private record Sums(long entries, HashPMap<String, Long> shares) {}
 
   /**
    * A directory of these tables, tablets (per table, in row order) and placements (by tablet
@@ -94,11 +97,21 @@ public final class Directory implements KryoSerializable {
       sum += DirectoryDigest.placement(p.getKey(), p.getValue());
     }
     this.entries = sum;
+    java.util.HashMap<String, Long> byNode = new java.util.HashMap<>();
+    for (TabletInfo tablet : ids.values()) {
+      TabletPlacement p = placement.get(tablet.id());
+      if (p != null) {
+        long h = DirectoryDigest.tablet(tablet) + DirectoryDigest.placement(tablet.id(), p);
+        p.nodes().forEach(n -> byNode.merge(n, h, Long::sum));
+      }
+    }
+    byNode.values().removeIf(v -> v == 0);
+    this.shares = HashTreePMap.from(byNode);
   }
 
   private Directory(long version, long nextTabletNumber, TreePMap<String, TableInfo> tables,
       TreePMap<String, PVector<TabletInfo>> tablets, HashPMap<String, TabletPlacement> placement,
-      HashPMap<String, TabletInfo> byId, Indexes x, long entries) {
+      HashPMap<String, TabletInfo> byId, Indexes x, Sums sums) {
     this.version = version;
     this.nextTabletNumber = nextTabletNumber;
     this.tables = tables;
@@ -108,7 +121,8 @@ public final class Directory implements KryoSerializable {
     this.byOwner = x.byOwner;
     this.unsettled = x.unsettled;
     this.logUses = x.logUses;
-    this.entries = entries;
+    this.entries = sums.entries();
+    this.shares = sums.shares();
   }
 
   /**
@@ -121,20 +135,76 @@ public final class Directory implements KryoSerializable {
   }
 
   /**
-   * What the entries' sum gains when the tablets and placements of {@code ids} (and table
-   * {@code table}, if not null) go from this directory's to those in the maps given.
+   * The digest of node {@code node}'s share of this directory: the digest {@link #share}{@code
+   * (node)} has, kept as the directory changes (work in proportion to the change).
    */
-  private long entriesAfter(Collection<String> ids, Map<String, TabletInfo> newById,
+  public long shareDigest(String node) {
+    long sum = shares.getOrDefault(node, 0L) + DirectoryDigest.next(nextTabletNumber);
+    for (TableInfo t : tables.values()) {
+      sum += DirectoryDigest.table(t);
+    }
+    return sum;
+  }
+
+  /**
+   * Node {@code node}'s share of this directory, at its version: every table, and the tablets
+   * whose placement names the node (its owner, or the other end of a move), with their
+   * placements. What a node needs of the directory for the tablets it serves; costs what the
+   * share holds (the tablets the node owns, and those moving).
+   */
+  public Directory share(String node) {
+    Map<String, List<TabletInfo>> mine = new java.util.HashMap<>();
+    Map<String, TabletPlacement> placed = new java.util.HashMap<>();
+    for (java.util.Set<String> ids : List.of(tabletsOwnedBy(node), unsettled)) {
+      for (String id : ids) {
+        TabletInfo t = byId.get(id);
+        TabletPlacement p = placement.get(id);
+        if (t != null && p != null && p.nodes().contains(node) && placed.put(id, p) == null) {
+          mine.computeIfAbsent(t.table(), k -> new ArrayList<>()).add(t);
+        }
+      }
+    }
+    mine.values().forEach(l -> l.sort((a, b) -> ByteArrays.compare(a.startRow(), b.startRow())));
+    return new Directory(version, nextTabletNumber, tables, mine, placed);
+  }
+
+  private Sums sums() {
+    return new Sums(entries, shares);
+  }
+
+  /**
+   * The sums once the tablets and placements of {@code ids} (and table {@code table}, if not
+   * null) go from this directory's to those in the maps given.
+   */
+  private Sums sumsAfter(Collection<String> ids, Map<String, TabletInfo> newById,
       Map<String, TabletPlacement> newPlacement, String table, TableInfo newTable) {
     long sum = entries;
+    java.util.HashMap<String, Long> byNode = new java.util.HashMap<>();
     for (String id : new java.util.HashSet<>(ids)) {
-      sum += DirectoryDigest.tablet(newById.get(id)) - DirectoryDigest.tablet(byId.get(id));
-      sum += DirectoryDigest.placement(id, newPlacement.get(id)) - DirectoryDigest.placement(id, placement.get(id));
+      TabletInfo wasTablet = byId.get(id);
+      TabletInfo nowTablet = newById.get(id);
+      TabletPlacement was = placement.get(id);
+      TabletPlacement now = newPlacement.get(id);
+      sum += DirectoryDigest.tablet(nowTablet) - DirectoryDigest.tablet(wasTablet);
+      sum += DirectoryDigest.placement(id, now) - DirectoryDigest.placement(id, was);
+      if (wasTablet != null && was != null) {
+        long h = DirectoryDigest.tablet(wasTablet) + DirectoryDigest.placement(id, was);
+        was.nodes().forEach(n -> byNode.merge(n, -h, Long::sum));
+      }
+      if (nowTablet != null && now != null) {
+        long h = DirectoryDigest.tablet(nowTablet) + DirectoryDigest.placement(id, now);
+        now.nodes().forEach(n -> byNode.merge(n, h, Long::sum));
+      }
     }
     if (table != null) {
       sum += DirectoryDigest.table(newTable) - DirectoryDigest.table(tables.get(table));
     }
-    return sum;
+    HashPMap<String, Long> s = shares;
+    for (Map.Entry<String, Long> d : byNode.entrySet()) {
+      long v = s.getOrDefault(d.getKey(), 0L) + d.getValue();
+      s = v == 0 ? s.minus(d.getKey()) : s.plus(d.getKey(), v);
+    }
+    return new Sums(sum, s);
   }
 
   private Indexes indexes() {
@@ -388,13 +458,13 @@ public final class Directory implements KryoSerializable {
     }
     return new Directory(version + 1, nextNumber, tables.plus(table.name(), table),
         tablets.plus(table.name(), TreePVector.from(tabletsOfTable)), placement, ids, x,
-        entriesAfter(touched, ids, placement, table.name(), table));
+        sumsAfter(touched, ids, placement, table.name(), table));
   }
 
   /** The same tablets, with table {@code table}'s own settings (families, groups) replaced. */
   Directory withTableInfo(TableInfo table) {
     return new Directory(version + 1, nextTabletNumber, tables.plus(table.name(), table), tablets, placement, byId,
-        indexes(), entriesAfter(List.of(), byId, placement, table.name(), table));
+        indexes(), sumsAfter(List.of(), byId, placement, table.name(), table));
   }
 
   Directory withoutTable(String name) {
@@ -406,7 +476,7 @@ public final class Directory implements KryoSerializable {
     HashPMap<String, TabletPlacement> p = placement.minusAll(ids);
     HashPMap<String, TabletInfo> left = byId.minusAll(ids);
     return new Directory(version + 1, nextTabletNumber, tables.minus(name), tablets.minus(name), p, left, x,
-        entriesAfter(ids, left, p, name, null));
+        sumsAfter(ids, left, p, name, null));
   }
 
   private static List<String> idsOf(Collection<TabletInfo> ts) {
@@ -442,7 +512,7 @@ public final class Directory implements KryoSerializable {
   Directory withTabletReplaced(String table, String oldId, List<TabletInfo> replacements, TabletPlacement placed) {
     TabletInfo old = tablet(table, oldId);
     if (old == null) {
-      return new Directory(version + 1, nextTabletNumber, tables, tablets, placement, byId, indexes(), entries);
+      return new Directory(version + 1, nextTabletNumber, tables, tablets, placement, byId, indexes(), sums());
     }
     int at = indexOf(old);
     PVector<TabletInfo> l = tablets.get(table).minus(at).plusAll(at, replacements);
@@ -461,7 +531,7 @@ public final class Directory implements KryoSerializable {
       x.add(r.id(), placed);
     }
     return new Directory(version + 1, nextTabletNumber, tables, tablets.plus(table, l), p, ids, x,
-        entriesAfter(touched, ids, p, null, null));
+        sumsAfter(touched, ids, p, null, null));
   }
 
   /** The same tablets, with tablet {@code oldId} replaced by {@code updated} (its files changed). */
@@ -492,7 +562,7 @@ public final class Directory implements KryoSerializable {
     x.add(child.id(), placed);
     HashPMap<String, TabletInfo> ids = byId.minus(leftId).minus(rightId).plus(child.id(), child);
     return new Directory(version + 1, nextTabletNumber, tables, tablets.plus(table, l), p, ids, x,
-        entriesAfter(List.of(leftId, rightId, child.id()), ids, p, null, null));
+        sumsAfter(List.of(leftId, rightId, child.id()), ids, p, null, null));
   }
 
   /** With the placements in {@code changes} (by tablet id) set. */
@@ -505,7 +575,7 @@ public final class Directory implements KryoSerializable {
     }
     HashPMap<String, TabletPlacement> p = placement.plusAll(changes);
     return new Directory(version + 1, nextTabletNumber, tables, tablets, p, byId, x,
-        entriesAfter(changes.keySet(), byId, p, null, null));
+        sumsAfter(changes.keySet(), byId, p, null, null));
   }
 
   @Override
@@ -522,41 +592,5 @@ public final class Directory implements KryoSerializable {
   @Override
   public String toString() {
     return "Directory(version " + version + ", " + tables.size() + " tables, " + byId.size() + " tablets)";
-  }
-
-  /**
-   * The directory's bytes as the record it once was: its components in this order, maps as
-   * {@code TreeMap}s and lists as immutable lists, so snapshots written before and after the
-   * change read the same.
-   */
-  record Wire(long version, long nextTabletNumber, Map<String, TableInfo> tables,
-      Map<String, List<TabletInfo>> tablets, Map<String, TabletPlacement> placement) {}
-
-  /** Kryo's serializer for {@link Directory}: the bytes of {@link Wire}. Stateless. */
-  public static final class KryoBytes extends Serializer<Directory> {
-    private final RecordSerializer<Wire> wire = new RecordSerializer<>(Wire.class);
-
-    public KryoBytes() {
-      setImmutable(true);
-    }
-
-    @Override
-    public void write(Kryo kryo, Output output, Directory d) {
-      // TreeMaps of natural order, as the record had: new TreeMap<>(sortedMap) would take the
-      // persistent map's comparator, which Kryo would then write
-      TreeMap<String, List<TabletInfo>> t = new TreeMap<>();
-      d.tablets.forEach((k, v) -> t.put(k, List.copyOf(v)));
-      TreeMap<String, TableInfo> tables = new TreeMap<>();
-      tables.putAll(d.tables);
-      TreeMap<String, TabletPlacement> placement = new TreeMap<>();
-      placement.putAll(d.placement);
-      wire.write(kryo, output, new Wire(d.version, d.nextTabletNumber, tables, t, placement));
-    }
-
-    @Override
-    public Directory read(Kryo kryo, Input input, Class<? extends Directory> type) {
-      Wire w = wire.read(kryo, input, Wire.class);
-      return new Directory(w.version(), w.nextTabletNumber(), w.tables(), w.tablets(), w.placement());
-    }
   }
 }

@@ -45,6 +45,16 @@ public record TabletPlacement(String owner, State state, String peer, List<Strin
     return state == State.SERVING && logs.isEmpty();
   }
 
+  /**
+   * The nodes it is placed on: its owner, and the other end of a move (not the child of a
+   * merge, which {@code peer} names then); none while unassigned. A node's share of the
+   * directory is the tablets whose placement names it ({@link Directory#share}).
+   */
+  public List<String> nodes() {
+    boolean moving = (state == State.PREPARING || state == State.MOVING) && !peer.isEmpty() && !peer.equals(owner);
+    return owner.isEmpty() ? (moving ? List.of(peer) : List.of()) : moving ? List.of(owner, peer) : List.of(owner);
+  }
+
   /** Serving at {@code node}, with the same logs. */
   TabletPlacement servedBy(String node) {
     return new TabletPlacement(node, State.SERVING, "", logs);

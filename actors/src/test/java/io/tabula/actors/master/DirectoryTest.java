@@ -64,9 +64,11 @@ class DirectoryTest {
           }
           d = DirectoryEvents.apply(d, new Master.TabletsMerged("t", t.id(), l.get(i + 1).id(), "t-" + next++));
         }
-        case 2 -> d = switch (random.nextInt(3)) {
+        case 2 -> d = switch (random.nextInt(5)) {
           case 0 -> DirectoryEvents.apply(d, new Master.TabletsAssigned(Map.of(t.id(), "n" + random.nextInt(5))));
           case 1 -> DirectoryEvents.apply(d, new Master.MoveStarted(t.id(), d.ownerOf(t.id()), "n" + random.nextInt(5)));
+          case 2 -> DirectoryEvents.apply(d, new Master.MoveHandedOver(t.id(), "n" + random.nextInt(5)));
+          case 3 -> DirectoryEvents.apply(d, new Master.MoveFinished(t.id()));
           default -> DirectoryEvents.apply(d, new Master.TabletOpened(t.id(), d.ownerOf(t.id()),
               "log" + random.nextInt(4), List.of()));
         };
@@ -77,6 +79,7 @@ class DirectoryTest {
       check(d, random);
     }
     Directory gone = DirectoryEvents.apply(d, new Master.TableDeleted("t"));
+    checkShares(gone);
     assertEquals(1, gone.tabletCount(), "deleting a table forgets its tablets");
     assertNull(gone.tablet(d.tabletsOf("t").get(0).id()));
     assertEquals(Map.of(), gone.tabletsPerNode(), "and their placements");
@@ -136,6 +139,27 @@ class DirectoryTest {
     assertEquals(unsettled, new java.util.TreeSet<>(d.unsettledTablets()), "the tablets moving indexed");
     for (int k = 0; k < 5; k++) {
       assertEquals(logs.contains("log" + k), d.namesLog("log" + k), "the logs named indexed");
+    }
+    checkShares(d);
+  }
+
+  /**
+   * Each node's share holds every table and exactly the tablets whose placement names it (owner,
+   * or the other end of a move), with their placements, in row order; its digest, computed from
+   * its entries, is the one the directory keeps for it as it changes.
+   */
+  private static void checkShares(Directory d) {
+    for (String node : List.of("n0", "n1", "n2", "n3", "n4", "n5")) {
+      Directory share = d.share(node);
+      assertEquals(d.version(), share.version());
+      assertEquals(d.tables(), share.tables(), "every table");
+      for (String table : d.tables().keySet()) {
+        List<TabletInfo> expected = d.tabletsOf(table).stream()
+            .filter(t -> d.placement().containsKey(t.id()) && d.placementOf(t.id()).nodes().contains(node)).toList();
+        assertEquals(expected, share.tabletsOf(table), () -> node + "'s tablets of " + table);
+        expected.forEach(t -> assertSame(d.placementOf(t.id()), share.placementOf(t.id())));
+      }
+      assertEquals(share.digest(), d.shareDigest(node), () -> node + "'s share digest kept as the directory changed");
     }
   }
 
