@@ -495,12 +495,16 @@ public final class TabulaNode implements AutoCloseable {
     return t == null ? TableSchema.of() : t.schema();
   }
 
-  private static void updateSchemas(TabletServer engine, Directory d) {
+  /**
+   * Gives each tablet open in {@code engine} its table's schema in {@code d}, by its own table:
+   * {@code d} may not show a tablet opening here yet (a split's half, one placed here since).
+   */
+  static void updateSchemas(TabletServer engine, Directory d) {
     Map<String, io.tabula.persistence.schema.TableSchema> schemas = new java.util.HashMap<>();
     for (Tablet t : engine.tablets()) {
-      var info = d.tablet(t.id());
-      if (info != null) {
-        t.updateSchema(schemas.computeIfAbsent(info.table(), table -> d.table(table).schema()));
+      TableInfo table = d.table(t.table());
+      if (table != null) {
+        t.updateSchema(schemas.computeIfAbsent(t.table(), name -> table.schema()));
       }
     }
   }
