@@ -31,9 +31,10 @@ public final class ProtocolCheck extends JoinConfigCompatChecker {
    * directory's changes carry its digest, and the master is reached through {@code MasterProxy}.
    * 3: a tablet's open and close reports carry the opening's number. 4: nodes look tablets up
    * from the master ({@code Master.Locate}). 5: nodes ask the master which of their old logs a
-   * placement names ({@code Master.NamedLogs}).
+   * placement names ({@code Master.NamedLogs}). 6: the directory's changes carry what a node
+   * holding only its share needs ({@code DirectoryFeed.Shares}), and a node asks for its share.
    */
-  static final int VERSION = 5;
+  static final int VERSION = 6;
   /** The node's protocol version; set by the node, never by an operator. */
   static final String KEY = "tabula.cluster.protocol";
   /** Where Pekko finds this check: a named entry of its checkers. */

@@ -283,7 +283,7 @@ public final class TabulaNode implements AutoCloseable {
     }
     MasterJournalSetup.prepare(system, config, settings, storage, wait);
 
-    DirectoryCache directory = new DirectoryCache();
+    DirectoryCache directory = new DirectoryCache(settings.name()); // its share (the whole on the master's node)
     MasterNodes nodes = new ClusterMasterNodes(system, cluster, settings.name(), storage,
         StorageRoots.name(config, settings), rootId,
         new FileSweeper(storage, config.getDuration("tabula.master.sweep-files-grace")));

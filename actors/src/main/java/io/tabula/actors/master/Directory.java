@@ -75,7 +75,7 @@ public final class Directory implements KryoSerializable {
     this.tables = TreePMap.from(TableInfo.upgrade(tables));
     TreePMap<String, PVector<TabletInfo>> t = TreePMap.empty();
     java.util.HashMap<String, TabletInfo> ids = new java.util.HashMap<>();
-    Indexes x = new Indexes(HashTreePMap.empty(), HashTreePSet.empty(), HashTreePMap.empty());
+    DirectoryIndexes x = new DirectoryIndexes(HashTreePMap.empty(), HashTreePSet.empty(), HashTreePMap.empty());
     for (Map.Entry<String, List<TabletInfo>> e : tablets.entrySet()) {
       t = t.plus(e.getKey(), TreePVector.from(e.getValue()));
       for (TabletInfo tablet : e.getValue()) {
@@ -111,7 +111,7 @@ public final class Directory implements KryoSerializable {
 
   private Directory(long version, long nextTabletNumber, TreePMap<String, TableInfo> tables,
       TreePMap<String, PVector<TabletInfo>> tablets, HashPMap<String, TabletPlacement> placement,
-      HashPMap<String, TabletInfo> byId, Indexes x, Sums sums) {
+      HashPMap<String, TabletInfo> byId, DirectoryIndexes x, Sums sums) {
     this.version = version;
     this.nextTabletNumber = nextTabletNumber;
     this.tables = tables;
@@ -139,11 +139,26 @@ public final class Directory implements KryoSerializable {
    * (node)} has, kept as the directory changes (work in proportion to the change).
    */
   public long shareDigest(String node) {
-    long sum = shares.getOrDefault(node, 0L) + DirectoryDigest.next(nextTabletNumber);
+    return tablesDigest() + shareSum(node);
+  }
+
+  /** The part of every share's digest that is not its tablets': the tables' and the next tablet number's. */
+  long tablesDigest() {
+    long sum = DirectoryDigest.next(nextTabletNumber);
     for (TableInfo t : tables.values()) {
       sum += DirectoryDigest.table(t);
     }
     return sum;
+  }
+
+  /** The part of node {@code node}'s share digest that its tablets make (0: none). */
+  long shareSum(String node) {
+    return shares.getOrDefault(node, 0L);
+  }
+
+  /** The share sums of the nodes whose share has tablets ({@link #shareSum}); unmodifiable. */
+  Map<String, Long> shareSums() {
+    return shares;
   }
 
   /**
@@ -170,6 +185,67 @@ public final class Directory implements KryoSerializable {
 
   private Sums sums() {
     return new Sums(entries, shares);
+  }
+
+  /** The same directory at the next version: an event that found nothing to change here. */
+  Directory bumped() {
+    return new Directory(version + 1, nextTabletNumber, tables, tablets, placement, byId, indexes(), sums());
+  }
+
+  /**
+   * For a node's share: with {@code tablet} added, placed as {@code placed} (none if null), at
+   * this same version; unchanged if it has a tablet of that id already.
+   */
+  Directory withShareTablet(TabletInfo tablet, TabletPlacement placed) {
+    if (byId.containsKey(tablet.id()) || !tables.containsKey(tablet.table())) {
+      return this;
+    }
+    PVector<TabletInfo> l = tablets.getOrDefault(tablet.table(), TreePVector.empty());
+    int lo = 0;
+    int hi = l.size();
+    while (lo < hi) { // the first tablet starting after it
+      int mid = (lo + hi) >>> 1;
+      if (ByteArrays.compare(l.get(mid).startRow(), tablet.startRow()) <= 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    HashPMap<String, TabletInfo> ids = byId.plus(tablet.id(), tablet);
+    HashPMap<String, TabletPlacement> p = placed == null ? placement : placement.plus(tablet.id(), placed);
+    DirectoryIndexes x = indexes();
+    x.add(tablet.id(), placed);
+    return new Directory(version, nextTabletNumber, tables, tablets.plus(tablet.table(), l.plus(lo, tablet)), p, ids,
+        x, sumsAfter(List.of(tablet.id()), ids, p, null, null));
+  }
+
+  /**
+   * For a node's share: without the tablets whose placement does not name {@code node}, at this
+   * same version. Looks at those owned by others or none: in a share, what a change just moved.
+   */
+  Directory keptShareOf(String node) {
+    List<String> drop = new ArrayList<>();
+    byOwner.forEach((owner, ids) -> {
+      if (!owner.equals(node)) {
+        ids.stream().filter(id -> !placementOf(id).nodes().contains(node)).forEach(drop::add);
+      }
+    });
+    if (drop.isEmpty()) {
+      return this;
+    }
+    TreePMap<String, PVector<TabletInfo>> t = tablets;
+    DirectoryIndexes x = indexes();
+    for (String id : drop) {
+      TabletInfo tablet = byId.get(id);
+      if (tablet != null) {
+        PVector<TabletInfo> l = t.get(tablet.table()).minus(indexOf(t.get(tablet.table()), tablet));
+        t = l.isEmpty() ? t.minus(tablet.table()) : t.plus(tablet.table(), l);
+      }
+      x.remove(id, placement.get(id));
+    }
+    HashPMap<String, TabletInfo> ids = byId.minusAll(drop);
+    HashPMap<String, TabletPlacement> p = placement.minusAll(drop);
+    return new Directory(version, nextTabletNumber, tables, t, p, ids, x, sumsAfter(drop, ids, p, null, null));
   }
 
   /**
@@ -207,84 +283,8 @@ public final class Directory implements KryoSerializable {
     return new Sums(sum, s);
   }
 
-  private Indexes indexes() {
-    return new Indexes(byOwner, unsettled, logUses);
-  }
-
-  /**
-   * The indexes over the placements while a change is made: each tablet's placement taken out
-   * ({@link #remove}) and put in ({@link #add}) as it changes. A null placement is none (the
-   * tablet is unassigned). Used by one thread, then handed to the new directory.
-   */
-  private static final class Indexes {
-    HashPMap<String, MapPSet<String>> byOwner;
-    MapPSet<String> unsettled;
-    HashPMap<String, Integer> logUses;
-
-    Indexes(HashPMap<String, MapPSet<String>> byOwner, MapPSet<String> unsettled, HashPMap<String, Integer> logUses) {
-      this.byOwner = byOwner;
-      this.unsettled = unsettled;
-      this.logUses = logUses;
-    }
-
-    void add(String id, TabletPlacement p) {
-      String owner = p == null ? "" : p.owner();
-      byOwner = byOwner.plus(owner, byOwner.getOrDefault(owner, HashTreePSet.empty()).plus(id));
-      if (p == null) {
-        return;
-      }
-      if (p.state() != TabletPlacement.State.SERVING) {
-        unsettled = unsettled.plus(id);
-      }
-      for (String log : p.logs()) {
-        logUses = logUses.plus(log, logUses.getOrDefault(log, 0) + 1);
-      }
-    }
-
-    /**
-     * As {@link #remove} then {@link #add}, touching only the indexes that change: a tablet
-     * whose logs change on its owner keeps its owner's set (the same object), so a node can tell
-     * cheaply that what it owns did not change.
-     */
-    void replace(String id, TabletPlacement was, TabletPlacement now) {
-      String owner = was == null ? "" : was.owner();
-      if (!owner.equals(now.owner())) {
-        remove(id, was);
-        add(id, now);
-        return;
-      }
-      boolean wasUnsettled = was != null && was.state() != TabletPlacement.State.SERVING;
-      if (wasUnsettled != (now.state() != TabletPlacement.State.SERVING)) {
-        unsettled = wasUnsettled ? unsettled.minus(id) : unsettled.plus(id);
-      }
-      List<String> before = was == null ? List.of() : was.logs();
-      if (!before.equals(now.logs())) {
-        for (String log : before) {
-          int uses = logUses.getOrDefault(log, 0) - 1;
-          logUses = uses <= 0 ? logUses.minus(log) : logUses.plus(log, uses);
-        }
-        for (String log : now.logs()) {
-          logUses = logUses.plus(log, logUses.getOrDefault(log, 0) + 1);
-        }
-      }
-    }
-
-    void remove(String id, TabletPlacement p) {
-      String owner = p == null ? "" : p.owner();
-      MapPSet<String> ids = byOwner.get(owner);
-      if (ids != null && ids.contains(id)) {
-        MapPSet<String> left = ids.minus(id);
-        byOwner = left.isEmpty() ? byOwner.minus(owner) : byOwner.plus(owner, left);
-      }
-      if (p == null) {
-        return;
-      }
-      unsettled = unsettled.minus(id);
-      for (String log : p.logs()) {
-        int uses = logUses.getOrDefault(log, 0) - 1;
-        logUses = uses <= 0 ? logUses.minus(log) : logUses.plus(log, uses);
-      }
-    }
+  private DirectoryIndexes indexes() {
+    return new DirectoryIndexes(byOwner, unsettled, logUses);
   }
 
   public long version() {
@@ -445,7 +445,7 @@ public final class Directory implements KryoSerializable {
   }
 
   Directory withTable(TableInfo table, List<TabletInfo> tabletsOfTable, long nextNumber) {
-    Indexes x = indexes();
+    DirectoryIndexes x = indexes();
     for (TabletInfo t : tabletsOf(table.name())) {
       x.remove(t.id(), placement.get(t.id()));
     }
@@ -469,7 +469,7 @@ public final class Directory implements KryoSerializable {
 
   Directory withoutTable(String name) {
     List<String> ids = idsOf(tabletsOf(name));
-    Indexes x = indexes();
+    DirectoryIndexes x = indexes();
     for (String id : ids) {
       x.remove(id, placement.get(id));
     }
@@ -487,7 +487,11 @@ public final class Directory implements KryoSerializable {
 
   /** The index of {@code t} in its table's tablets (found by its start row), or -1. */
   private int indexOf(TabletInfo t) {
-    List<TabletInfo> l = tabletsOf(t.table());
+    return indexOf(tabletsOf(t.table()), t);
+  }
+
+  /** The index of {@code t} in {@code l}, tablets in row order (found by its start row), or -1. */
+  private static int indexOf(List<TabletInfo> l, TabletInfo t) {
     int lo = 0;
     int hi = l.size() - 1;
     while (lo <= hi) {
@@ -512,13 +516,13 @@ public final class Directory implements KryoSerializable {
   Directory withTabletReplaced(String table, String oldId, List<TabletInfo> replacements, TabletPlacement placed) {
     TabletInfo old = tablet(table, oldId);
     if (old == null) {
-      return new Directory(version + 1, nextTabletNumber, tables, tablets, placement, byId, indexes(), sums());
+      return bumped();
     }
     int at = indexOf(old);
     PVector<TabletInfo> l = tablets.get(table).minus(at).plusAll(at, replacements);
     HashPMap<String, TabletInfo> ids = byId.minus(oldId);
     HashPMap<String, TabletPlacement> p = placement.minus(oldId);
-    Indexes x = indexes();
+    DirectoryIndexes x = indexes();
     x.remove(oldId, placement.get(oldId));
     List<String> touched = new ArrayList<>(List.of(oldId));
     for (TabletInfo r : replacements) {
@@ -555,7 +559,7 @@ public final class Directory implements KryoSerializable {
       l = l.minus(at).plus(at, child);
     }
     HashPMap<String, TabletPlacement> p = placement.minus(leftId).minus(rightId).plus(child.id(), placed);
-    Indexes x = indexes();
+    DirectoryIndexes x = indexes();
     x.remove(leftId, placement.get(leftId));
     x.remove(rightId, placement.get(rightId));
     x.remove(child.id(), placement.get(child.id()));
@@ -567,7 +571,7 @@ public final class Directory implements KryoSerializable {
 
   /** With the placements in {@code changes} (by tablet id) set. */
   Directory withPlacements(Map<String, TabletPlacement> changes) {
-    Indexes x = indexes();
+    DirectoryIndexes x = indexes();
     for (Map.Entry<String, TabletPlacement> c : changes.entrySet()) {
       if (byId.containsKey(c.getKey())) {
         x.replace(c.getKey(), placement.get(c.getKey()), c.getValue());

@@ -33,6 +33,15 @@ import org.slf4j.LoggerFactory;
  * version with another digest (a bug: the same events made two different directories) is
  * logged as an error and replaced by the master's whole directory.
  *
+ * <p>A node's copy holds only its share of the directory ({@link Directory#share}): every table,
+ * and the tablets whose placement names the node. It applies the master's events as the master
+ * does, after inserting the tablets they bring into its share (their state before the event
+ * that brings them, which the change carries: {@link DirectoryFeed.Entering}), then drops those
+ * that no longer name it; its digest is checked against its share's. A copy in the master's
+ * own JVM holds the master's whole directory, given with each change, and is cut to its share
+ * once changes come without it (the master moved). A cache made without a node's name holds
+ * the whole directory, made from the events alone (tests, tools).
+ *
  * <p>Checked too: that the master's versions never go back. A master recovers its directory
  * from its journal, which holds every change it published, so a new master starts at least
  * where the old one ended. A journal that lost changes it had acknowledged (restored from an
@@ -56,6 +65,12 @@ public final class DirectoryCache {
   private static final int BEHIND_SEEN = 3;
 
   private final AtomicReference<Directory> current = new AtomicReference<>(Directory.EMPTY);
+  /** The node whose share the copy holds; "" for the whole directory. */
+  private final String node;
+  /** Whether the copy held is a whole directory (the master's JVM), in a cache of a share. Guarded by this. */
+  private boolean whole;
+  /** The sum of the share's tablets the master last gave ({@link DirectoryFeed.Shares#sumOf}). Guarded by this. */
+  private long shareSum;
   private final List<Consumer<Directory>> listeners = new CopyOnWriteArrayList<>();
   private final List<Consumer<TabletChanges>> tabletListeners = new CopyOnWriteArrayList<>();
   /** The master's own directory last given with a change (only in the master's JVM), or null. */
@@ -81,6 +96,17 @@ public final class DirectoryCache {
   private boolean wentBack;
   private static final long LOG_EVERY_NANOS = 60_000_000_000L;
 
+  /** A cache of the whole directory, made from the master's events alone. */
+  public DirectoryCache() {
+    this("");
+  }
+
+  /** A cache of node {@code node}'s share of the directory ("": the whole directory). */
+  public DirectoryCache(String node) {
+    this.node = node;
+  }
+
+  /** The copy: node's share of the master's directory, or (on the master's node) the whole of it. */
   public Directory get() {
     return current.get();
   }
@@ -174,6 +200,25 @@ public final class DirectoryCache {
   }
 
   /**
+   * The digest a copy made from a change must have: the master's whole directory's ({@code
+   * wholeDigest}) in a cache of the whole; its share's, by {@code shares}, in a cache of a share
+   * (0, not known, without them).
+   */
+  private synchronized long expected(long wholeDigest, DirectoryFeed.Shares shares) {
+    if (node.isEmpty() || whole) {
+      return wholeDigest;
+    }
+    return shares == null ? 0 : shares.tablesDigest() + shares.sumOf(node, shareSum);
+  }
+
+  /** Takes the share sum {@code shares} gives, once a copy made with it matched. */
+  private synchronized void took(DirectoryFeed.Shares shares) {
+    if (shares != null && !node.isEmpty()) {
+      shareSum = shares.sumOf(node, shareSum);
+    }
+  }
+
+  /**
    * Whether {@code copy} has the master's {@code digest} (0: not known, taken as a match);
    * if not, logs it (at most once a minute) and has the next catch-up fetch the whole directory.
    */
@@ -192,6 +237,30 @@ public final class DirectoryCache {
       notLogged = 0;
     } else {
       notLogged++;
+    }
+    return false;
+  }
+
+  /**
+   * Whether the copy held, at change {@code c}'s version, is the master's: its digest is the
+   * master's whole directory's, or its share's. A whole copy in a cache of a share (the master
+   * ran here, and no longer publishes its directory with its changes) is cut to its share first.
+   */
+  private synchronized boolean heldChecks(DirectoryFeed.Change c) {
+    Directory held = current.get();
+    if (held.version() != c.to()) {
+      return true; // a catch-up took the copy past it meanwhile
+    }
+    if (!node.isEmpty() && whole) {
+      if (!matches(held, c.digest(), "the master's whole directory, compared with its heartbeat")) {
+        return false;
+      }
+      held = cut(held);
+    }
+    long expected = expected(c.digest(), c.shares());
+    if (matches(held, expected, "compared with the master's change or heartbeat")) {
+      took(c.shares());
+      return true;
     }
     return false;
   }
@@ -217,22 +286,48 @@ public final class DirectoryCache {
     return true;
   }
 
+  /** {@link #apply(long, List, DirectoryFeed.Shares, long, long, boolean)} without what shares need: a cache of the whole. */
+  synchronized boolean apply(long from, List<Master.Event> events, long to, long digest) {
+    return apply(from, events, null, to, digest, false);
+  }
+
   /**
    * Applies {@code events} if the copy is at version {@code from}; true if the copy is at
    * {@code to} or newer afterwards. Events that do not make version {@code to}, or a directory
-   * without the master's {@code digest} (either would be a bug), are not taken.
+   * without the master's {@code digest} (either would be a bug), are not taken. A share inserts
+   * the tablets entering it ({@code shares}) before the event that brings each. A whole copy in
+   * a cache of a share (the master runs, or ran, in this JVM) takes them whole, unless they were
+   * {@code published}: the master then publishes elsewhere, and the copy is cut to its share.
    */
-  synchronized boolean apply(long from, List<Master.Event> events, long to, long digest) {
+  synchronized boolean apply(long from, List<Master.Event> events, DirectoryFeed.Shares shares, long to,
+      long digest, boolean published) {
     Directory d = current.get();
     if (d.version() >= to) {
       return true;
     }
-    if (d.version() != from || events == null) {
+    if (d.version() != from || events == null || (!node.isEmpty() && !whole && shares == null)) {
       return false;
     }
-    Directory next = d;
-    for (Master.Event e : events) {
-      next = DirectoryEvents.apply(next, e);
+    Directory next = whole && published ? cut(d) : d;
+    boolean asShare = !node.isEmpty() && !whole;
+    java.util.Map<Integer, List<DirectoryFeed.Entering>> entering = new java.util.HashMap<>();
+    if (asShare) {
+      for (DirectoryFeed.Entering en : shares.entering()) {
+        if (en.node().equals(node)) {
+          entering.computeIfAbsent(en.at(), k -> new java.util.ArrayList<>()).add(en);
+        }
+      }
+    }
+    for (int i = 0; i < events.size(); i++) {
+      for (DirectoryFeed.Entering en : entering.getOrDefault(i, List.of())) {
+        next = next.withShareTablet(en.tablet(), en.placement().equals(TabletPlacement.UNASSIGNED) ? null
+            : en.placement());
+      }
+      next = DirectoryEvents.apply(next, events.get(i));
+      if (asShare) {
+        // after each event: a tablet that left the share, kept on, could meet one entering it
+        next = next.keptShareOf(node);
+      }
     }
     if (next.version() != to) {
       LOG.error("The master's changes from directory version {} made version {}, not {}: asking for the whole"
@@ -240,12 +335,28 @@ public final class DirectoryCache {
       diverged = true;
       return false;
     }
-    if (!matches(next, digest, "made from the master's events")) {
+    if (!matches(next, expected(digest, shares), "made from the master's events")) {
       return false;
+    }
+    if (asShare) {
+      took(shares);
     }
     offer(next);
     tellTablets(events, to);
     return true;
+  }
+
+  /**
+   * The share of whole copy {@code d} (the master's, taken while the master ran in this JVM),
+   * held from now on: changes come without the master's directory. Its sum is its own (the whole
+   * it came from was checked against the master's).
+   */
+  private synchronized Directory cut(Directory d) {
+    Directory share = d.share(node);
+    whole = false;
+    shareSum = share.shareSum(node);
+    current.set(share);
+    return share;
   }
 
   /**
@@ -269,29 +380,36 @@ public final class DirectoryCache {
       behindSince = 0;
       behindSeen = 0;
     }
-    if (c.to() == held.version() && (c.after() == held
-        || matches(held, c.digest(), "compared with the master's change or heartbeat"))) {
-      if (c.after() != null && c.after() != held) {
-        // the same directory, taken from an answer first: hold the master's own from now on
-        synchronized (this) {
-          if (current.compareAndSet(held, c.after())) {
-            mastersLast = c.after();
-          }
+    Directory after = c.after();
+    if (after == null && !node.isEmpty()) { // the master's own, if it runs here
+      Directory own = PublishedHere.of(system).last();
+      after = own != null && own.version() >= c.to() ? own : null;
+    }
+    if (c.to() == held.version() && after != null && after.version() == held.version()) {
+      // The master's own directory, at the version held (taken from an answer first, or this
+      // node's share of it): held from now on.
+      synchronized (this) {
+        if (current.compareAndSet(held, after)) {
+          whole = !node.isEmpty();
         }
+        mastersLast = after;
       }
       return;
     }
-    if (c.after() != null) {
+    if (c.to() == held.version() && after == null && heldChecks(c)) {
+      return;
+    }
+    if (after != null) {
       synchronized (this) {
         long before = current.get().version();
-        if (replaceWith(c.after(), c.digest())) {
-          tellTablets(before == c.from() ? c.events() : null, c.to());
+        if (replaceWith(after, after.digest(), true)) {
+          tellTablets(before == c.from() && after.version() == c.to() ? c.events() : null, after.version());
         }
-        mastersLast = c.after();
+        mastersLast = after;
       }
       return;
     }
-    if (c.to() == held.version() || !apply(c.from(), c.events(), c.to(), c.digest())) {
+    if (c.to() == held.version() || !apply(c.from(), c.events(), c.shares(), c.to(), c.digest(), true)) {
       refresh(master, system, CATCH_UP_ASK).whenComplete((d, err) -> {
         if (err != null) {
           LOG.warn("Could not catch up with the master's directory (version {} held, {} published): {}",
@@ -316,10 +434,12 @@ public final class DirectoryCache {
       return under;
     }
     long since;
+    String as; // a whole copy (the master runs here) asks for the whole, a share for itself
     synchronized (this) {
       since = diverged || wentBack ? -1 : current.get().version();
+      as = whole && isMasters() ? "" : node;
     }
-    catchUp(master, system, timeout, since).whenComplete((d, err) -> {
+    catchUp(master, system, timeout, since, as).whenComplete((d, err) -> {
       refreshing.set(null);
       if (err != null) {
         mine.completeExceptionally(err);
@@ -331,31 +451,45 @@ public final class DirectoryCache {
   }
 
   private CompletableFuture<Directory> catchUp(ActorRef<Master.Command> master, ActorSystem<?> system,
-      Duration timeout, long since) {
+      Duration timeout, long since, String as) {
     return Stages.direct(AskPattern.<Master.Command, DirectoryFeed.Changes>ask(master,
-        r -> new Master.GetChanges(since, r), timeout, system.scheduler())).thenCompose(ch -> {
+        r -> new Master.GetChanges(since, as, r), timeout, system.scheduler())).thenCompose(ch -> {
           if (ch.events() != null) {
-            return apply(ch.from(), ch.events(), ch.to(), ch.digest()) ? CompletableFuture.completedFuture(get())
-                : catchUp(master, system, timeout, retrySince(since));
+            return apply(ch.from(), ch.events(), ch.shares(), ch.to(), ch.digest(), false)
+                ? CompletableFuture.completedFuture(get()) : catchUp(master, system, timeout, retrySince(since), as);
           }
           return fetch(master, system, timeout, ch, 0, new ByteArrayOutputStream()).thenCompose(content -> {
             if (content instanceof Directory d) {
-              synchronized (this) {
-                boolean back = wentBack;
-                if (replaceWith(d, ch.digest())) {
-                  tellTablets(null, d.version(), back);
-                }
-              }
+              take(d, ch.digest(), ch.shares(), as.isEmpty());
               return CompletableFuture.completedFuture(get());
             }
-            if (content instanceof DirectoryFeed.Events e && apply(ch.from(), e.events(), ch.to(), ch.digest())) {
+            if (content instanceof DirectoryFeed.Events e && apply(ch.from(), e.events(),
+                new DirectoryFeed.Shares(e.entering(), ch.shares().tablesDigest(), ch.shares().sums(), true), ch.to(),
+                ch.digest(), false)) {
               return CompletableFuture.completedFuture(get());
             }
             // the blob was gone, the copy moved meanwhile, or it differs from the master's
             return since == -1 ? CompletableFuture.failedFuture(new IllegalStateException(
-                "the master's directory could not be fetched")) : catchUp(master, system, timeout, retrySince(since));
+                "the master's directory could not be fetched")) : catchUp(master, system, timeout, retrySince(since),
+                as);
           });
         });
+  }
+
+  /**
+   * Takes directory {@code d} the master answered with (its whole directory if {@code isWhole},
+   * else this node's share of it), whose digest the master gave ({@code digest} for the whole,
+   * {@code shares} for a share).
+   */
+  synchronized void take(Directory d, long digest, DirectoryFeed.Shares shares, boolean isWhole) {
+    boolean back = wentBack;
+    if (replaceWith(d, isWhole ? digest : node.isEmpty() ? digest : shares.tablesDigest() + shares.sumOf(node, 0),
+        isWhole)) {
+      if (!isWhole) {
+        took(shares);
+      }
+      tellTablets(null, d.version(), back);
+    }
   }
 
   /**
@@ -369,12 +503,12 @@ public final class DirectoryCache {
   }
 
   /**
-   * Takes the master's whole directory {@code d}, even at the version held (the copy held
-   * differed from it). If {@code d} does not have the digest the master gave for it, the
-   * master's digest is wrong, not the copy: that is logged, and copies are no longer compared.
-   * True if the copy is {@code d} now.
+   * Takes the master's directory {@code d} (its whole directory if {@code isWhole}, else this
+   * node's share of it), even at the version held (the copy held differed from it). If {@code d}
+   * does not have the digest the master gave for it, the master's digest is wrong, not the copy:
+   * that is logged, and copies are no longer compared. True if the copy is {@code d} now.
    */
-  private synchronized boolean replaceWith(Directory d, long digest) {
+  private synchronized boolean replaceWith(Directory d, long digest, boolean isWhole) {
     if (digest != 0 && d.digest() != digest) {
       if (checking) {
         checking = false;
@@ -389,6 +523,7 @@ public final class DirectoryCache {
     boolean taken = d.version() > held.version() || (d.version() == held.version() && diverged) || wentBack;
     if (taken) {
       current.set(d);
+      whole = isWhole && !node.isEmpty();
       listeners.forEach(l -> l.accept(d));
     }
     if (d.version() >= held.version() || wentBack) {

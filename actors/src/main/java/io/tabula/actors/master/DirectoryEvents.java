@@ -92,14 +92,14 @@ final class DirectoryEvents {
 
   private static Directory applyFiles(Directory d, TabletFilesRecorded e) {
     TabletInfo t = d.tablet(e.table(), e.tabletId());
-    return t == null ? d : d.withTabletUpdated(e.table(), t.id(), t.withFiles(e.files(), e.redoPoint()));
+    return t == null ? d.bumped() : d.withTabletUpdated(e.table(), t.id(), t.withFiles(e.files(), e.redoPoint()));
   }
 
   private static Directory applyMerge(Directory d, TabletsMerged e) {
     TabletInfo left = d.tablet(e.table(), e.leftId());
     TabletInfo right = d.tablet(e.table(), e.rightId());
     if (left == null || right == null) {
-      return d;
+      return d.bumped();
     }
     Map<String, List<String>> files = new TreeMap<>();
     for (TabletInfo parent : List.of(left, right)) {
@@ -117,7 +117,7 @@ final class DirectoryEvents {
   private static Directory applySplit(Directory d, TabletSplit e) {
     TabletInfo parent = d.tablet(e.table(), e.parentId());
     if (parent == null) {
-      return d;
+      return d.bumped();
     }
     TabletInfo left = new TabletInfo(e.table(), e.leftId(), parent.startRow(), e.splitRow(), parent.files(),
         parent.redoPoint());

@@ -16,6 +16,7 @@ import java.util.function.LongSupplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.RecipientRef;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -80,8 +81,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** The whole directory: for a caller in the master's own JVM (tests, the master's node); nodes ask {@link GetChanges}. */
   public record GetDirectory(ActorRef<Directory> replyTo) implements Command {}
 
-  /** What takes a copy of the directory at version {@code since} to the master's (-1: the whole directory). */
-  public record GetChanges(long since, ActorRef<DirectoryFeed.Changes> replyTo) implements Command {}
+  /** What takes node {@code node}'s copy, at version {@code since} (-1: none), to its share ("": the whole). */
+  public record GetChanges(long since, String node, ActorRef<DirectoryFeed.Changes> replyTo) implements Command {}
 
   /** Chunk {@code index} of the blob {@code key} a {@link DirectoryFeed.Changes} named. */
   public record GetChunk(String key, int index, ActorRef<DirectoryFeed.Chunk> replyTo) implements Command {}
@@ -398,11 +399,11 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       snapshots.recovered(lastSequenceNumber(ctx));
       views.recovered();
       feed.recovered();
-      topic.tell(Topic.publish(new DirectoryFeed.Change(d.version(), d.version(), List.of(), d)));
+      publish(feed.heartbeat(d, nanoTime.getAsLong()));
       // A new master looks at once (fences, placements) instead of at its first timer tick: a
       // dead master's node's tablets wait for this look.
       ctx.getSelf().tell(Tick.INSTANCE);
-    }).build();
+    }).onSignal(PostStop.instance(), d -> PublishedHere.of(ctx.getSystem()).stopped()).build();
   }
 
   @Override
@@ -426,7 +427,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(SetLocalityGroup.class, this::onSetLocalityGroup)
         .onCommand(GetDirectory.class, (d, c) -> Effect().reply(c.replyTo(), d))
         .onCommand(GetChanges.class, (d, c) -> Effect().reply(c.replyTo(), feed.since(d, c.since(),
-            nanoTime.getAsLong())))
+            c.node(), nanoTime.getAsLong())))
         .onCommand(GetChunk.class, (d, c) -> Effect().reply(c.replyTo(), feed.chunk(c.key(), c.index())))
         .onCommand(Locate.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.answer(d, c)))
         .onCommand(NamedLogs.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.namedLogs(d, c.folders())))
@@ -582,6 +583,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   private void publish(DirectoryFeed.Change c) {
     if (c != null) {
+      PublishedHere.of(ctx.getSystem()).published(c.after()); // before the change reaches this node's copy
       topic.tell(Topic.publish(c));
     }
   }
@@ -591,7 +593,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     return newEventHandlerBuilder().forAnyState().onAnyEvent((d, e) -> {
       Directory next = DirectoryEvents.apply(d, e);
       views.applied(d, e);
-      feed.applied(d.version(), e, next.version());
+      feed.applied(d, e, next);
       return next;
     });
   }

@@ -151,12 +151,12 @@ class DirectoryFeedTest {
     Directory copy = new Directory(now.version(), now.nextTabletNumber(), now.tables(), now.tablets(), now.placement());
     alone.offer(copy);
     assertFalse(alone.isMasters(), "a copy of its own, at the master's version");
-    alone.receive(new DirectoryFeed.Change(now.version(), now.version(), List.of(), now), master, kit.system());
+    alone.receive(new DirectoryFeed.Change(now.version(), now.version(), List.of(), now, null), master, kit.system());
     assertTrue(alone.isMasters(), "the master's own, given at the same version");
     assertSame(now, alone.get());
     create("u", 1);
     Directory next = directory();
-    alone.receive(new DirectoryFeed.Change(now.version(), next.version(), null, next), master, kit.system());
+    alone.receive(new DirectoryFeed.Change(now.version(), next.version(), null, next, null), master, kit.system());
     assertTrue(alone.isMasters());
   }
 
@@ -164,7 +164,7 @@ class DirectoryFeedTest {
   void aNodeBehindGetsTheEventsSinceItsVersionInline() {
     create("t", 3);
     create("u", 2);
-    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(0, x));
+    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(0, "", x));
     assertNotNull(ch.events(), "a small change travels inline");
     assertNull(ch.key());
     assertEquals(0, ch.from());
@@ -174,7 +174,7 @@ class DirectoryFeedTest {
     await(cache.refresh(master, kit.system(), WAIT), WAIT);
     assertEquals(directory(), cache.get());
 
-    DirectoryFeed.Changes none = call(x -> new Master.GetChanges(cache.get().version(), x));
+    DirectoryFeed.Changes none = call(x -> new Master.GetChanges(cache.get().version(), "", x));
     assertEquals(List.of(), none.events(), "a copy up to date gets nothing");
   }
 
@@ -184,7 +184,7 @@ class DirectoryFeedTest {
     awaitSame(cache);
     long before = cache.get().version();
     create("big", 20_000);
-    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(before, x));
+    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(before, "", x));
     assertNull(ch.events(), "20,000 tablets do not travel inline");
     assertTrue(ch.chunks() > 1, () -> "in several chunks: " + ch);
     assertEquals(before, ch.from());
@@ -197,7 +197,7 @@ class DirectoryFeedTest {
     split("big", "row0000010x");
     split("big", "row0000020x");
     Directory now = directory();
-    late.receive(new DirectoryFeed.Change(now.version() - 1, now.version(), List.of(), null), master, kit.system());
+    late.receive(new DirectoryFeed.Change(now.version() - 1, now.version(), List.of(), null, null), master, kit.system());
     TestProbe<Object> poll = kit.createTestProbe();
     poll.awaitAssert(WAIT, () -> {
       assertEquals(now, late.get(), "the missed change was fetched");
@@ -229,7 +229,7 @@ class DirectoryFeedTest {
     for (Master.Event e : events) {
       Directory before = versions.get(versions.size() - 1);
       Directory after = DirectoryEvents.apply(before, e);
-      feed.applied(before.version(), e, after.version());
+      feed.applied(before, e, after);
       versions.add(after);
     }
     Directory last = versions.get(3);
@@ -238,14 +238,14 @@ class DirectoryFeedTest {
     assertEquals(last.version(), published.to());
     assertEquals(events, published.events(), "one change of three events");
 
-    DirectoryFeed.Changes ch = feed.since(last, versions.get(1).version(), 0);
+    DirectoryFeed.Changes ch = feed.since(last, versions.get(1).version(), "", 0);
     assertEquals(events.subList(1, 3), ch.events(), "the events after the copy's version, inline");
     DirectoryCache cache = new DirectoryCache();
     cache.offer(versions.get(1));
     assertTrue(cache.apply(ch.from(), ch.events(), ch.to(), ch.digest()));
     assertEquals(last, cache.get());
 
-    assertTrue(feed.since(last, last.version() + 5, 0).key().startsWith("d"),
+    assertTrue(feed.since(last, last.version() + 5, "", 0).key().startsWith("d"),
         "a version the master never made: the whole directory");
   }
 
@@ -285,7 +285,7 @@ class DirectoryFeedTest {
     kit = startWithJournalIn(dir);
     master = kit.spawn(Master.create(ID, clock::get));
 
-    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(held, x));
+    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(held, "", x));
     assertNull(ch.events(), "a new master keeps no changes from before it");
     assertTrue(ch.key().startsWith("d"), () -> "the whole directory: " + ch);
     DirectoryCache again = new DirectoryCache();
@@ -387,7 +387,7 @@ class DirectoryFeedTest {
     DirectoryCache behind = new DirectoryCache();
     behind.offer(wrong);
     create("w", 1);
-    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(wrong.version(), x));
+    DirectoryFeed.Changes ch = call(x -> new Master.GetChanges(wrong.version(), "", x));
     assertNotNull(ch.events(), "the events since the copy's version, inline");
     assertFalse(behind.apply(ch.from(), ch.events(), ch.to(), ch.digest()),
         "events that do not make the master's digest are not taken");

@@ -5,6 +5,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
 import static org.apache.pekko.http.javadsl.server.Directives.optionalHeaderValueByName;
 
 import io.tabula.actors.master.ClusterNodes;
+import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.Master;
 import java.time.Duration;
 import java.util.Map;
@@ -26,10 +27,13 @@ import org.apache.pekko.http.javadsl.server.Route;
  * passes its answer on, so no node but the master's needs the whole directory to show it
  * (paper §5.1: only the master and METADATA know every tablet). A forwarded request carries
  * {@link #FORWARDED} and is answered where it lands, whatever that node holds (it is never
- * forwarded twice: a master that moved meanwhile costs a view from a copy, not a loop). A
- * master's node whose Management HTTP port is not known to the others (started with port 0:
- * the port is chosen after its cluster roles are set), or that is not a member this node sees,
- * cannot be forwarded to; this node's copy shows the view then. Stateless.
+ * forwarded twice). The node running the master answers from the master's own directory when
+ * its copy is not that yet. A node that does not hold the whole directory (every node but the
+ * master's holds only its share of it) answers 503 rather than show a part as the whole: to a
+ * request forwarded to it after the master left (ask again), and when the master's node cannot
+ * be forwarded to: its Management HTTP port is not known to the others (started with port 0:
+ * the port is chosen after its cluster roles are set), or it is not a member this node sees.
+ * Stateless.
  */
 final class WholeViews {
   /** Header of a request one node forwarded to another. */
@@ -41,13 +45,13 @@ final class WholeViews {
 
   private WholeViews() {}
 
-  /** {@code local}'s answer where this node runs the master (or the request was forwarded), else the master's node's. */
+  /** {@code local}'s answer where this node holds the master's whole directory, else the master's node's. */
   static Route answered(TabulaRoutes.NodeView v, Function<TabulaRoutes.NodeView, CompletionStage<HttpResponse>> local) {
     return optionalHeaderValueByName(FORWARDED, forwarded -> extractRequest(request -> completeWithFuture(
-        forwarded.isPresent() || v.whole().getAsBoolean() ? here(v, local) : forward(v, request, local))));
+        v.whole().getAsBoolean() ? here(v, local) : forward(v, request, local, forwarded.isPresent()))));
   }
 
-  /** {@code local}'s answer, saying which node gave it. */
+  /** {@code local}'s answer, from the whole directory {@code v} holds, saying which node gave it. */
   private static CompletionStage<HttpResponse> here(TabulaRoutes.NodeView v,
       Function<TabulaRoutes.NodeView, CompletionStage<HttpResponse>> local) {
     String self = v.cluster().selfMember().address().toString();
@@ -56,15 +60,27 @@ final class WholeViews {
     return local.apply(v).thenApply(r -> r.addHeader(RawHeader.create(SHOWN_BY, name)));
   }
 
+  /**
+   * The answer of the node that runs the master: this one, from the master's own directory
+   * (its copy may not be it yet: the master has just started here, or the copy took an answer
+   * first), or another, over Management HTTP, unless {@code forwarded} here already.
+   */
   private static CompletionStage<HttpResponse> forward(TabulaRoutes.NodeView v, HttpRequest request,
-      Function<TabulaRoutes.NodeView, CompletionStage<HttpResponse>> local) {
+      Function<TabulaRoutes.NodeView, CompletionStage<HttpResponse>> local, boolean forwarded) {
     return AskPattern.<Master.Command, Master.Operations>ask(v.master(), Master.GetOperations::new, MASTER_WAIT,
         v.system().scheduler()).handle((ops, err) -> {
           if (err != null) {
             return CompletableFuture.completedFuture(unavailable("the master did not answer: " + err));
           }
           if (ops.masterAddress().equals(v.system().address().toString())) {
-            return here(v, local); // it runs here, and its directory has not reached the copy yet
+            return AskPattern.<Master.Command, Directory>ask(v.master(), Master.GetDirectory::new, MASTER_WAIT,
+                v.system().scheduler()).handle((d, failed) -> failed != null
+                    ? CompletableFuture.completedFuture(unavailable("the master did not answer: " + failed))
+                    : here(new TabulaRoutes.NodeView(v.system(), v.cluster(), () -> d, () -> true, v.master(),
+                        v.ready(), v.askTimeout(), v.metrics()), local)).thenCompose(x -> x);
+          }
+          if (forwarded) {
+            return CompletableFuture.completedFuture(unavailable("this node no longer runs the master; ask again"));
           }
           for (ClusterNodes.NodeInfo n : ClusterNodes.all(v.cluster())) {
             if (n.address().toString().equals(ops.masterAddress()) && n.http().contains(":")
@@ -77,7 +93,9 @@ final class WholeViews {
             }
           }
           // not a member seen here, or its Management HTTP port is not known (it asked for any free port)
-          return here(v, local);
+          return CompletableFuture.completedFuture(unavailable("the master's node (" + ops.masterAddress() + ") "
+              + "cannot be asked over Management HTTP (not a member seen here, or started with its HTTP port 0), "
+              + "and this node holds only its share of the directory; ask that node"));
         }).thenCompose(x -> x);
   }
 

@@ -169,7 +169,7 @@ public final class TabletLocations {
     return lookedUp(at).exceptionally(err -> {
       TabletInfo t = fallback == null || Refusal.is(err, ErrorCode.NOT_FOUND) || Refusal.is(err, ErrorCode.MOVED)
           ? null : fallback.apply(at);
-      if (t == null) {
+      if (t == null || !at.heldBy(t)) { // a share holds the node's tablets only: its last is not the table's
         throw err instanceof java.util.concurrent.CompletionException c ? c
             : new java.util.concurrent.CompletionException(err);
       }

@@ -110,7 +110,8 @@ public final class ConformancePeer implements AutoCloseable {
       int seedPort = freePort();
       for (String node : List.of("n1", "n2", "n3")) {
         Map<String, Object> settings = new HashMap<>(Map.of("tabula.node.data-dir", dataDir.toString(),
-            "tabula.node.grpc-port", 0, "tabula.node.http-port", 0, "tabula.node.name", node,
+            // a Management HTTP port the others know: n2 forwards the views of the whole directory to n1
+            "tabula.node.grpc-port", 0, "tabula.node.http-port", freePort(), "tabula.node.name", node,
             "tabula.node.cluster-port", node.equals("n1") ? seedPort : freePort()));
         if (!node.equals("n1")) {
           settings.put("tabula.node.join", List.of(LOOPBACK + ":" + seedPort));

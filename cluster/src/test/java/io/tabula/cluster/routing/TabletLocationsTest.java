@@ -3,6 +3,7 @@ package io.tabula.cluster.routing;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tabula.actors.master.Directory;
@@ -261,6 +262,15 @@ class TabletLocationsTest {
         at -> masters.get().locate(at.table(), at.row()));
     assertSame(fromCopy, join(l.locate(TabletPosition.of("t", row(4)))));
     assertNull(l.cached("t", row(4)), "what the copy said is not cached");
+
+    // A node's share holds its own tablets only: the last it holds is not the table's last.
+    Directory share = new Directory(3, 100, masters.get().tables(), Map.of("t", List.of(fromCopy)), Map.of());
+    TabletLocations fromShare = new TabletLocations(silent, kit.system(), Duration.ofMillis(300), 10_000,
+        at -> at.before() ? share.locateBefore(at.table(), at.row()) : share.locate(at.table(), at.row()));
+    TabletPosition tableEnd = new TabletPosition("t", new byte[0], true);
+    assertSame(fromCopy, share.locateBefore("t", new byte[0]), "the share's last tablet");
+    assertThrows(CompletionException.class, () -> join(fromShare.locate(tableEnd)),
+        "a tablet that does not hold the position is not taken: the lookup's failure stands");
 
     TabletLocations unknown = new TabletLocations(locationsMaster(), kit.system(), Duration.ofSeconds(5), 10_000,
         at -> fromCopy);
