@@ -279,14 +279,31 @@ class LargeTableTest {
    * first, and sums what it finds alive.
    */
   private static long heapAfterFullGc(NodeJvm n) throws Exception {
+    return liveBytes(histogram(n));
+  }
+
+  /** The live bytes {@code out}, a class histogram, totals. */
+  private static long liveBytes(String out) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^Total\\s+\\d+\\s+(\\d+)\\s*$").matcher(out);
+    assertTrue(m.find(), "jcmd GC.class_histogram ends with its total: " + out.lines().limit(5).toList());
+    return Long.parseLong(m.group(1));
+  }
+
+  /** {@code n}'s live objects by class, after a full collection ({@code jcmd GC.class_histogram}). */
+  private static String histogram(NodeJvm n) throws Exception {
     String jcmd = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
     Process histogram = new ProcessBuilder(jcmd, Long.toString(n.pid()), "GC.class_histogram").redirectErrorStream(true)
         .start();
     String out = new String(histogram.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     assertTrue(histogram.waitFor(60, TimeUnit.SECONDS), "jcmd GC.class_histogram answers");
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^Total\\s+\\d+\\s+(\\d+)\\s*$").matcher(out);
-    assertTrue(m.find(), "jcmd GC.class_histogram ends with its total: " + out.lines().limit(5).toList());
-    return Long.parseLong(m.group(1));
+    return out;
+  }
+
+  /** How many live objects of class {@code name} {@code histogram} lists (0 if none). */
+  private static long instances(String histogram, String name) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*\\d+:\\s+(\\d+)\\s+\\d+\\s+"
+        + java.util.regex.Pattern.quote(name) + "\\s*$").matcher(histogram);
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 
   /** Rows per {@code MutateRows} when {@link #oneNodeLoadsEveryTabletOfALargeTable} loads the table. */
@@ -326,6 +343,16 @@ class LargeTableTest {
       Map<String, Integer> owned = owned(n1);
       System.out.printf("LargeTable: three nodes, %d splits: created in %.1f s, every tablet serving after %.1f s;"
           + " tablets per node %s%n", CLUSTER_SPLITS, created, serving, owned);
+      // The master's node holds the whole directory; the others their share (docs/cluster.md).
+      String whole = histogram(n1);
+      String share = histogram(n3);
+      long wholeTablets = instances(whole, "io.tabula.actors.master.TabletInfo");
+      long shareTablets = instances(share, "io.tabula.actors.master.TabletInfo");
+      System.out.printf("LargeTable: live TabletInfo objects: n1 (the master's node) %d, n3 (which owns %d) %d; live"
+          + " heap after a full collection: n1 %.1f MiB, n3 %.1f MiB%n", wholeTablets, owned.getOrDefault("n3", 0),
+          shareTablets, liveBytes(whole) / 1048576.0, liveBytes(share) / 1048576.0);
+      checks.add(() -> assertTrue(shareTablets < wholeTablets * 2 / 3, "n3 holds its share of the directory, not the "
+          + "whole: " + shareTablets + " tablets' entries against the master's node's " + wholeTablets));
       for (String n : List.of("n1", "n2", "n3")) {
         int mine = owned.getOrDefault(n, 0);
         checks.add(() -> assertTrue(mine >= total / 6, n + " owns a share of the table: " + owned));
