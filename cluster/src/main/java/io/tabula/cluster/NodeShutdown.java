@@ -142,9 +142,8 @@ final class NodeShutdown {
     cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-engine", () ->
         CompletableFuture.supplyAsync(() -> {
           try {
-            boolean lost = engine.isLogLost() || engine.isAbandoned();
-            engine.close();
-            LOG.info(lost ? "storage engine stopped without flushing: its commit log is lost, or an fsync of its storage "
+            engine.close(); // abandons, if the log is lost
+            LOG.info(engine.isAbandoned() ? "storage engine stopped without flushing: its commit log is lost, or an fsync of its storage "
                 + "failed" : "storage engine closed: memtables flushed");
           } catch (IOException e) {
             LOG.error("closing the storage engine failed; the commit log still has the writes", e);

@@ -483,8 +483,7 @@ public final class DirectoryCache {
    */
   synchronized void take(Directory d, long digest, DirectoryFeed.Shares shares, boolean isWhole) {
     boolean back = wentBack;
-    if (replaceWith(d, isWhole ? digest : node.isEmpty() ? digest : shares.tablesDigest() + shares.sumOf(node, 0),
-        isWhole)) {
+    if (replaceWith(d, isWhole || node.isEmpty() ? digest : shares.tablesDigest() + shares.sumOf(node, 0), isWhole)) {
       if (!isWhole) {
         took(shares);
       }

@@ -507,9 +507,8 @@ public final class TabletServer implements Closeable {
   }
 
   /**
-   * Completes, with why, once the commit log acknowledges nothing more: it found its folder
-   * fenced (the tablets are being recovered elsewhere: docs/fencing.md) or an fsync failed
-   * (they are to be). This server must then stop ({@link #abandon}), not flush them.
+   * Completes, with why, once the commit log acknowledges nothing more: its folder fenced (the
+   * tablets recovered elsewhere: docs/fencing.md) or an fsync failed. Then {@link #abandon}.
    */
   public CompletableFuture<LogLostException> whenLogLost() {
     return log.whenLost();
