@@ -92,6 +92,23 @@ public final class ActorTestConfig {
     return kit.serializationTestKit().verifySerialization(message, false);
   }
 
+  /**
+   * Deletes {@code dir} and what it holds, walking it again while a file appears meanwhile (a
+   * journal's writer may still add one as the actor system stops: JUnit's own deletion of a
+   * temporary folder failed on that in clean-clone CI runs).
+   */
+  public static void deleteTree(Path dir) throws InterruptedException {
+    for (int attempt = 0; attempt < 20 && java.nio.file.Files.exists(dir); attempt++) {
+      try (java.util.stream.Stream<Path> all = java.nio.file.Files.walk(dir)) {
+        for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          java.nio.file.Files.deleteIfExists(p);
+        }
+      } catch (java.io.IOException | java.io.UncheckedIOException stillWritten) {
+        Thread.sleep(100); // a file added meanwhile: walk again
+      }
+    }
+  }
+
   /** The value of {@code stage}, failing the test after {@code timeout}. */
   public static <T> T await(CompletionStage<T> stage, Duration timeout) {
     try {

@@ -12,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tabula.actors.ActorTestConfig;
 import io.tabula.persistence.schema.GcPolicy;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -66,15 +65,7 @@ class DirectoryFeedTest {
     if (kit != null) {
       kit.shutdownTestKit();
     }
-    for (int attempt = 0; attempt < 20 && Files.exists(dir); attempt++) {
-      try (java.util.stream.Stream<Path> all = Files.walk(dir)) {
-        for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
-          Files.deleteIfExists(p);
-        }
-      } catch (java.io.IOException | java.io.UncheckedIOException stillWritten) {
-        Thread.sleep(100); // a file added meanwhile: walk again
-      }
-    }
+    ActorTestConfig.deleteTree(dir);
   }
 
   @SuppressWarnings("unchecked")
