@@ -29,19 +29,37 @@ public final class RateLimitedLog {
    * @return whether this one was logged
    */
   public boolean warn(String message, Throwable cause) {
-    long now = System.nanoTime();
-    long next = nextNanos.get();
-    if ((next != Long.MIN_VALUE && now - next < 0) || !nextNanos.compareAndSet(next, now + intervalNanos)) {
-      leftOut.incrementAndGet();
+    String line = line(message);
+    if (line == null) {
       return false;
     }
-    long skipped = leftOut.getAndSet(0);
-    String line = skipped == 0 ? message : message + " (and " + skipped + " more like it left out of this log)";
     if (cause == null) {
       log.warn(line);
     } else {
       log.warn(line, cause);
     }
     return true;
+  }
+
+  /** As {@link #warn} without a cause, at INFO: for records (an audit's) rather than problems. */
+  public boolean info(String message) {
+    String line = line(message);
+    if (line == null) {
+      return false;
+    }
+    log.info(line);
+    return true;
+  }
+
+  /** {@code message} with the count of those left out, or null when this one is left out too. */
+  private String line(String message) {
+    long now = System.nanoTime();
+    long next = nextNanos.get();
+    if ((next != Long.MIN_VALUE && now - next < 0) || !nextNanos.compareAndSet(next, now + intervalNanos)) {
+      leftOut.incrementAndGet();
+      return null;
+    }
+    long skipped = leftOut.getAndSet(0);
+    return skipped == 0 ? message : message + " (and " + skipped + " more like it left out of this log)";
   }
 }

@@ -62,6 +62,29 @@ public final class ServerCommand implements Callable<Integer> {
       description = "Seed nodes' cluster addresses to join; without it the node forms a cluster of its own.")
   java.util.List<String> join;
 
+  @Option(names = "--tls-cert", paramLabel = "FILE",
+      description = "PEM certificate chain: TLS on the gRPC port, Management HTTP and between nodes.")
+  File tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "FILE", description = "PEM private key of --tls-cert.")
+  File tlsKey;
+
+  @Option(names = "--tls-client-ca", paramLabel = "FILE",
+      description = "PEM CA certificates of client certificates to accept (their subject is the principal).")
+  File tlsClientCa;
+
+  @Option(names = "--cluster-ca", paramLabel = "FILE",
+      description = "PEM CA certificates of the cluster's members (default: the node's own certificate).")
+  File clusterCa;
+
+  @Option(names = "--auth", paramLabel = "FILE",
+      description = "HOCON file with tabula.security { tokens = [...], admins = [...] } (docs/security.md).")
+  File auth;
+
+  @Option(names = "--insecure",
+      description = "Start on a non-loopback --host without TLS or authentication, accepting the risk.")
+  boolean insecure;
+
   @Option(names = "--config", paramLabel = "FILE",
       description = "HOCON file layered over the defaults; the flags above override it.")
   File config;
@@ -134,6 +157,14 @@ public final class ServerCommand implements Callable<Integer> {
     if (join != null) {
       flags.put("tabula.node.join", join);
     }
+    putFile(flags, "tabula.node.tls.cert-file", tlsCert);
+    putFile(flags, "tabula.node.tls.key-file", tlsKey);
+    putFile(flags, "tabula.node.tls.client-ca-file", tlsClientCa);
+    putFile(flags, "tabula.node.tls.cluster-ca-file", clusterCa);
+    putFile(flags, "tabula.security.auth-file", auth);
+    if (insecure) {
+      flags.put("tabula.node.insecure", true);
+    }
     Config base = ConfigFactory.empty();
     if (config != null) {
       if (!config.isFile()) {
@@ -146,5 +177,15 @@ public final class ServerCommand implements Callable<Integer> {
       }
     }
     return ConfigFactory.parseMap(flags).withFallback(base);
+  }
+
+  private void putFile(Map<String, Object> flags, String key, File file) {
+    if (file == null) {
+      return;
+    }
+    if (!file.isFile()) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "no such file: " + file + " (for " + key + ")");
+    }
+    flags.put(key, file.getAbsolutePath());
   }
 }

@@ -32,7 +32,12 @@ public final class StartRefusedException extends IllegalStateException {
      * The storage root is on an NFS mount without the version and options Tabula's file
      * operations need across machines.
      */
-    UNSAFE_NFS
+    UNSAFE_NFS,
+    /**
+     * The node would listen on an address other than loopback without TLS or without
+     * authentication, and was not told {@code --insecure} ({@code tabula.node.insecure}).
+     */
+    EXPOSED
   }
 
   private final Reason reason;

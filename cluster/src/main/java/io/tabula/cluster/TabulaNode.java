@@ -15,11 +15,13 @@ import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.actors.tablet.TabletNode;
 import io.tabula.actors.tablet.TabletSettings;
 import io.tabula.cluster.grpc.BigtableServices;
+import io.tabula.cluster.http.ManagementHttp;
 import io.tabula.cluster.http.TabulaRoutes;
 import io.tabula.cluster.metrics.NodeMetrics;
 import io.tabula.cluster.routing.NodePeers;
 import io.tabula.cluster.routing.Router;
 import io.tabula.cluster.routing.UnopenedTablets;
+import io.tabula.cluster.security.NodeSecurity;
 import io.tabula.cluster.sharding.LostRequests;
 import io.tabula.cluster.sharding.OwnedTablets;
 import io.tabula.cluster.sharding.TabletShards;
@@ -64,7 +66,6 @@ import org.apache.pekko.cluster.typed.JoinSeedNodes;
 import org.apache.pekko.cluster.typed.SingletonActor;
 import org.apache.pekko.coordination.lease.LeaseUsageSettings;
 import org.apache.pekko.http.javadsl.ServerBinding;
-import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.concurrent.duration.FiniteDuration;
@@ -174,6 +175,8 @@ public final class TabulaNode implements AutoCloseable {
   public static Config embeddedConfig(Config application) {
     Config config = configuration(application);
     NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
+    NodeSecurity security = NodeSecurity.from(config);
+    ExposureCheck.check(settings.host(), security.tls(), security.guard().authenticates(), security.insecure());
     try {
       Files.createDirectories(settings.dataDir().resolve("master"));
     } catch (IOException e) {
@@ -203,6 +206,8 @@ public final class TabulaNode implements AutoCloseable {
     roles.addAll(ClusterNodes.roles(settings.name(), settings.host() + ":" + grpcPort,
         settings.host() + ":" + settings.httpPort(), life));
     derived.put("pekko.cluster.roles", roles);
+    derived.putAll(security.remotingSettings()); // TLS between nodes: the cluster's certificate makes a member
+    derived.putAll(security.httpSettings());
     // H2's automatic server mode (the master's journal on one machine) listens where the node does.
     System.setProperty("h2.bindAddress", settings.host());
     return ConfigFactory.parseMap(derived).withFallback(config);
@@ -247,6 +252,7 @@ public final class TabulaNode implements AutoCloseable {
   private static TabulaNode boot(ActorSystem<?> system, Config config, NodeSettings settings) {
     MasterJournalSetup.checkPlugins(config);
     MasterJournalSetup.checkFenced(config, settings);
+    NodeSecurity security = NodeSecurity.from(config);
     Duration wait = settings.masterStartTimeout();
     String logName = ClusterNodes.logOf(config.getStringList("pekko.cluster.roles")).orElseThrow();
     SyncWatchingStorage storage; // a failed fsync of any file stops the node (LogLossStop)
@@ -264,10 +270,12 @@ public final class TabulaNode implements AutoCloseable {
     }
     LOG.info("storage root: {} (root id {})", storage, rootId);
     Cluster cluster = Cluster.get(system);
+    int managementPort = 0; // bound before the join when the cluster bootstrap needs it
     try {
       if (config.getString("tabula.node.join-by").equals("bootstrap")) {
         // Management HTTP first: the bootstrap's contact points are the nodes' Management endpoints.
-        join(PekkoManagement.get(system).start(), wait, "starting Management HTTP");
+        managementPort = join(ManagementHttp.start(system, settings.host(), settings.httpPort(), security), wait,
+            "starting Management HTTP");
         org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap.get(system).start();
         awaitUp(system, "Pekko Management's cluster bootstrap", wait);
         refuseDuplicateName(cluster, settings);
@@ -377,7 +385,7 @@ public final class TabulaNode implements AutoCloseable {
     NodeMetrics metrics = config.getBoolean("tabula.node.metrics") ? new NodeMetrics(engine, node.local(),
         () -> directory.get().tables().keySet(), MasterCounts.of(system), router.locations()) : null;
     ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
-        : join(BigtableServices.bind(system, settings, router, master,
+        : join(BigtableServices.bind(system, settings, security, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),
             metrics == null ? null : metrics.grpc()), wait, "binding the gRPC port");
     // Ready once Up, serving every tablet it owns, and past its warm-up (if it makes one).
@@ -386,7 +394,9 @@ public final class TabulaNode implements AutoCloseable {
       int[] so = owned.servedOfOwned(directory.get());
       return warm.get() && cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
     }, settings.askTimeout(), metrics));
-    int http = join(PekkoManagement.get(system).start(), wait, "starting Management HTTP").getPort();
+    int http = managementPort != 0 ? managementPort
+        : join(ManagementHttp.start(system, settings.host(), settings.httpPort(), security), wait,
+            "starting Management HTTP");
     NodeShutdown.registerUnbind(system, binding, metrics);
     NodeShutdown.registerDrain(system, cluster, settings, directory, master, engine);
     LogLossStop.watch(system, engine, logName, storage.whenSyncFailed());

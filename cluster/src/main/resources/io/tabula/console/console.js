@@ -12,13 +12,45 @@
   var kvMetric = 'writes';
   var METRICS = { reads: 'rows read /s', writes: 'rows written /s', bytesRead: 'bytes read /s', bytesWritten: 'bytes written /s' };
 
+  // A node with authentication answers 401 without a token: the console asks for one and keeps it for the
+  // browser tab's session (sessionStorage: gone when the tab closes), sending it as a bearer token.
+  var TOKEN_KEY = 'tabula.token';
+
+  function headers() {
+    var h = { Accept: 'application/json' };
+    var token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) { h.Authorization = 'Bearer ' + token; }
+    return h;
+  }
+
   function get(path) {
-    return fetch(path, { headers: { Accept: 'application/json' } }).then(function (r) {
+    return fetch(path, { headers: headers() }).then(function (r) {
+      if (r.status === 401) { login(); throw new Error('sign in to see this node'); }
       return r.json().then(function (body) {
         if (!r.ok) { throw new Error(body.error || (r.status + ' ' + r.statusText)); }
         return body;
       });
     });
+  }
+
+  function login() {
+    if (document.getElementById('login')) { return; }
+    clearTimeout(timer);
+    generation++; // the page waits for the token rather than asking again every few seconds
+    var form = document.createElement('form');
+    form.id = 'login';
+    form.className = 'login';
+    form.innerHTML = '<p>This node asks who you are. Paste a token (kept for this tab only).</p>'
+      + '<input id="token" type="password" autocomplete="off" placeholder="token" size="40">'
+      + ' <button type="submit">Sign in</button>'
+      + (sessionStorage.getItem(TOKEN_KEY) ? ' <span class="badge down">the token was refused</span>' : '');
+    form.addEventListener('submit', function (e) {
+      e.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, document.getElementById('token').value.trim());
+      form.remove();
+      route();
+    });
+    document.body.insertBefore(form, document.body.firstChild.nextSibling);
   }
 
   function esc(s) {

@@ -6,6 +6,7 @@ import io.tabula.actors.master.Master;
 import io.tabula.cluster.NodeSettings;
 import io.tabula.cluster.metrics.GrpcMetrics;
 import io.tabula.cluster.routing.Router;
+import io.tabula.cluster.security.NodeSecurity;
 import io.tabula.protocol.groups.LocalityGroups;
 import io.tabula.protocol.groups.LocalityGroupsHandlerFactory;
 import io.tabula.protocol.locations.Locations;
@@ -18,6 +19,7 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.grpc.javadsl.ServiceHandler;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.ServerBuilder;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.japi.function.Function;
@@ -44,7 +46,8 @@ public final class BigtableServices {
   private static final String ACCEPT_ENCODING = "grpc-accept-encoding";
 
   @SuppressWarnings("unchecked")
-  public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings, Router router,
+  public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
+      NodeSecurity security, Router router,
       ActorRef<Master.Command> master,
       java.util.function.Function<String, CompletionStage<Void>> onTableDeleted, GrpcMetrics metrics) {
     // metrics: what times the calls, or null (metrics off)
@@ -67,13 +70,17 @@ public final class BigtableServices {
         new LocalityGroupsService(adminService, router), LocalityGroups.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
         locations, groups);
-    StrictCalls strict = new StrictCalls(dataService, system, services);
+    StrictCalls strict = new StrictCalls(dataService, system, services, security.guard());
     Function<HttpRequest, CompletionStage<HttpResponse>> front = request -> strict.handle(uncompressed(request));
     if (metrics != null) {
       front = metrics.timed(front);
     }
-    CompletionStage<ServerBinding> binding = Http.get(system).newServerAt(settings.host(), settings.grpcPort())
-        .bind(front);
+    ServerBuilder server = Http.get(system).newServerAt(settings.host(), settings.grpcPort());
+    if (security.serverTls().isPresent()) {
+      // HTTP/2 negotiated by ALPN; a rotated certificate serves new connections (ServerTls).
+      server = server.enableHttps(security.serverTls().get().connectionContext());
+    }
+    CompletionStage<ServerBinding> binding = server.bind(front);
     return binding.whenComplete((b, err) -> {
       if (err == null) {
         bound.complete(b);

@@ -10,7 +10,9 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.grpc.Status;
+import io.tabula.cluster.security.Guard;
 import io.tabula.persistence.encoding.ByteSink;
+import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -35,6 +37,7 @@ import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.Trailer;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.japi.function.Function;
@@ -57,6 +60,10 @@ import org.apache.pekko.util.ByteString;
  * call's CPU. Every other checked request (other methods, a read that streams its rows,
  * gRPC-Web in binary) then goes to the generated handlers; gRPC-Web in base64 text is not
  * served (UNIMPLEMENTED); anything that is not gRPC goes to the generated handlers untouched.
+ *
+ * <p>Before any of that, every request passes the node's {@link Guard}: a call without
+ * credentials the node accepts is UNAUTHENTICATED, one its caller may not make
+ * PERMISSION_DENIED, before its body is read.
  */
 final class StrictCalls {
   private static final String PREFIX = "/" + Bigtable.name + "/";
@@ -79,16 +86,19 @@ final class StrictCalls {
   private final ClassicActorSystemProvider system;
   private final Executor parsing;
   private final Function<HttpRequest, CompletionStage<HttpResponse>> generated;
+  private final Guard guard;
 
   /**
    * @param generated the generated handlers, for every request this class does not answer
+   * @param guard who may call what: every request passes it before its body is read
    */
   StrictCalls(DataService data, ClassicActorSystemProvider system,
-      Function<HttpRequest, CompletionStage<HttpResponse>> generated) {
+      Function<HttpRequest, CompletionStage<HttpResponse>> generated, Guard guard) {
     this.data = data;
     this.system = system;
     this.parsing = system.classicSystem().dispatcher();
     this.generated = generated;
+    this.guard = guard;
   }
 
   /**
@@ -98,6 +108,14 @@ final class StrictCalls {
    */
   CompletionStage<HttpResponse> handle(HttpRequest request) throws Exception {
     String path = request.getUri().path();
+    if (guard.admitCall(request, path) instanceof Guard.Admission.Refused refused) {
+      // Before the body is read: a caller without credentials costs the node the headers' check.
+      request.discardEntityBytes(system);
+      GrpcServiceException status = GrpcErrors.status(refused.code(), refused.message(), null);
+      return CompletableFuture.completedFuture(writerFor(request).map(w -> errorResponse(status, w))
+          .orElseGet(() -> HttpResponse.create().withStatus(refused.code() == ErrorCode.UNAUTHENTICATED
+              ? StatusCodes.UNAUTHORIZED : StatusCodes.FORBIDDEN).withEntity(refused.message())));
+    }
     String encoding = request.getHeader(ENCODING).map(HttpHeader::value).orElse(IDENTITY_ENCODING);
     boolean known = encoding.equals(IDENTITY_ENCODING) || encoding.equals(GZIP_ENCODING);
     Framing framing = Framing.of(request.entity());

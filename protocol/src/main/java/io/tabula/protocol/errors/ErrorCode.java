@@ -33,7 +33,11 @@ public enum ErrorCode {
    * The request named (in the {@link WireNames#TABLET_HEADER} header) a tablet that does not
    * hold its row; nothing was applied. The client locates the row again and retries at once.
    */
-  STALE_ROUTE(Status.Code.FAILED_PRECONDITION);
+  STALE_ROUTE(Status.Code.FAILED_PRECONDITION),
+  /** The call carried no credentials the node accepts (none, malformed, expired, forged). */
+  UNAUTHENTICATED(Status.Code.UNAUTHENTICATED),
+  /** The caller is known but lacks the permission the call needs on its resource. */
+  PERMISSION_DENIED(Status.Code.PERMISSION_DENIED);
 
   private final Status.Code grpc;
 
