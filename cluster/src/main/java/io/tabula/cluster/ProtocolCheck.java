@@ -33,8 +33,10 @@ public final class ProtocolCheck extends JoinConfigCompatChecker {
    * from the master ({@code Master.Locate}). 5: nodes ask the master which of their old logs a
    * placement names ({@code Master.NamedLogs}). 6: the directory's changes carry what a node
    * holding only its share needs ({@code DirectoryFeed.Shares}), and a node asks for its share.
+   * 7: tables carry their IAM policy and authorized views ({@code TableAccess}), changed by
+   * {@code Master.ChangeAccess}.
    */
-  static final int VERSION = 6;
+  static final int VERSION = 7;
   /** The node's protocol version; set by the node, never by an operator. */
   static final String KEY = "tabula.cluster.protocol";
   /** Where Pekko finds this check: a named entry of its checkers. */

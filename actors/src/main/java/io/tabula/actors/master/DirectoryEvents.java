@@ -34,6 +34,8 @@ final class DirectoryEvents {
       return apply(d, x.upgrade());
     } else if (e instanceof Master.LocalityGroupsChanged x) {
       return d.withTableInfo(d.table(x.table()).withGroups(x.families(), x.groups(), x.familyGroups()));
+    } else if (e instanceof Master.AccessChanged x) {
+      return d.withTableInfo(d.table(x.table()).withAccess(x.access()));
     } else if (e instanceof TableDeleted x) {
       return d.withoutTable(x.name());
     } else if (e instanceof FamiliesChanged x) {

@@ -78,6 +78,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public record SetLocalityGroup(String table, String group, Boolean inMemory, Compression compression,
       List<String> families, ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
 
+  /** A change of table {@code table}'s IAM policy or authorized views; answers the table as changed. */
+  public record ChangeAccess(String table, TableAccess.Change change, ActorRef<StatusReply<TableInfo>> replyTo)
+      implements Command {}
+
   /** The whole directory: for a caller in the master's own JVM (tests, the master's node); nodes ask {@link GetChanges}. */
   public record GetDirectory(ActorRef<Directory> replyTo) implements Command {}
 
@@ -213,6 +217,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public sealed interface Event extends KryoSerializable {}
 
   public record TableCreated(TableInfo table, List<TabletInfo> tablets, long nextTabletNumber) implements Event {}
+
+  /** Table {@code table}'s IAM policy or authorized views changed; {@code access} is the whole of them now. */
+  public record AccessChanged(String table, TableAccess access) implements Event {}
 
   /** A table created before tables had locality groups, as its journal holds it: read only. */
   public record LegacyTableCreated(LegacyTableInfo table, List<TabletInfo> tablets, long nextTabletNumber)
@@ -425,6 +432,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(DeleteTable.class, this::onDeleteTable)
         .onCommand(ModifyFamilies.class, this::onModifyFamilies)
         .onCommand(SetLocalityGroup.class, this::onSetLocalityGroup)
+        .onCommand(ChangeAccess.class, (d, c) -> changeTable(d, c.table(), c.replyTo(),
+            t -> new AccessChanged(t.name(), t.access().after(c.change()))))
         .onCommand(GetDirectory.class, (d, c) -> Effect().reply(c.replyTo(), d))
         .onCommand(GetChanges.class, (d, c) -> Effect().reply(c.replyTo(), feed.since(d, c.since(),
             c.node(), nanoTime.getAsLong())))
@@ -432,8 +441,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(Locate.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.answer(d, c)))
         .onCommand(NamedLogs.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.namedLogs(d, c.folders())))
         .onCommand(NeverWritten.class, (d, c) -> Effect().reply(c.replyTo(), TabletLookup.neverWritten(d, c.ids())))
-        .onCommand(RecordSplit.class, this::onRecordSplit)
-        .onCommand(RecordFiles.class, this::onRecordFiles)
+        .onCommand(RecordSplit.class, openings::onRecordSplit)
+        .onCommand(RecordFiles.class, openings::onRecordFiles)
         .onCommand(Place.class, openings::onPlace)
         .onCommand(MayOpen.class, openings::onMayOpen)
         .onCommand(ReportOpened.class, openings::onReportOpened)
@@ -552,28 +561,6 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
       return Effect().reply(replyTo, r.refusal().reply());
     }
     return Effect().persist(e).thenRun(this::publish).thenReply(replyTo, s -> StatusReply.success(s.table(name)));
-  }
-
-  private Effect<Event, Directory> onRecordSplit(Directory d, RecordSplit c) {
-    if (d.tablet(c.table(), c.parentId()) == null) {
-      return d.tablet(c.table(), c.leftId()) != null ? Effect().reply(c.replyTo(), StatusReply.ack())
-          : Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.parentId() + " of table "
-              + c.table() + " is not known").reply());
-    }
-    Refusal taken = TabletIds.taken(d, c.parentId(), c.leftId(), c.rightId());
-    if (taken != null) {
-      return Effect().reply(c.replyTo(), taken.reply());
-    }
-    return Effect().persist(new TabletSplit(c.table(), c.parentId(), c.splitRow(), c.leftId(), c.rightId()))
-        .thenRun(this::publish).thenReply(c.replyTo(), s -> StatusReply.ack());
-  }
-
-  private Effect<Event, Directory> onRecordFiles(Directory d, RecordFiles c) {
-    TabletInfo t = d.tablet(c.table(), c.tabletId());
-    if (t == null || (t.files().equals(c.files()) && t.redoPoint() == c.redoPoint())) {
-      return Effect().none();
-    }
-    return Effect().persist(new TabletFilesRecorded(c.table(), c.tabletId(), c.files(), c.redoPoint()));
   }
 
   /** Publishes the events journaled since the last change published (docs/cluster.md, "How the directory travels"). */

@@ -4,6 +4,7 @@ import io.tabula.persistence.schema.ColumnFamily;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.persistence.schema.TableSchema;
+import com.esotericsoftware.kryo.DefaultSerializer;
 import io.tabula.protocol.kryo.KryoSerializable;
 import java.util.List;
 import java.util.Map;
@@ -18,20 +19,27 @@ import java.util.TreeMap;
  * {@link LocalityGroup#defaults default settings}. The Cloud Bigtable API knows no groups, so a
  * table made through it has none; Tabula's {@code LocalityGroups} service sets them.
  *
+ * <p>Its Kryo bytes are {@link TableInfoBytes}' (a table written before tables had an access
+ * is read with {@link TableAccess#NONE}).
+ *
  * @param groups the groups with settings of their own, by name
  * @param familyGroups the group of each family that is not in the default group
+ * @param access its IAM policy and authorized views
  */
+@DefaultSerializer(TableInfoBytes.class)
 public record TableInfo(String name, Map<String, GcPolicy> families, long createdMicros,
-    Map<String, LocalityGroup> groups, Map<String, String> familyGroups) implements KryoSerializable {
+    Map<String, LocalityGroup> groups, Map<String, String> familyGroups, TableAccess access)
+    implements KryoSerializable {
   public TableInfo {
     families = new TreeMap<>(families);
     groups = new TreeMap<>(groups);
     familyGroups = new TreeMap<>(familyGroups);
+    java.util.Objects.requireNonNull(access, "access");
   }
 
-  /** A table whose families are all in the default group, with default settings. */
+  /** A table whose families are all in the default group, with default settings, and no access set. */
   public TableInfo(String name, Map<String, GcPolicy> families, long createdMicros) {
-    this(name, families, createdMicros, Map.of(), Map.of());
+    this(name, families, createdMicros, Map.of(), Map.of(), TableAccess.NONE);
   }
 
   /** The engine schema of this table. */
@@ -59,12 +67,16 @@ public record TableInfo(String name, Map<String, GcPolicy> families, long create
   public TableInfo withFamilies(Map<String, GcPolicy> newFamilies) {
     Map<String, String> fg = new TreeMap<>(familyGroups);
     fg.keySet().retainAll(newFamilies.keySet());
-    return new TableInfo(name, newFamilies, createdMicros, groups, fg);
+    return new TableInfo(name, newFamilies, createdMicros, groups, fg, access);
   }
 
   public TableInfo withGroups(Map<String, GcPolicy> newFamilies, Map<String, LocalityGroup> newGroups,
       Map<String, String> newFamilyGroups) {
-    return new TableInfo(name, newFamilies, createdMicros, newGroups, newFamilyGroups);
+    return new TableInfo(name, newFamilies, createdMicros, newGroups, newFamilyGroups, access);
+  }
+
+  public TableInfo withAccess(TableAccess newAccess) {
+    return new TableInfo(name, families, createdMicros, groups, familyGroups, newAccess);
   }
 
   /**

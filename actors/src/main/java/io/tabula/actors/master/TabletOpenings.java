@@ -20,8 +20,9 @@ import org.apache.pekko.persistence.typed.javadsl.EffectFactories;
  * tablet without a live owner goes ({@link Master.Place}), a move's start and hand-over
  * ({@link Master.Move}, {@link Master.MovePrepared}), whether a node may open it now and
  * which logs it replays ({@link Master.MayOpen}), and what an open or a close changes in the
- * directory ({@link Master.ReportOpened}, {@link Master.ReportClosed}). docs/fencing.md, "Before
- * a tablet opens", gives the rules and why.
+ * directory ({@link Master.ReportOpened}, {@link Master.ReportClosed}), and a tablet's own
+ * reports of its split and its files ({@link Master.RecordSplit}, {@link Master.RecordFiles}).
+ * docs/fencing.md, "Before a tablet opens", gives the rules and why.
  *
  * <p>Owned by the master's thread: every method is called from its command handling.
  */
@@ -338,5 +339,29 @@ final class TabletOpenings {
       prunedAt = System.nanoTime();
       latestOpening.keySet().removeIf(id -> d.tablet(id) == null); // deleted tables' tablets
     }
+  }
+
+  /** A split a tablet made, recorded (or answered at once if it is already). */
+  Effect<Event, Directory> onRecordSplit(Directory d, Master.RecordSplit c) {
+    if (d.tablet(c.table(), c.parentId()) == null) {
+      return d.tablet(c.table(), c.leftId()) != null ? effects.reply(c.replyTo(), StatusReply.ack())
+          : effects.reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "tablet " + c.parentId() + " of table "
+              + c.table() + " is not known").reply());
+    }
+    Refusal taken = TabletIds.taken(d, c.parentId(), c.leftId(), c.rightId());
+    if (taken != null) {
+      return effects.reply(c.replyTo(), taken.reply());
+    }
+    return effects.persist(new Master.TabletSplit(c.table(), c.parentId(), c.splitRow(), c.leftId(), c.rightId()))
+        .thenRun(publish::accept).thenReply(c.replyTo(), s -> StatusReply.ack());
+  }
+
+  /** A tablet's files after a flush or compaction, recorded unless they are already. */
+  Effect<Event, Directory> onRecordFiles(Directory d, Master.RecordFiles c) {
+    TabletInfo t = d.tablet(c.table(), c.tabletId());
+    if (t == null || (t.files().equals(c.files()) && t.redoPoint() == c.redoPoint())) {
+      return effects.none();
+    }
+    return effects.persist(new Master.TabletFilesRecorded(c.table(), c.tabletId(), c.files(), c.redoPoint()));
   }
 }

@@ -81,10 +81,41 @@ class JournalGoldenTest {
     out.put("MergeStarted", new Master.MergeStarted("users", "users-1", "users-2", "users-7a3f09c2b1d4"));
     out.put("TabletsMerged", new Master.TabletsMerged("users", "users-1", "users-2", "users-7a3f09c2b1d4"));
     out.put("MergeAbandoned", new Master.MergeAbandoned("users-1", "users-2"));
+    out.put("AccessChanged", new Master.AccessChanged("users", access()));
     out.put("Directory", legacy.withPlacements(Map.of("users-1", new TabletPlacement("n3",
         TabletPlacement.State.MOVING, "n1", List.of("n1.19a2b3c4000-0a0b")), "users-2", TabletPlacement.UNASSIGNED
         .servedBy("n2"))));
     return out;
+  }
+
+  /** A policy with two roles, and a view of rows "eu#" with one family's "name" column and "tag:" columns. */
+  private static TableAccess access() {
+    ViewInfo view = new ViewInfo("europe", List.of("eu#"), Map.of("cf", new ViewInfo.FamilySubset(List.of("name"),
+        List.of("tag:"))), true, 3, Map.of("roles/bigtable.reader", List.of("user:bo@example.com")), 2);
+    return new TableAccess(Map.of("roles/bigtable.user", List.of("user:ana@example.com",
+        "serviceAccount:loader@p.iam.gserviceaccount.com"), "roles/bigtable.viewer", List.of("allAuthenticatedUsers")),
+        5, Map.of("europe", view));
+  }
+
+  /**
+   * Journals written before tables had an access (the events and snapshots of {@code
+   * golden/master-journal-before-access.txt}) read back as the same tables with none, and write
+   * today's bytes.
+   */
+  @Test
+  void journalsFromBeforeAccessReadBack() throws IOException {
+    Serialization s = SerializationExtension.get(Adapter.toClassic(kit.system()));
+    Map<String, String> old = golden("/golden/master-journal-before-access.txt");
+    Map<String, Object> now = samples();
+    HexFormat hex = HexFormat.of();
+    for (String key : List.of("TableCreated", "Directory", "LegacyTableCreated", "LegacyDirectory")) {
+      Object back = s.deserialize(hex.parseHex(old.get(key)), KryoSerializer.IDENTIFIER, "").get();
+      assertEquals(hex.formatHex(s.serialize(now.get(key)).get()), hex.formatHex(s.serialize(back).get()), key);
+    }
+    Master.TableCreated created = (Master.TableCreated) s.deserialize(hex.parseHex(old.get("TableCreated")),
+        KryoSerializer.IDENTIFIER, "").get();
+    assertEquals(TableAccess.NONE, created.table().access());
+    assertEquals(Map.of("raw", "mem"), created.table().familyGroups());
   }
 
   /** The sample table with a locality group of its own, holding one family. */

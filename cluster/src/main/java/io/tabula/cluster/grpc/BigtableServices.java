@@ -70,7 +70,11 @@ public final class BigtableServices {
         new LocalityGroupsService(adminService, router), LocalityGroups.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
         locations, groups);
-    StrictCalls strict = new StrictCalls(dataService, system, services, security.guard());
+    // The policies of tables and views, from this node's copy of the directory (every node holds every table).
+    StrictCalls strict = new StrictCalls(dataService, system, services, security.guard().withTables(table -> {
+      io.tabula.actors.master.TableInfo t = router.directory().table(table);
+      return t == null ? null : t.access();
+    }));
     Function<HttpRequest, CompletionStage<HttpResponse>> front = request -> strict.handle(uncompressed(request));
     if (metrics != null) {
       front = metrics.timed(front);

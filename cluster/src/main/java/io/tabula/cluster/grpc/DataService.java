@@ -84,7 +84,8 @@ public final class DataService implements BigtablePowerApi {
   @Override
   public Source<ReadRowsResponse, NotUsed> readRows(ReadRowsRequest in, Metadata metadata) {
     return GrpcErrors.streaming(() -> {
-      ReadPlan plan = ReadPlan.of(in, this::filterBytes);
+      ReadPlan plan = ReadPlan.of(in, this::filterBytes, target(in.getTableName(), in.getAuthorizedViewName(),
+          in.getMaterializedViewName()));
       if (plan.gathered()) {
         return Source.completionStage(gathered(in, metadata, plan)).mapConcat(responses -> responses);
       }
@@ -118,7 +119,8 @@ public final class DataService implements BigtablePowerApi {
   Optional<Supplier<CompletionStage<List<ReadRowsResponse>>>> readRowsWhole(ReadRowsRequest in, Metadata metadata) {
     ReadPlan plan;
     try {
-      plan = ReadPlan.of(in, this::filterBytes);
+      plan = ReadPlan.of(in, this::filterBytes, target(in.getTableName(), in.getAuthorizedViewName(),
+          in.getMaterializedViewName()));
     } catch (RuntimeException e) {
       return Optional.of(() -> CompletableFuture.failedFuture(GrpcErrors.from(e)));
     }
@@ -127,14 +129,16 @@ public final class DataService implements BigtablePowerApi {
 
   /** A ReadRows request checked and taken apart: what to read, and whether it is answered whole. */
   private record ReadPlan(String table, byte[] filter, List<RowRanges.Range> ranges) {
-    static ReadPlan of(ReadRowsRequest in, BiFunction<String, RowFilter, byte[]> filterBytes) {
-      rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
-      String table = Names.tableId("table_name", in.getTableName());
-      byte[] filter = filterBytes.apply("filter", in.hasFilter() ? in.getFilter() : null);
+    /** Through a view, the rows are those of the view among those asked, and the view's columns filter first. */
+    static ReadPlan of(ReadRowsRequest in, BiFunction<String, RowFilter, byte[]> filterBytes, Views.Target target) {
+      String table = target.table();
+      RowFilter asked = in.hasFilter() ? in.getFilter() : null;
+      byte[] filter = filterBytes.apply("filter", target.view().map(v -> Views.filter(v, asked)).orElse(asked));
       if (in.getRowsLimit() < 0) {
         throw GrpcErrors.invalid("rows_limit", "must not be negative, was " + in.getRowsLimit());
       }
-      List<RowRanges.Range> ranges = new ArrayList<>(RowRanges.of(in.getRows()));
+      List<RowRanges.Range> all = RowRanges.of(in.getRows());
+      List<RowRanges.Range> ranges = new ArrayList<>(target.view().map(v -> Views.rows(v, all)).orElse(all));
       if (in.getReversed()) {
         Collections.reverse(ranges);
       }
@@ -185,13 +189,12 @@ public final class DataService implements BigtablePowerApi {
     return routes.check(metadata, table, rows.getRowKeys(0).toByteArray());
   }
 
-  private static void rejectViews(String authorizedView, String materializedView) {
-    if (!authorizedView.isEmpty()) {
-      throw GrpcErrors.invalid("authorized_view_name", "authorized views are not supported by Tabula");
-    }
+  /** The table a data request names, and the authorized view it goes through if it names one. */
+  private Views.Target target(String tableName, String authorizedView, String materializedView) {
     if (!materializedView.isEmpty()) {
       throw GrpcErrors.invalid("materialized_view_name", "materialized views are not supported by Tabula");
     }
+    return Views.of(router, tableName, authorizedView);
   }
 
   /**
@@ -218,15 +221,17 @@ public final class DataService implements BigtablePowerApi {
   @Override
   public Source<SampleRowKeysResponse, NotUsed> sampleRowKeys(SampleRowKeysRequest in, Metadata metadata) {
     return GrpcErrors.streaming(() -> {
-      rejectViews(in.getAuthorizedViewName(), in.getMaterializedViewName());
-      String table = Names.tableId("table_name", in.getTableName());
+      Views.Target target = target(in.getTableName(), in.getAuthorizedViewName(), in.getMaterializedViewName());
+      String table = target.table();
       return Source.completionStage(router.askEveryTablet(table, TabletActor.SampleRows::new, List.of())).mapConcat(answers -> {
         List<SampleRowKeysResponse> out = new ArrayList<>();
         long offset = 0;
         for (Router.Answer<List<Tablet.RowSample>> a : answers) {
           List<Tablet.RowSample> s = a.value();
           offset += s.isEmpty() ? 0 : s.get(s.size() - 1).offsetBytes();
-          if (a.tablet().endRow().length > 0) {
+          // Through a view, only split points among its rows: the others' keys are not the caller's to see.
+          if (a.tablet().endRow().length > 0 && target.view().map(v -> Views.hasRow(v, a.tablet().endRow()))
+              .orElse(true)) {
             out.add(SampleRowKeysResponse.newBuilder().setRowKey(ByteString.copyFrom(a.tablet().endRow()))
                 .setOffsetBytes(offset).build());
           }
@@ -242,9 +247,14 @@ public final class DataService implements BigtablePowerApi {
   @Override
   public CompletionStage<MutateRowResponse> mutateRow(MutateRowRequest in, Metadata metadata) {
     return GrpcErrors.unary(() -> {
-      rejectViews(in.getAuthorizedViewName(), "");
-      String table = Names.tableId("table_name", in.getTableName());
-      RowMutation rm = Mutations.rowMutation(in.getRowKey(), in.getMutationsList());
+      Views.Target target = target(in.getTableName(), in.getAuthorizedViewName(), "");
+      String table = target.table();
+      RowMutation rm = Mutations.rowMutation(in.getRowKey(), in.getMutationsList(),
+          ClientFeatures.microsecondTimestamps(metadata));
+      target.view().ifPresent(v -> {
+        Views.checkRow(v, "row_key", in.getRowKey());
+        Views.checkMutations(v, "mutations", in.getMutationsList());
+      });
       return routes.check(metadata, table, rm.row())
           .thenCompose(ok -> router.<Done>ask(table, rm.row(), (t, r) -> new TabletActor.Mutate(rm, r)))
           .thenApply(a -> MutateRowResponse.getDefaultInstance());
@@ -253,14 +263,14 @@ public final class DataService implements BigtablePowerApi {
 
   @Override
   public Source<MutateRowsResponse, NotUsed> mutateRows(MutateRowsRequest in, Metadata metadata) {
-    return Source.completionStage(mutateRowsWhole(in)).mapConcat(responses -> responses);
+    return Source.completionStage(mutateRowsWhole(in, metadata)).mapConcat(responses -> responses);
   }
 
   /** The whole answer to MutateRows: one response with every entry's status, in entry order. */
-  CompletionStage<List<MutateRowsResponse>> mutateRowsWhole(MutateRowsRequest in) {
+  CompletionStage<List<MutateRowsResponse>> mutateRowsWhole(MutateRowsRequest in, Metadata metadata) {
     return GrpcErrors.unary(() -> {
-      rejectViews(in.getAuthorizedViewName(), "");
-      String table = Names.tableId("table_name", in.getTableName());
+      Views.Target target = target(in.getTableName(), in.getAuthorizedViewName(), "");
+      String table = target.table();
       if (in.getEntriesCount() == 0) {
         throw GrpcErrors.invalid("entries", "at least one entry is required");
       }
@@ -273,13 +283,20 @@ public final class DataService implements BigtablePowerApi {
             + Mutations.MAX_MUTATIONS + " are allowed");
       }
       List<MutateRowsRequest.Entry> entries = in.getEntriesList();
+      boolean micros = ClientFeatures.microsecondTimestamps(metadata);
+      target.view().ifPresent(v -> {
+        for (int i = 0; i < entries.size(); i++) {
+          Views.checkRow(v, "entries[" + i + "].row_key", entries.get(i).getRowKey());
+          Views.checkMutations(v, "entries[" + i + "].mutations", entries.get(i).getMutationsList());
+        }
+      });
       RowMutation[] rows = new RowMutation[entries.size()];
       Throwable[] invalid = new Throwable[entries.size()];
       for (int i = 0; i < rows.length; i++) {
         int index = i;
         try {
           rows[i] = Mutations.rowMutation(() -> "entries[" + index + "]", entries.get(i).getRowKey(),
-              entries.get(i).getMutationsList());
+              entries.get(i).getMutationsList(), micros);
         } catch (RuntimeException err) {
           invalid[i] = err;
         }
@@ -299,12 +316,20 @@ public final class DataService implements BigtablePowerApi {
   @Override
   public CompletionStage<CheckAndMutateRowResponse> checkAndMutateRow(CheckAndMutateRowRequest in, Metadata metadata) {
     return GrpcErrors.unary(() -> {
-      rejectViews(in.getAuthorizedViewName(), "");
-      String table = Names.tableId("table_name", in.getTableName());
+      Views.Target target = target(in.getTableName(), in.getAuthorizedViewName(), "");
+      String table = target.table();
       byte[] row = Mutations.row("row_key", in.getRowKey());
-      byte[] predicate = filterBytes("predicate_filter", in.hasPredicateFilter() ? in.getPredicateFilter() : null);
-      List<Mutation> onTrue = Mutations.branch("true_mutations", row, in.getTrueMutationsList());
-      List<Mutation> onFalse = Mutations.branch("false_mutations", row, in.getFalseMutationsList());
+      RowFilter asked = in.hasPredicateFilter() ? in.getPredicateFilter() : null;
+      target.view().ifPresent(v -> {
+        Views.checkRow(v, "row_key", in.getRowKey());
+        Views.checkMutations(v, "true_mutations", in.getTrueMutationsList());
+        Views.checkMutations(v, "false_mutations", in.getFalseMutationsList());
+      });
+      // Through a view, the predicate sees only the view's columns.
+      byte[] predicate = filterBytes("predicate_filter", target.view().map(v -> Views.filter(v, asked)).orElse(asked));
+      boolean micros = ClientFeatures.microsecondTimestamps(metadata);
+      List<Mutation> onTrue = Mutations.branch("true_mutations", row, in.getTrueMutationsList(), micros);
+      List<Mutation> onFalse = Mutations.branch("false_mutations", row, in.getFalseMutationsList(), micros);
       if (onTrue.isEmpty() && onFalse.isEmpty()) {
         throw GrpcErrors.invalid("true_mutations", "true_mutations and false_mutations are both empty");
       }
@@ -319,10 +344,14 @@ public final class DataService implements BigtablePowerApi {
   public CompletionStage<ReadModifyWriteRowResponse> readModifyWriteRow(ReadModifyWriteRowRequest in,
       Metadata metadata) {
     return GrpcErrors.unary(() -> {
-      rejectViews(in.getAuthorizedViewName(), "");
-      String table = Names.tableId("table_name", in.getTableName());
+      Views.Target target = target(in.getTableName(), in.getAuthorizedViewName(), "");
+      String table = target.table();
       byte[] row = Mutations.row("row_key", in.getRowKey());
       List<io.tabula.actors.tablet.ReadModifyWriteRule> rules = Mutations.rules(in.getRulesList());
+      target.view().ifPresent(v -> {
+        Views.checkRow(v, "row_key", in.getRowKey());
+        Views.checkRules(v, in.getRulesList());
+      });
       return routes.check(metadata, table, row)
           .thenCompose(ok -> router.<io.tabula.persistence.model.Row>ask(table, row,
               (t, r) -> new TabletActor.ReadModifyWrite(row, rules, r)))

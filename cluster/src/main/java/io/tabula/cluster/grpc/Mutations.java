@@ -15,7 +15,8 @@ import java.util.function.Supplier;
  * Cloud Bigtable mutations to engine mutations, checked the way Cloud Bigtable checks them:
  * every problem is an INVALID_ARGUMENT naming the field ({@code mutations[2].set_cell.timestamp_micros}).
  * Timestamps must have millisecond granularity (a multiple of 1000 µs), or be -1 (server
- * time) where a set-cell allows it.
+ * time) where a set-cell allows it; a client that writes microsecond timestamps ({@link
+ * ClientFeatures}) has them truncated to the millisecond instead.
  */
 final class Mutations {
   private Mutations() {}
@@ -28,25 +29,26 @@ final class Mutations {
   static final int MAX_MUTATIONS = 100_000;
 
   /** The row mutation of a MutateRow request. */
-  static RowMutation rowMutation(ByteString rowKey, List<Mutation> ms) {
+  static RowMutation rowMutation(ByteString rowKey, List<Mutation> ms, boolean micros) {
     if (ms.size() > MAX_MUTATIONS) {
       throw GrpcErrors.invalid("mutations", "has " + ms.size() + " mutations; at most " + MAX_MUTATIONS
           + " are allowed");
     }
-    return rowMutation(() -> "", rowKey, ms);
+    return rowMutation(() -> "", rowKey, ms, micros);
   }
 
   /**
    * A row mutation of a request whose field {@code field} ({@code entries[3]}, or empty for the
    * request itself) holds it; the field's name is built only for an error message.
    */
-  static RowMutation rowMutation(Supplier<String> field, ByteString rowKey, List<Mutation> ms) {
+  static RowMutation rowMutation(Supplier<String> field, ByteString rowKey, List<Mutation> ms,
+      boolean micros) {
     byte[] row = row(() -> within(field.get(), "row_key"), rowKey);
     Supplier<String> prefix = () -> within(field.get(), "mutations");
     if (ms.isEmpty()) {
       throw GrpcErrors.invalid(prefix.get(), "at least one mutation is required");
     }
-    return build(prefix, row, list(prefix, ms));
+    return build(prefix, row, list(prefix, ms, micros));
   }
 
   /** {@code name} inside {@code field}, or {@code name} alone for the request itself (empty field). */
@@ -83,11 +85,12 @@ final class Mutations {
    * A check-and-mutate branch: engine mutations for a list that may be empty, checked as a
    * row mutation of {@code row} when it is not.
    */
-  static List<io.tabula.persistence.model.Mutation> branch(String field, byte[] row, List<Mutation> ms) {
+  static List<io.tabula.persistence.model.Mutation> branch(String field, byte[] row, List<Mutation> ms,
+      boolean micros) {
     if (ms.size() > MAX_MUTATIONS) {
       throw GrpcErrors.invalid(field, "has " + ms.size() + " mutations; at most " + MAX_MUTATIONS + " are allowed");
     }
-    List<io.tabula.persistence.model.Mutation> out = list(() -> field, ms);
+    List<io.tabula.persistence.model.Mutation> out = list(() -> field, ms, micros);
     if (!out.isEmpty()) {
       build(() -> field, row, out);
     }
@@ -95,10 +98,11 @@ final class Mutations {
   }
 
   /** Engine mutations for a list that may be empty; {@code prefix} names the list in errors. */
-  private static List<io.tabula.persistence.model.Mutation> list(Supplier<String> prefix, List<Mutation> ms) {
+  private static List<io.tabula.persistence.model.Mutation> list(Supplier<String> prefix, List<Mutation> ms,
+      boolean micros) {
     List<io.tabula.persistence.model.Mutation> out = new ArrayList<>(ms.size());
     for (int i = 0; i < ms.size(); i++) {
-      out.add(one(prefix, i, ms.get(i)));
+      out.add(one(prefix, i, ms.get(i), micros));
     }
     return out;
   }
@@ -108,14 +112,15 @@ final class Mutations {
     return prefix.get() + "[" + i + "]" + suffix;
   }
 
-  private static io.tabula.persistence.model.Mutation one(Supplier<String> prefix, int i, Mutation m) {
+  private static io.tabula.persistence.model.Mutation one(Supplier<String> prefix, int i, Mutation m,
+      boolean micros) {
     switch (m.getMutationCase()) {
       case SET_CELL -> {
         Mutation.SetCell s = m.getSetCell();
         if (s.getFamilyName().isEmpty()) {
           throw GrpcErrors.invalid(at(prefix, i, ".set_cell.family_name"), EMPTY);
         }
-        long ts = s.getTimestampMicros();
+        long ts = truncated(s.getTimestampMicros(), micros);
         String bad = ts == -1 ? null : timestampProblem(ts);
         if (bad != null) {
           throw GrpcErrors.invalid(at(prefix, i, ".set_cell.timestamp_micros"), bad);
@@ -131,8 +136,8 @@ final class Mutations {
         long start = 0;
         long end = io.tabula.persistence.model.Mutation.DeleteFromColumn.ALL_VERSIONS_END;
         if (d.hasTimeRange()) {
-          start = d.getTimeRange().getStartTimestampMicros();
-          long e = d.getTimeRange().getEndTimestampMicros();
+          start = truncated(d.getTimeRange().getStartTimestampMicros(), micros);
+          long e = truncated(d.getTimeRange().getEndTimestampMicros(), micros);
           String bad = timestampProblem(start);
           if (bad != null) {
             throw GrpcErrors.invalid(at(prefix, i, ".delete_from_column.time_range.start_timestamp_micros"), bad);
@@ -177,6 +182,15 @@ final class Mutations {
     if (family.isEmpty()) {
       throw GrpcErrors.invalid(field, EMPTY);
     }
+  }
+
+  /**
+   * {@code ts} to the millisecond below it when the client writes microsecond timestamps
+   * ({@link ClientFeatures}), as Cloud Bigtable takes them for a table of millisecond
+   * granularity; as it is otherwise (and -1, server time, always).
+   */
+  private static long truncated(long ts, boolean micros) {
+    return micros && ts > 0 ? ts - ts % 1000 : ts;
   }
 
   /** What is wrong with a timestamp a mutation gives, or null when it is fine. */

@@ -10,7 +10,10 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.grpc.Status;
+import com.google.iam.v1.TestIamPermissionsRequest;
+import com.google.iam.v1.TestIamPermissionsResponse;
 import io.tabula.cluster.security.Guard;
+import io.tabula.cluster.security.ResourceFields;
 import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
@@ -70,6 +73,8 @@ final class StrictCalls {
   private static final String READ_ROWS = PREFIX + "ReadRows";
   private static final String MUTATE_ROWS = PREFIX + "MutateRows";
   private static final String MUTATE_ROW = PREFIX + "MutateRow";
+  private static final String TEST_IAM_PERMISSIONS = "/" + com.google.bigtable.admin.v2.BigtableTableAdmin.name
+      + "/TestIamPermissions";
   /** A request at least this large is parsed off the connection's thread. */
   private static final int PARSE_APART_BYTES = 16 * 1024;
   private static final int FRAME_HEADER = 5;
@@ -108,17 +113,21 @@ final class StrictCalls {
    */
   CompletionStage<HttpResponse> handle(HttpRequest request) throws Exception {
     String path = request.getUri().path();
-    if (guard.admitCall(request, path) instanceof Guard.Admission.Refused refused) {
-      // Before the body is read: a caller without credentials costs the node the headers' check.
-      request.discardEntityBytes(system);
-      GrpcServiceException status = GrpcErrors.status(refused.code(), refused.message(), null);
-      return CompletableFuture.completedFuture(writerFor(request).map(w -> errorResponse(status, w))
-          .orElseGet(() -> HttpResponse.create().withStatus(refused.code() == ErrorCode.UNAUTHENTICATED
-              ? StatusCodes.UNAUTHORIZED : StatusCodes.FORBIDDEN).withEntity(refused.message())));
-    }
+    Guard.Admission admission = guard.admitCall(request, path);
     String encoding = request.getHeader(ENCODING).map(HttpHeader::value).orElse(IDENTITY_ENCODING);
     boolean known = encoding.equals(IDENTITY_ENCODING) || encoding.equals(GZIP_ENCODING);
     Framing framing = Framing.of(request.entity());
+    boolean collected = UnaryInputs.has(path) && framing != Framing.OTHER && known;
+    if (admission instanceof Guard.Admission.Admitted a && a.onResource() && !collected) {
+      // A call whose resource this class cannot read: only the instance's policy decides, and it did not allow it.
+      admission = guard.deniedOnInstance(a, path);
+    }
+    if (admission instanceof Guard.Admission.Refused refused) {
+      // Before the body is read: a caller without credentials costs the node the headers' check.
+      request.discardEntityBytes(system);
+      return CompletableFuture.completedFuture(refusal(request, refused));
+    }
+    Guard.Admission.Admitted admitted = (Guard.Admission.Admitted) admission;
     if (KnownMethods.unknownMethodOfKnownService(path)) {
       Optional<GrpcProtocolWriter> writer = writerFor(request);
       if (writer.isPresent()) {
@@ -128,7 +137,7 @@ final class StrictCalls {
                 + service)), writer.get()));
       }
     }
-    if (!UnaryInputs.has(path) || framing == Framing.OTHER || !known) {
+    if (!collected) {
       // Other encodings and content types: the generated handlers answer that they are not supported.
       return generated.apply(request);
     }
@@ -143,7 +152,7 @@ final class StrictCalls {
     }
     long limit = UnaryInputs.maxBytes(path);
     if (request.entity() instanceof HttpEntity.Strict strict) {
-      return answer(request, strict.getData(), limit, writer);
+      return answer(request, strict.getData(), limit, writer, admitted);
     }
     // Collected within bounds: a client cannot make the node hold more than the method's limit of it, or for
     // longer than COLLECT_MILLIS.
@@ -157,7 +166,7 @@ final class StrictCalls {
                 + whole.size() + " bytes, over the limit of " + limit + " for this method"), writer));
           }
           return answer(request.withEntity(HttpEntities.create(request.entity().getContentType(), whole.bytes())),
-              whole.bytes(), limit, writer);
+              whole.bytes(), limit, writer, admitted);
         }).thenCompose(answer -> answer);
   }
 
@@ -177,7 +186,7 @@ final class StrictCalls {
    * never throws: whatever goes wrong ends as a gRPC status.
    */
   private CompletionStage<HttpResponse> answer(HttpRequest request, ByteString received, long limit,
-      GrpcProtocolWriter writer) {
+      GrpcProtocolWriter writer, Guard.Admission.Admitted admitted) {
     try {
       if (request.getHeader(ENCODING).map(h -> h.value().equals(GZIP_ENCODING)).orElse(false)) {
         ByteString plain = Gunzip.frame(received, limit);
@@ -185,7 +194,7 @@ final class StrictCalls {
             .withEntity(HttpEntities.create(request.entity().getContentType(), plain));
         received = plain;
       }
-      return answerOrThrow(request, received, writer);
+      return answerOrThrow(request, received, writer, admitted);
     } catch (Exception e) {
       // Every failure, of whatever type, must end as a status here: the generated handlers are a
       // Pekko japi Function, whose apply declares Exception, and what they throw is theirs to name.
@@ -194,13 +203,26 @@ final class StrictCalls {
   }
 
   private CompletionStage<HttpResponse> answerOrThrow(HttpRequest request, ByteString received,
-      GrpcProtocolWriter writer) throws Exception {
+      GrpcProtocolWriter writer, Guard.Admission.Admitted admitted) throws Exception {
     String path = request.getUri().path();
     byte[] body = received.toArrayUnsafe();
     if (!oneMessage(body)) {
       // Also keeps a second message away from Pekko gRPC's unary unmarshalling, which fails with "Promise already
       // completed" on one.
       return CompletableFuture.completedFuture(errorResponse(framingProblem(body), writer));
+    }
+    if (admitted.onResource()) {
+      Optional<Guard.Admission.Refused> denied = guard.authorizeOn(admitted, path, ResourceFields.of(
+          UnaryInputs.of(path), body, FRAME_HEADER, body.length - FRAME_HEADER));
+      if (denied.isPresent()) {
+        return CompletableFuture.completedFuture(refusal(request, denied.get()));
+      }
+    }
+    if (path.equals(TEST_IAM_PERMISSIONS) && Framing.of(request.entity()) == Framing.NATIVE) {
+      // Answered here, where the caller is known: which of the permissions it names the caller holds.
+      TestIamPermissionsRequest in = TestIamPermissionsRequest.parseFrom(message(body));
+      return CompletableFuture.completedFuture(ok(List.of(TestIamPermissionsResponse.newBuilder().addAllPermissions(
+          guard.held(admitted.principal(), in.getResource(), in.getPermissionsList())).build()), writer));
     }
     if (Framing.of(request.entity()) == Framing.WEB) {
       // gRPC-Web answers carry their trailers in the body: the generated handlers write those.
@@ -222,7 +244,8 @@ final class StrictCalls {
     } else if (!path.equals(MUTATE_ROWS) && !path.equals(MUTATE_ROW)) {
       return checkedOrGenerated(request, path, body, writer);
     } else if (path.equals(MUTATE_ROWS)) {
-      call = () -> data.mutateRowsWhole(MutateRowsRequest.parseFrom(message(body)));
+      Metadata metadata = metadata(request);
+      call = () -> data.mutateRowsWhole(MutateRowsRequest.parseFrom(message(body)), metadata);
     } else {
       Metadata metadata = metadata(request);
       call = () -> data.mutateRow(MutateRowRequest.parseFrom(message(body)), metadata).thenApply(List::of);
@@ -237,6 +260,14 @@ final class StrictCalls {
       }
       return errorResponse(error, writer);
     });
+  }
+
+  /** A refused call's answer: its status when the request is gRPC, else 401 or 403. */
+  private HttpResponse refusal(HttpRequest request, Guard.Admission.Refused refused) {
+    GrpcServiceException status = GrpcErrors.status(refused.code(), refused.message(), null);
+    return writerFor(request).map(w -> errorResponse(status, w))
+        .orElseGet(() -> HttpResponse.create().withStatus(refused.code() == ErrorCode.UNAUTHENTICATED
+            ? StatusCodes.UNAUTHORIZED : StatusCodes.FORBIDDEN).withEntity(refused.message()));
   }
 
   /** The trailers-only answer for a failure, mapped by {@link GrpcErrors}. */

@@ -36,6 +36,17 @@ public final class AccessPolicy {
     return false;
   }
 
+  /** Whether {@code bindings} (members by role, as a table's or a view's policy holds them) grant {@code permission}. */
+  public static boolean allows(Map<String, List<String>> bindings, Principal principal, String permission) {
+    for (Map.Entry<String, List<String>> b : bindings.entrySet()) {
+      if (Roles.grants(b.getKey(), permission)
+          && (b.getValue().contains(principal.member()) || b.getValue().contains(ALL_AUTHENTICATED))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
    * The instance's policy from the {@code tabula.security} settings: {@code admins} (members
    * who hold {@code roles/bigtable.admin}) and {@code bindings}, a list of {@code {role = ...,

@@ -6,7 +6,12 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
+import io.tabula.actors.master.TableAccess;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -32,8 +37,12 @@ public final class Guard {
 
   /** A guard's answer: the caller, or why the call is refused. */
   public sealed interface Admission {
-    /** The call may go on; {@code principal} made it. */
-    record Admitted(Principal principal) implements Admission {}
+    /**
+     * The call may go on; {@code principal} made it. When {@code onResource}, the instance's
+     * policy did not allow it: whether the policy of the table or view the request names does
+     * is decided once its body is read ({@link #authorizeOn}).
+     */
+    record Admitted(Principal principal, boolean onResource) implements Admission {}
 
     /** The call is refused: UNAUTHENTICATED or PERMISSION_DENIED, with a message for the caller. */
     record Refused(ErrorCode code, String message) implements Admission {}
@@ -42,16 +51,20 @@ public final class Guard {
   private final Optional<Authenticator> authenticator;
   private final boolean certificates;
   private final Policy instance;
+  /** A table's access by id, from the node's copy of the directory; null for a table that is not there. */
+  private final Function<String, TableAccess> tables;
 
-  private Guard(Optional<Authenticator> authenticator, boolean certificates, Policy instance) {
+  private Guard(Optional<Authenticator> authenticator, boolean certificates, Policy instance,
+      Function<String, TableAccess> tables) {
     this.authenticator = authenticator;
     this.certificates = certificates;
     this.instance = instance;
+    this.tables = tables;
   }
 
   /** A guard that admits every call (no authentication configured). */
   public static Guard open() {
-    return new Guard(Optional.empty(), false, Policy.getDefaultInstance());
+    return new Guard(Optional.empty(), false, Policy.getDefaultInstance(), t -> null);
   }
 
   /**
@@ -63,7 +76,12 @@ public final class Guard {
     if (authenticator.isEmpty() && !certificates) {
       throw new IllegalArgumentException("a guard needs an authenticator or client certificates");
     }
-    return new Guard(authenticator, certificates, instance);
+    return new Guard(authenticator, certificates, instance, t -> null);
+  }
+
+  /** This guard, reading the policies of tables and their views with {@code tables} (null: no such table). */
+  public Guard withTables(Function<String, TableAccess> tables) {
+    return new Guard(authenticator, certificates, instance, tables);
   }
 
   /** Whether this guard checks anything. */
@@ -74,14 +92,14 @@ public final class Guard {
   /** The admission of a gRPC call to the method at {@code path} (one of the node's services, or not). */
   public Admission admitCall(HttpRequest request, String path) {
     if (!authenticates()) {
-      return new Admission.Admitted(ANONYMOUS);
+      return new Admission.Admitted(ANONYMOUS, false);
     }
     String method = path.startsWith("/") ? path.substring(1) : path;
     Optional<MethodPermissions.Needed> needed = MethodPermissions.of(path);
     // A path that is no method of the node's services is answered (UNIMPLEMENTED, not found) only to a caller
     // who may read the instance's shape.
     return admit(request, method, needed.map(MethodPermissions.Needed::permission).orElse("bigtable.tables.list"),
-        claimedResource(request), isChange(path));
+        claimedResource(request), isChange(path), needed.isPresent());
   }
 
   /**
@@ -90,12 +108,69 @@ public final class Guard {
    */
   public Admission admitHttp(HttpRequest request, String permission, String what, boolean change) {
     if (!authenticates()) {
-      return new Admission.Admitted(ANONYMOUS);
+      return new Admission.Admitted(ANONYMOUS, false);
     }
-    return admit(request, what, permission, "", change);
+    return admit(request, what, permission, "", change, false);
   }
 
-  private Admission admit(HttpRequest request, String method, String permission, String resource, boolean change) {
+  /**
+   * Whether a call admitted {@code onResource} may be made on the resource its request names
+   * ({@code fields}: {@link ResourceFields}): the permission the method needs, held through the
+   * policy of that table or view, or of the table of that view (a grant on a view does not
+   * reach its table). Empty when it may; the denial is audited.
+   */
+  public Optional<Admission.Refused> authorizeOn(Admission.Admitted a, String path, Map<String, String> fields) {
+    if (!a.onResource()) {
+      return Optional.empty();
+    }
+    MethodPermissions.Needed needed = MethodPermissions.of(path).orElseThrow();
+    Resource r = Resource.named(fields);
+    String permission = r.view().isPresent() ? needed.onView().orElse(needed.permission()) : needed.permission();
+    TableAccess access = r.table().isEmpty() ? null : tables.apply(r.table().get());
+    if (access != null && (AccessPolicy.allows(access.bindings(), a.principal(), permission)
+        || r.view().map(v -> access.views().get(v)).map(v -> AccessPolicy.allows(v.bindings(), a.principal(),
+            permission)).orElse(false))) {
+      return Optional.empty();
+    }
+    String method = path.substring(1);
+    String message = a.principal().member() + " lacks the permission " + permission + " on " + r.name();
+    Audit.denied(a.principal(), method, r.name(), "lacks " + permission);
+    return Optional.of(new Admission.Refused(ErrorCode.PERMISSION_DENIED, message));
+  }
+
+  /**
+   * The refusal of a call admitted {@code onResource} whose resource cannot be read (a
+   * streaming call, a request that is not gRPC): the instance's policy did not allow it.
+   */
+  public Admission.Refused deniedOnInstance(Admission.Admitted a, String path) {
+    String permission = MethodPermissions.of(path).map(MethodPermissions.Needed::permission).orElse("");
+    Audit.denied(a.principal(), path.substring(1), "", "lacks " + permission);
+    return new Admission.Refused(ErrorCode.PERMISSION_DENIED, a.principal().member() + " lacks the permission "
+        + permission + " on the instance");
+  }
+
+  /**
+   * Which of {@code permissions} {@code principal} holds on the table or view {@code resource}
+   * names (through its policy, its table's, or the instance's): Cloud IAM's {@code
+   * TestIamPermissions}, which any authenticated caller may ask about themselves.
+   */
+  public List<String> held(Principal principal, String resource, List<String> permissions) {
+    Resource r = Resource.named(Map.of("resource", resource));
+    TableAccess access = r.table().isEmpty() ? null : tables.apply(r.table().get());
+    List<String> out = new ArrayList<>();
+    for (String p : permissions) {
+      boolean held = !authenticates() || AccessPolicy.allows(instance, principal, p)
+          || access != null && (AccessPolicy.allows(access.bindings(), principal, p) || r.view()
+              .map(v -> access.views().get(v)).map(v -> AccessPolicy.allows(v.bindings(), principal, p)).orElse(false));
+      if (held) {
+        out.add(p);
+      }
+    }
+    return out;
+  }
+
+  private Admission admit(HttpRequest request, String method, String permission, String resource, boolean change,
+      boolean onResource) {
     Optional<HttpHeader> header = request.getHeader(AUTHORIZATION);
     Principal principal;
     if (header.isPresent() || !certificates) {
@@ -116,6 +191,9 @@ public final class Guard {
       principal = fromCertificate.get();
     }
     if (!permission.isEmpty() && !AccessPolicy.allows(instance, principal, permission)) {
+      if (onResource) {
+        return new Admission.Admitted(principal, true); // a table's or a view's policy may allow it
+      }
       String message = principal.member() + " lacks the permission " + permission + " on the instance"
           + (resource.isEmpty() ? "" : " (the call names " + resource + ")");
       Audit.denied(principal, method, resource, "lacks " + permission);
@@ -124,7 +202,7 @@ public final class Guard {
     if (change) {
       Audit.allowed(principal, method, resource);
     }
-    return new Admission.Admitted(principal);
+    return new Admission.Admitted(principal, false);
   }
 
   private static Admission unauthenticated(String method, String resource, String reason) {

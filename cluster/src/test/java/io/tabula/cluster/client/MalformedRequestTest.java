@@ -103,6 +103,21 @@ class MalformedRequestTest {
     assertInvalid(e, "filter" + ".chain.filters[0]".repeat(49) + ".chain", "nested more than 100 messages deep");
   }
 
+  /**
+   * A timestamp finer than a millisecond, from a client that does not say it writes microsecond
+   * timestamps (no {@code bigtable-features} header), is refused naming the field; the official
+   * client says it does, and gets it truncated (ErrorConformanceTest).
+   */
+  @Test
+  void aTimestampFinerThanAMillisecondFromAClientThatClaimsNothingNamesTheField() {
+    byte[] write = MutateRowRequest.newBuilder().setTableName(TABLE).setRowKey(ByteString.copyFromUtf8("r"))
+        .addMutations(Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder().setFamilyName("f")
+            .setColumnQualifier(ByteString.copyFromUtf8("q")).setTimestampMicros(1500)
+            .setValue(ByteString.copyFromUtf8("v")))).build().toByteArray();
+    assertInvalid(refused("MutateRow", MethodDescriptor.MethodType.UNARY, write),
+        "mutations[0].set_cell.timestamp_micros", "millisecond granularity");
+  }
+
   @Test
   void aFilterNestedDeeperThanTabulaAllowsButWithinProtobufNamesTheFieldToo() {
     byte[] request = ReadRowsRequest.newBuilder().setTableName(TABLE).setFilter(nestedChains(30)).build()

@@ -103,11 +103,15 @@ class ErrorConformanceTest {
   }
 
   @Test
-  void timestampFinerThanMillisecondsIsRejected() {
+  void timestampFinerThanMillisecondsIsTruncatedForAClientThatWritesMicroseconds() {
     // Difference: the emulator rejects a timestamp that is not a multiple of 1000 micros with
-    // UNKNOWN ("invalid timestamp"); Tabula answers INVALID_ARGUMENT, as Cloud Bigtable does for
-    // a table with millisecond granularity. Nothing is written either way.
-    harness.differs("error-timestamp-granularity", "error UNKNOWN\n0 rows", "error INVALID_ARGUMENT\n0 rows",
+    // UNKNOWN ("invalid timestamp"). The official client announces in its bigtable-features header
+    // that it writes microsecond timestamps (built for Cloud Bigtable, it stamps cells with the
+    // current microsecond), and Cloud Bigtable takes them for a table of millisecond granularity:
+    // Tabula truncates them to the millisecond. A client that does not announce it is refused
+    // with INVALID_ARGUMENT (MalformedRequestTest).
+    harness.differs("error-timestamp-granularity", "error UNKNOWN\n0 rows",
+        "ok\nrow \"r\"\n  cf:\"q\" @1000 = \"v\"\n1 rows",
         (peer, table) -> Render.outcome(() -> {
           peer.data().mutateRow(RowMutation.create(TableId.of(table), "r").setCell(FAMILY, "q", 1500, "v"));
           return "ok";

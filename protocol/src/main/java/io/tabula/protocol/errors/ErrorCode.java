@@ -37,7 +37,9 @@ public enum ErrorCode {
   /** The call carried no credentials the node accepts (none, malformed, expired, forged). */
   UNAUTHENTICATED(Status.Code.UNAUTHENTICATED),
   /** The caller is known but lacks the permission the call needs on its resource. */
-  PERMISSION_DENIED(Status.Code.PERMISSION_DENIED);
+  PERMISSION_DENIED(Status.Code.PERMISSION_DENIED),
+  /** A change made against a version (an etag) that is no longer the current one: read again, retry. */
+  ABORTED(Status.Code.ABORTED);
 
   private final Status.Code grpc;
 

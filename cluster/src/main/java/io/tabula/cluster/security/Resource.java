@@ -1,0 +1,37 @@
+package io.tabula.cluster.security;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The table or authorized view a request is about, from the resource names it carries
+ * ({@link ResourceFields}): a data call's {@code authorized_view_name} when it has one, else
+ * its {@code table_name}; an admin call's {@code resource}, {@code name} or {@code parent},
+ * whichever it has. An instance, a backup or a malformed name names no table (the instance's
+ * policy alone decides then, and the services refuse a malformed name).
+ *
+ * @param name the name as the request gave it
+ * @param table the table's id, when it names a table or a view of one
+ * @param view the view's id, when it names a view
+ */
+record Resource(String name, Optional<String> table, Optional<String> view) {
+  private static final Pattern TABLE = Pattern.compile("projects/[^/]+/instances/[^/]+/tables/([^/]+)");
+  private static final Pattern VIEW = Pattern.compile(
+      "projects/[^/]+/instances/[^/]+/tables/([^/]+)/authorizedViews/([^/]+)");
+
+  static Resource named(Map<String, String> fields) {
+    String name = fields.getOrDefault("authorized_view_name", fields.getOrDefault("table_name",
+        fields.getOrDefault("resource", fields.getOrDefault("name", fields.getOrDefault("parent", "")))));
+    Matcher v = VIEW.matcher(name);
+    if (v.matches()) {
+      return new Resource(name, Optional.of(v.group(1)), Optional.of(v.group(2)));
+    }
+    Matcher t = TABLE.matcher(name);
+    if (t.matches()) {
+      return new Resource(name, Optional.of(t.group(1)), Optional.empty());
+    }
+    return new Resource(name.isEmpty() ? "the instance" : name, Optional.empty(), Optional.empty());
+  }
+}

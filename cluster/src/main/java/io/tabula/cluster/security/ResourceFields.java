@@ -1,0 +1,53 @@
+package io.tabula.cluster.security;
+
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.Descriptors.Descriptor;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.WireFormat;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The resource a request names, read from its message's bytes without parsing the whole:
+ * the top-level string fields that name a resource in Cloud Bigtable's requests ({@code
+ * authorized_view_name}, {@code table_name}, {@code name}, {@code parent}, {@code resource}),
+ * every other field skipped. Stateless.
+ */
+public final class ResourceFields {
+  private static final Set<String> NAMES = Set.of("authorized_view_name", "table_name", "name", "parent",
+      "resource");
+
+  private ResourceFields() {}
+
+  /**
+   * The resource-naming fields of the message of type {@code type} in {@code bytes[offset,
+   * offset + length)}, by field name (a field absent or empty is left out); empty for bytes that
+   * are not such a message (the services refuse those, naming the field).
+   */
+  public static Map<String, String> of(Descriptor type, byte[] bytes, int offset, int length) {
+    Map<String, String> out = new HashMap<>();
+    CodedInputStream in = CodedInputStream.newInstance(bytes, offset, length);
+    try {
+      while (true) {
+        int tag = in.readTag();
+        if (tag == 0) {
+          return out;
+        }
+        FieldDescriptor f = type.findFieldByNumber(WireFormat.getTagFieldNumber(tag));
+        if (f != null && f.getType() == FieldDescriptor.Type.STRING && NAMES.contains(f.getName())
+            && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+          String value = in.readString();
+          if (!value.isEmpty()) {
+            out.put(f.getName(), value);
+          }
+        } else if (!in.skipField(tag)) {
+          return out;
+        }
+      }
+    } catch (IOException e) {
+      return Map.of(); // not protobuf: refused by the services with the field named (MessageCheck)
+    }
+  }
+}
