@@ -12,6 +12,7 @@ import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.ConnectionContext;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.ServerBuilder;
@@ -52,6 +53,9 @@ public final class ManagementHttp {
     ServerBuilder server = Http.get(system).newServerAt(host, port);
     if (security.serverTls().isPresent()) {
       server = server.enableHttps(security.serverTls().get().connectionContext());
+      // This node's requests to the others' Management HTTP (WholeViews, the cluster bootstrap's probes) trust
+      // the cluster's certificates.
+      Http.get(system).setDefaultClientHttpsContext(ConnectionContext.httpsClient(security.clusterClientContext()));
     }
     return server.bind(routes).thenApply(binding -> {
       CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseServiceUnbind(), "management-http-unbind",

@@ -14,6 +14,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.http.javadsl.Http;
+import java.util.Optional;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
@@ -85,9 +87,14 @@ final class WholeViews {
           for (ClusterNodes.NodeInfo n : ClusterNodes.all(v.cluster())) {
             if (n.address().toString().equals(ops.masterAddress()) && n.http().contains(":")
                 && !n.http().endsWith(":0")) {
-              // a new GET of the same path and query (the one asked may have come over HTTP/2)
-              HttpRequest there = HttpRequest.GET("http://" + n.http() + request.getUri().toRelative())
-                  .addHeader(RawHeader.create(FORWARDED, "1"));
+              // A new GET of the same path and query (the one asked may have come over HTTP/2), over HTTPS when it
+              // came so (the nodes' Management HTTP is alike), with the caller's credentials: that node checks them too.
+              HttpRequest there = HttpRequest.GET(request.getUri().scheme() + "://" + n.http()
+                  + request.getUri().toRelative()).addHeader(RawHeader.create(FORWARDED, "1"));
+              Optional<HttpHeader> authorization = request.getHeader("authorization");
+              if (authorization.isPresent()) {
+                there = there.addHeader(RawHeader.create("Authorization", authorization.get().value()));
+              }
               return Http.get(v.system()).singleRequest(there).<HttpResponse>handle((r, failed) -> failed == null
                   ? r : unavailable("the master's node " + n.name() + " did not answer: " + failed));
             }

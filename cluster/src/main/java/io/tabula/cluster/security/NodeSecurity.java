@@ -10,6 +10,8 @@ import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.security.GeneralSecurityException;
+import javax.net.ssl.SSLContext;
 
 /**
  * A node's security, read once at its start: TLS for its ports ({@code tabula.node.tls}), the
@@ -144,10 +146,25 @@ public final class NodeSecurity {
     return out;
   }
 
+  /**
+   * A client TLS context trusting the cluster's certificates (its CA, or the node's own
+   * certificate), for this node's HTTPS requests to the others; requires TLS.
+   */
+  public SSLContext clusterClientContext() {
+    try {
+      SSLContext context = SSLContext.getInstance("TLS");
+      context.init(null, PemFiles.trusting(tls.clusterCaFile().orElse(tls.certFile().orElseThrow())), null);
+      return context;
+    } catch (PemFiles.TlsFileException e) {
+      throw new IllegalArgumentException("tabula.node.tls: " + e.getMessage(), e);
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("the JDK has no TLS: " + e.getMessage(), e);
+    }
+  }
+
   /** Pekko HTTP settings a node with client certificates needs: the TLS session of each request, to read its peer. */
   public Map<String, Object> httpSettings() {
     return tls.clientCaFile().isPresent() ? Map.of("pekko.http.server.parsing.ssl-session-attribute", "on")
         : Map.of();
   }
-
 }
