@@ -202,6 +202,98 @@ class SecureNodeTest {
     }
   }
 
+  /**
+   * Hostile authorization headers, seeded ({@code -Dtabula.seed=N} replays one run), sent from
+   * four threads while an admin keeps calling: every hostile call is answered UNAUTHENTICATED,
+   * every admin call succeeds, and the node logs no warning or error (the audit log keeps at most
+   * a line a second of them).
+   */
+  @Test
+  void hostileAuthorizationHeadersAreAllAnsweredWhileOthersAreServed() throws Exception {
+    long seed = Long.getLong("tabula.seed", System.nanoTime());
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    ListAppender<ILoggingEvent> all = new ListAppender<>();
+    all.start();
+    root.addAppender(all);
+    int auditBefore = auditLines().size();
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      List<java.util.concurrent.Future<Integer>> hostile = new java.util.ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        java.util.Random r = new java.util.Random(seed + t);
+        hostile.add(pool.submit(() -> {
+          int answered = 0;
+          for (int i = 0; i < 250; i++) {
+            String header = hostileHeader(r);
+            try {
+              unaryWith(header);
+              throw new AssertionError("a hostile header was let in: " + header.substring(0, Math.min(80,
+                  header.length())));
+            } catch (StatusRuntimeException e) {
+              assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode(), "seed " + seed + ": " + e);
+              answered++;
+            }
+          }
+          return answered;
+        }));
+      }
+      int served = 0;
+      while (!hostile.stream().allMatch(java.util.concurrent.Future::isDone)) {
+        unary(tls, ADMIN, "ListTables", ListTablesRequest.newBuilder().setParent(PROJECT).build(), "admin");
+        served++;
+      }
+      int answered = 0;
+      for (java.util.concurrent.Future<Integer> f : hostile) {
+        answered += f.get(2, TimeUnit.MINUTES);
+      }
+      assertEquals(1000, answered, "seed " + seed);
+      assertTrue(served > 0);
+      List<String> loud = new java.util.ArrayList<>();
+      synchronized (all.list) {
+        all.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN))
+            .forEach(e -> loud.add(e.getLoggerName() + ": " + e.getFormattedMessage()));
+      }
+      assertEquals(List.of(), loud, "seed " + seed + ": the node's log stays quiet");
+      assertTrue(auditLines().size() - auditBefore < 100, "seed " + seed + ": unauthenticated calls are rate-limited"
+          + " in the audit log");
+      System.out.println("hostile headers: seed " + seed + ", 1000 answered UNAUTHENTICATED while " + served
+          + " admin calls were served");
+    } finally {
+      pool.shutdownNow();
+      root.detachAppender(all);
+    }
+  }
+
+  /** A header an attacker might send: noise, forged JWTs, an unsigned one, oversized ones. */
+  private static String hostileHeader(java.util.Random r) {
+    java.util.Base64.Encoder b64 = java.util.Base64.getUrlEncoder().withoutPadding();
+    return switch (r.nextInt(6)) {
+      case 0 -> "Bearer " + printable(r, r.nextInt(200));
+      case 1 -> "Bearer " + b64.encodeToString("{\"alg\":\"none\",\"typ\":\"JWT\"}".getBytes())
+          + "." + b64.encodeToString(("{\"sub\":\"admin\",\"exp\":" + (System.currentTimeMillis() / 1000 + 3600)
+          + "}").getBytes()) + ".";
+      case 2 -> "Bearer " + b64.encodeToString("{\"alg\":\"RS256\",\"kid\":\"k\"}".getBytes()) + "."
+          + b64.encodeToString(printable(r, 50).getBytes()) + "." + b64.encodeToString(new byte[256]);
+      case 3 -> "Bearer " + "A".repeat(8 * 1024 + r.nextInt(90 * 1024));
+      case 4 -> printable(r, r.nextInt(100));
+      default -> "Bearer " + TOKENS.get("admin") + printable(r, 1 + r.nextInt(3));
+    };
+  }
+
+  private static String printable(java.util.Random r, int n) {
+    StringBuilder b = new StringBuilder(n);
+    for (int i = 0; i < n; i++) {
+      b.append((char) (0x21 + r.nextInt(0x7e - 0x21)));
+    }
+    return b.toString();
+  }
+
+  private static void unaryWith(String authorization) {
+    ClientCalls.blockingUnaryCall(withAuthorization(tls, authorization).newCall(RawGrpc.method(ADMIN, "ListTables",
+        MethodType.UNARY), CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
+        ListTablesRequest.newBuilder().setParent(PROJECT).build().toByteArray());
+  }
+
   @Test
   void aClientCertificateIsAPrincipal() throws Exception {
     TestPki.KeyFiles carol = ca.issue("CN=carol,O=example").write(dir, "carol");
