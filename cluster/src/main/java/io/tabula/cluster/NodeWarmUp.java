@@ -30,6 +30,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
@@ -86,26 +87,28 @@ final class NodeWarmUp {
   private final BigtableTableAdminClient admin;
   private final byte[] value = new byte[VALUE_BYTES];
 
-  private NodeWarmUp(ActorSystem<?> system, String node, String host, int port) {
+  private NodeWarmUp(ActorSystem<?> system, String node, String host, int port,
+      UnaryOperator<GrpcClientSettings> access) {
     this.system = system;
     this.table = table(node);
-    GrpcClientSettings settings = GrpcClientSettings.connectToServiceAt(host, port, system).withTls(false)
-        .withDeadline(CALL_WAIT);
+    GrpcClientSettings settings = access.apply(GrpcClientSettings.connectToServiceAt(host, port, system)
+        .withDeadline(CALL_WAIT));
     this.data = BigtableClient.create(settings, system);
     this.admin = BigtableTableAdminClient.create(settings, system);
     ThreadLocalRandom.current().nextBytes(value);
   }
 
   /**
-   * Warms the node serving on {@code host:port} for at most {@code budget}; returns how it
-   * went, or null when {@code budget} is zero or the warm-up failed (logged).
+   * Warms the node serving on {@code host:port} for at most {@code budget}, its client made by
+   * {@code access} (TLS and the node's own token on a secured node: NodeSecurity.ownClient);
+   * returns how it went, or null when {@code budget} is zero or the warm-up failed (logged).
    */
   static Outcome run(ActorSystem<?> system, String node, String host, int port, Duration budget,
-      Predicate<String> placedHere) {
+      Predicate<String> placedHere, UnaryOperator<GrpcClientSettings> access) {
     if (budget.isZero() || budget.isNegative()) {
       return null;
     }
-    NodeWarmUp w = new NodeWarmUp(system, node, host, port);
+    NodeWarmUp w = new NodeWarmUp(system, node, host, port, access);
     try {
       Outcome o = w.warm(budget, placedHere);
       if (o.rounds() == 0) {

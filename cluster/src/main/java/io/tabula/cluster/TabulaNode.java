@@ -402,7 +402,8 @@ public final class TabulaNode implements AutoCloseable {
     LogLossStop.watch(system, engine, logName, storage.whenSyncFailed());
     if (binding != null) {
       NodeWarmUp.run(system, settings.name(), loopback(binding), binding.localAddress().getPort(),
-          config.getDuration("tabula.node.warm-up"), NodeWarmUp.placedOn(settings.name(), router.locations()));
+          config.getDuration("tabula.node.warm-up"), NodeWarmUp.placedOn(settings.name(), router.locations()),
+          security::ownClient);
     }
     warm.set(true);
     LOG.info("Tabula node {} serving {} (Management HTTP on port {}, cluster port {}), data in {}, commit log logs/{}",

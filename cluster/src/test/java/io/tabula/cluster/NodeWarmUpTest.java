@@ -55,6 +55,34 @@ class NodeWarmUpTest {
     }
   }
 
+  /**
+   * A node with TLS and authentication warms up too: its calls to itself go over TLS, trusting
+   * its own certificate, with its own token (an admin table call, then data calls).
+   */
+  @Test
+  void aSecuredNodeWarmsUpOverTlsWithItsOwnToken() throws Exception {
+    io.tabula.cluster.security.TestPki ca = io.tabula.cluster.security.TestPki.ca("warm-up CA");
+    io.tabula.cluster.security.TestPki.KeyFiles files = ca.issue("CN=node1").write(dir, "node");
+    Path auth = java.nio.file.Files.writeString(dir.resolve("auth.conf"), "tabula.security { tokens = [ { principal"
+        + " = \"user:ana@example.com\", token = \"ana-token-0123456789\" } ], admins = [\"user:ana@example.com\"] }");
+    ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+        NodeWarmUp.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+        new ch.qos.logback.core.read.ListAppender<>();
+    lines.start();
+    log.addAppender(lines);
+    try (TabulaNode node = TabulaNode.start(ConfigFactory.parseMap(Map.of("tabula.node.data-dir",
+        dir.resolve("data").toString(), "tabula.node.grpc-port", 0, "tabula.node.http-port", 0,
+        "tabula.node.warm-up", "2s", "tabula.node.tls.cert-file", files.cert().toString(),
+        "tabula.node.tls.key-file", files.key().toString(), "tabula.security.auth-file", auth.toString())))) {
+      List<String> said = lines.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+          .toList();
+      assertTrue(said.stream().anyMatch(l -> l.startsWith("warmed up in")), String.join("\n", said));
+    } finally {
+      log.detachAppender(lines);
+    }
+  }
+
   @Test
   void aLeftoverScratchTableIsDroppedAndOneServedElsewhereIsDroppedWithoutWarmingUp() throws Exception {
     try (TabulaNode node = TabulaNode.start(ConfigFactory.parseMap(Map.of("tabula.node.data-dir", dir.toString(),
@@ -66,7 +94,7 @@ class NodeWarmUpTest {
       }
       // As if the master had placed the scratch table's tablet on another node.
       NodeWarmUp.Outcome o = NodeWarmUp.run(node.system(), node.settings().name(), "127.0.0.1", node.grpcPort(),
-          Duration.ofSeconds(30), table -> false);
+          Duration.ofSeconds(30), table -> false, s -> s.withTls(false));
       assertEquals(0, o.rounds());
       assertEquals(0, o.calls());
       String m = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.security.GeneralSecurityException;
 import javax.net.ssl.SSLContext;
+import org.apache.pekko.grpc.GrpcClientSettings;
 
 /**
  * A node's security, read once at its start: TLS for its ports ({@code tabula.node.tls}), the
@@ -160,6 +161,28 @@ public final class NodeSecurity {
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("the JDK has no TLS: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * {@code settings} of a client of this node's own endpoint over loopback (its warm-up): TLS
+   * trusting the node's certificate, named as the certificate names it, and the node's own
+   * token ({@link Guard#internalToken}). As they are for a node without TLS or authentication.
+   */
+  public GrpcClientSettings ownClient(GrpcClientSettings settings) {
+    GrpcClientSettings out = settings.withTls(false);
+    if (tls.enabled()) {
+      try {
+        SSLContext trust = SSLContext.getInstance("TLS");
+        trust.init(null, PemFiles.trusting(tls.certFile().orElseThrow()), null);
+        out = settings.withTls(true).withSslContext(trust).withOverrideAuthority(
+            PemFiles.firstName(tls.certFile().orElseThrow()));
+      } catch (PemFiles.TlsFileException e) {
+        throw new IllegalArgumentException("tabula.node.tls: " + e.getMessage(), e);
+      } catch (GeneralSecurityException e) {
+        throw new IllegalStateException("the JDK has no TLS: " + e.getMessage(), e);
+      }
+    }
+    return guard.authenticates() ? out.withCallCredentials(new BearerCredentials(guard.internalToken())) : out;
   }
 
   /** Pekko HTTP settings a node with client certificates needs: the TLS session of each request, to read its peer. */

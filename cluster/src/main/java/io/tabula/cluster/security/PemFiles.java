@@ -59,6 +59,35 @@ public final class PemFiles {
     }
   }
 
+  /**
+   * The first name the first certificate of {@code file} is for: a DNS subject alternative
+   * name, else an IP one, else its CN; what a client that trusts it may call it.
+   */
+  public static String firstName(Path file) throws TlsFileException {
+    X509Certificate c = certificates(file).get(0);
+    try {
+      java.util.Collection<List<?>> names = c.getSubjectAlternativeNames();
+      if (names != null) {
+        for (int type : new int[] {2, 7}) { // dNSName, iPAddress
+          for (List<?> n : names) {
+            if (((Integer) n.get(0)) == type) {
+              return (String) n.get(1);
+            }
+          }
+        }
+      }
+    } catch (CertificateException e) {
+      throw new TlsFileException(file, "has subject alternative names that cannot be read", e);
+    }
+    String dn = c.getSubjectX500Principal().getName();
+    for (String part : dn.split(",")) {
+      if (part.startsWith("CN=")) {
+        return part.substring(3);
+      }
+    }
+    throw new TlsFileException(file, "names no host: no subject alternative name, no CN", null);
+  }
+
   /** The private key of {@code file}. */
   public static PrivateKey privateKey(Path file) throws TlsFileException {
     String pem = new String(read(file), StandardCharsets.US_ASCII);
