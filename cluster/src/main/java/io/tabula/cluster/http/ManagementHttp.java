@@ -49,7 +49,10 @@ public final class ManagementHttp {
     if (!security.guard().authenticates() && security.serverTls().isEmpty()) {
       return PekkoManagement.get(system).start().thenApply(uri -> uri.port());
     }
-    Route routes = guarded(security.guard(), PekkoManagement.get(system).getRoutes());
+    // Fetched once (the cluster bootstrap's contact point is set from them): with HTTPS, its scheme is https.
+    Route routes = guarded(security.guard(), security.serverTls().isEmpty() ? PekkoManagement.get(system).getRoutes()
+        : PekkoManagement.get(system).getRoutes(s -> s.withHttpsConnectionContext(security.serverTls().get()
+            .connectionContext())));
     ServerBuilder server = Http.get(system).newServerAt(host, port);
     if (security.serverTls().isPresent()) {
       server = server.enableHttps(security.serverTls().get().connectionContext());
