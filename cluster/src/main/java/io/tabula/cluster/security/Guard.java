@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -127,7 +128,7 @@ public final class Guard {
     // A path that is no method of the node's services is answered (UNIMPLEMENTED, not found) only to a caller
     // who may read the instance's shape.
     return admit(request, method, needed.map(MethodPermissions.Needed::permission).orElse("bigtable.tables.list"),
-        claimedResource(request), isChange(path), needed.isPresent());
+        () -> claimedResource(request), isChange(path), needed.isPresent());
   }
 
   /**
@@ -138,7 +139,7 @@ public final class Guard {
     if (!authenticates()) {
       return new Admission.Admitted(ANONYMOUS, false);
     }
-    return admit(request, what, permission, "", change, false);
+    return admit(request, what, permission, () -> "", change, false);
   }
 
   /**
@@ -155,12 +156,15 @@ public final class Guard {
     Resource r = Resource.named(fields);
     String permission = r.view().isPresent() ? needed.onView().orElse(needed.permission()) : needed.permission();
     TableAccess access = r.table().isEmpty() ? null : tables.apply(r.table().get());
+    String method = path.substring(1);
     if (access != null && (AccessPolicy.allows(access.bindings(), a.principal(), permission)
         || r.view().map(v -> access.views().get(v)).map(v -> AccessPolicy.allows(v.bindings(), a.principal(),
             permission)).orElse(false))) {
+      if (isChange(path)) {
+        Audit.allowed(a.principal(), method, r.name());
+      }
       return Optional.empty();
     }
-    String method = path.substring(1);
     String message = a.principal().member() + " lacks the permission " + permission + " on " + r.name();
     Audit.denied(a.principal(), method, r.name(), "lacks " + permission);
     return Optional.of(new Admission.Refused(ErrorCode.PERMISSION_DENIED, message));
@@ -197,8 +201,9 @@ public final class Guard {
     return out;
   }
 
-  private Admission admit(HttpRequest request, String method, String permission, String resource, boolean change,
-      boolean onResource) {
+  /** {@code resource}: what the call says it is about, for the audit log only; read when a line is written. */
+  private Admission admit(HttpRequest request, String method, String permission, Supplier<String> resource,
+      boolean change, boolean onResource) {
     Optional<HttpHeader> header = request.getHeader(AUTHORIZATION);
     if (header.isPresent() && isInternal(header.get().value())) {
       return new Admission.Admitted(NODE, false);
@@ -206,17 +211,17 @@ public final class Guard {
     Principal principal;
     if (header.isPresent() || !certificates) {
       if (authenticator.isEmpty()) {
-        return unauthenticated(method, resource, "this node takes client certificates, not bearer tokens");
+        return unauthenticated(method, resource.get(), "this node takes client certificates, not bearer tokens");
       }
       Authentication a = authenticator.get().authenticate(header.map(HttpHeader::value).orElse(null));
       if (a instanceof Authentication.Refused r) {
-        return unauthenticated(method, resource, r.reason());
+        return unauthenticated(method, resource.get(), r.reason());
       }
       principal = ((Authentication.Authenticated) a).principal();
     } else {
       Optional<Principal> fromCertificate = certificatePrincipal(request);
       if (fromCertificate.isEmpty()) {
-        return unauthenticated(method, resource, "the call carries neither an authorization header nor a client"
+        return unauthenticated(method, resource.get(), "the call carries neither an authorization header nor a client"
             + " certificate the node trusts");
       }
       principal = fromCertificate.get();
@@ -226,12 +231,12 @@ public final class Guard {
         return new Admission.Admitted(principal, true); // a table's or a view's policy may allow it
       }
       String message = principal.member() + " lacks the permission " + permission + " on the instance"
-          + (resource.isEmpty() ? "" : " (the call names " + resource + ")");
-      Audit.denied(principal, method, resource, "lacks " + permission);
+          + (resource.get().isEmpty() ? "" : " (the call names " + resource.get() + ")");
+      Audit.denied(principal, method, resource.get(), "lacks " + permission);
       return new Admission.Refused(ErrorCode.PERMISSION_DENIED, message);
     }
     if (change) {
-      Audit.allowed(principal, method, resource);
+      Audit.allowed(principal, method, resource.get());
     }
     return new Admission.Admitted(principal, false);
   }
