@@ -31,7 +31,8 @@ import java.util.concurrent.TimeUnit;
  * The calls whose answers are gathered whole (unary calls, MutateRows, and ReadRows read into
  * memory) made on a grpc-java channel directly: one {@link ClientCall} and a listener per
  * call, where the Pekko gRPC client would materialize a stream (and an actor) for each.
- * Each call carries the attempt deadline and, when given, the {@value WireNames#TABLET_HEADER}
+ * Each call carries the attempt deadline, the channel's call credentials (a token) if it has
+ * any, and, when given, the {@value WireNames#TABLET_HEADER}
  * header; a failed call completes with the {@code StatusRuntimeException} and its trailers,
  * so stale-route answers and the status details are read from them ({@link Failures}). Thread-safe.
  */
@@ -58,16 +59,19 @@ final class DirectCalls {
 
   private final Channel channel;
   private final Duration attemptTimeout;
+  private final CallOptions options;
   private final Executor callbacks;
 
   /**
    * @param channel a channel whose listeners may run on its I/O thread (direct executor)
+   * @param options what every call starts from (call credentials, or {@code CallOptions.DEFAULT})
    * @param callbacks where a finished call completes its future, so the caller's
    *     continuations never run on (or block) the channel's I/O thread
    */
-  DirectCalls(Channel channel, Duration attemptTimeout, Executor callbacks) {
+  DirectCalls(Channel channel, Duration attemptTimeout, CallOptions options, Executor callbacks) {
     this.channel = channel;
     this.attemptTimeout = attemptTimeout;
+    this.options = options;
     this.callbacks = callbacks;
   }
 
@@ -85,7 +89,7 @@ final class DirectCalls {
   /** Every message the call answers with, once it has ended well. */
   <Q, R> CompletableFuture<List<R>> gather(MethodDescriptor<Q, R> method, Q request, String tablet) {
     CompletableFuture<List<R>> result = new CompletableFuture<>();
-    ClientCall<Q, R> call = channel.newCall(method, CallOptions.DEFAULT.withDeadlineAfter(attemptTimeout.toNanos(),
+    ClientCall<Q, R> call = channel.newCall(method, options.withDeadlineAfter(attemptTimeout.toNanos(),
         TimeUnit.NANOSECONDS));
     Metadata headers = new Metadata();
     if (tablet != null) {

@@ -21,8 +21,9 @@ import org.apache.pekko.grpc.GrpcChannel;
 import org.apache.pekko.grpc.GrpcClientSettings;
 
 /**
- * The connections to one node, {@code host:port}, in plaintext: two grpc-java channels that
- * the data calls answered whole take turns over ({@link DirectCalls}; their listeners run on
+ * The connections to one node, {@code host:port}, in plaintext or over TLS with a token as
+ * the client's {@link ChannelSecurity} says (the same for every node): two grpc-java
+ * channels that the data calls answered whole take turns over ({@link DirectCalls}; their listeners run on
  * the channels' I/O threads, which hand each finished call to the actor system's dispatcher), a Pekko gRPC
  * channel whose calls carry the per-attempt deadline (locations, admin, locality groups) and two without,
  * which scans take turns over (a scan lasts as long as its reader wants). A channel
@@ -42,10 +43,11 @@ final class Endpoint {
   private final List<GrpcChannel> streamChannels;
 
   private Endpoint(String address, GrpcChannel unaryChannel, List<GrpcChannel> streamChannels,
-      List<ManagedChannel> directChannels, Duration attemptTimeout, ClassicActorSystemProvider system) {
+      List<ManagedChannel> directChannels, Duration attemptTimeout, ChannelSecurity security,
+      ClassicActorSystemProvider system) {
     this.address = address;
     this.directChannels = directChannels;
-    this.direct = new DirectCalls(new TakingTurns(directChannels), attemptTimeout,
+    this.direct = new DirectCalls(new TakingTurns(directChannels), attemptTimeout, security.callOptions(),
         system.classicSystem().dispatcher());
     this.unaryChannel = unaryChannel;
     this.streamChannels = streamChannels;
@@ -117,7 +119,9 @@ final class Endpoint {
   /** The initial HTTP/2 flow-control window of the Pekko gRPC channels (scans). */
   private static final int SCAN_WINDOW_BYTES = 4 << 20;
 
-  static Endpoint open(String address, Duration attemptTimeout, ClassicActorSystemProvider system) {
+  /** Opens the channels to {@code address}, each with {@code security}'s TLS and token. */
+  static Endpoint open(String address, Duration attemptTimeout, ChannelSecurity security,
+      ClassicActorSystemProvider system) {
     HostPort hp = HostPort.parse(address);
     // The channels' listeners run on their I/O threads: they only hand messages to a stream
     // or a future, and a hand-over to an executor thread per message cost more than that.
@@ -125,19 +129,29 @@ final class Endpoint {
     // 1 MiB, scans spent much of their time waiting for window updates (about 100,000 rows/s
     // against 160,000, bench/run-e2e --workloads seq-write,scan); a paused scan holds up to
     // about that much in the client's buffers.
-    GrpcClientSettings base = GrpcClientSettings.connectToServiceAt(hp.host(), hp.port(), system).withTls(false)
+    GrpcClientSettings base = GrpcClientSettings.connectToServiceAt(hp.host(), hp.port(), system)
+        .withTls(security.tls())
         .withConnectionAttempts(-1)
         .withChannelBuilderOverrides(b -> b.directExecutor().initialFlowControlWindow(SCAN_WINDOW_BYTES));
+    if (security.tls()) {
+      base = base.withTrustManager(security.trust());
+    }
+    if (security.credentials() != null) {
+      base = base.withCallCredentials(security.credentials());
+    }
     List<ManagedChannel> direct = new ArrayList<>();
     for (int i = 0; i < DIRECT_CONNECTIONS; i++) {
-      direct.add(NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext().directExecutor().build());
+      NettyChannelBuilder b = security.tls()
+          ? NettyChannelBuilder.forAddress(hp.host(), hp.port(), security.channelCredentials())
+          : NettyChannelBuilder.forAddress(hp.host(), hp.port()).usePlaintext();
+      direct.add(b.directExecutor().build());
     }
     List<GrpcChannel> scans = new ArrayList<>();
     for (int i = 0; i < CONNECTIONS; i++) {
       scans.add(GrpcChannel.apply(base, system));
     }
     return new Endpoint(hp.toString(), GrpcChannel.apply(base.withDeadline(attemptTimeout), system), scans, direct,
-        attemptTimeout, system);
+        attemptTimeout, security, system);
   }
 
   CompletionStage<Void> close() {

@@ -8,6 +8,7 @@ import io.tabula.protocol.errors.ErrorDetails;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.errors.WireNames;
 import java.io.IOException;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeoutException;
@@ -18,7 +19,8 @@ import java.util.concurrent.TimeoutException;
  * Tabula's reason and the suggested retry delay from the
  * {@value WireNames#STATUS_DETAILS_TRAILER} trailer ({@link ErrorDetails}), a stale route
  * from that reason or the {@value WireNames#STALE_ROUTE_TRAILER} trailer, and a node that
- * could not be reached from the exception types. Stateless.
+ * could not be reached, or whose TLS certificate was not trusted, from the exception types.
+ * Stateless.
  */
 final class Failures {
   private static final Metadata.Key<String> STALE_ROUTE = Metadata.Key.of(WireNames.STALE_ROUTE_TRAILER,
@@ -40,7 +42,8 @@ final class Failures {
       return new TabulaException(Status.Code.DEADLINE_EXCEEDED, "no answer in time: " + e.getMessage(), e);
     }
     if (e instanceof org.apache.pekko.grpc.internal.ClientConnectionException) {
-      return new TabulaException(Status.Code.UNAVAILABLE, "cannot connect: " + e.getMessage(), e, null, null, true);
+      return new TabulaException(Status.Code.UNAVAILABLE, "cannot connect: " + e.getMessage(), e, null, null,
+          TabulaException.Contact.UNREACHABLE);
     }
     if (e instanceof org.apache.pekko.grpc.internal.ClientClosedException
         || e instanceof org.apache.pekko.grpc.GrpcClientCloseException) {
@@ -57,7 +60,8 @@ final class Failures {
     String description = status.getMessage().isEmpty() ? Status.fromCodeValue(status.getCode()).getCode().name()
         : status.getMessage();
     return new TabulaException(Status.fromCodeValue(status.getCode()).getCode(), description, null,
-        ErrorDetails.reason(status).orElse(null), ErrorDetails.retryDelay(status).orElse(null), false);
+        ErrorDetails.reason(status).orElse(null), ErrorDetails.retryDelay(status).orElse(null),
+        TabulaException.Contact.ANSWERED);
   }
 
   /** True if the node answered that the tablet the request named is not where the row is: nothing was applied. */
@@ -79,13 +83,40 @@ final class Failures {
       reason = ErrorCode.STALE_ROUTE;
     }
     Duration delay = details.flatMap(ErrorDetails::retryDelay).orElse(null);
+    Optional<CertificateException> rejected = rejectedCertificate(s);
+    if (rejected.isPresent()) {
+      return new TabulaException(st.getCode(), "the node's TLS certificate was not accepted ("
+          + rejected.get().getMessage() + "): the client accepts a certificate signed by the CA it was given"
+          + " (tls(...), --tls-ca) that names the host it connects to", s, null, null,
+          TabulaException.Contact.CERTIFICATE_REJECTED);
+    }
     if (st.getCode() == Status.Code.UNKNOWN && ioCause(s)) {
       // grpc-java's transport, not the node: the connection closed under the call as it
       // started (UNKNOWN "channel closed" with a ClosedChannelException). A node never
       // answers UNKNOWN, so this is a lost connection like any other.
-      return new TabulaException(Status.Code.UNAVAILABLE, "connection lost: " + description, s, reason, delay, true);
+      return new TabulaException(Status.Code.UNAVAILABLE, "connection lost: " + description, s, reason, delay,
+          TabulaException.Contact.UNREACHABLE);
     }
-    return new TabulaException(st.getCode(), description, s, reason, delay, unreachable(s));
+    return new TabulaException(st.getCode(), description, s, reason, delay, unreachable(s)
+        ? TabulaException.Contact.UNREACHABLE : TabulaException.Contact.ANSWERED);
+  }
+
+  /**
+   * The reason the TLS handshake gave for not trusting the node's certificate, if that is
+   * why the call failed: the JDK's certificate check fails the handshake with a {@code
+   * CertificateException} among the causes (no path to a trusted CA, a name that does not
+   * match, an expired certificate), which a retry would meet again.
+   */
+  private static Optional<CertificateException> rejectedCertificate(StatusRuntimeException s) {
+    if (s.getStatus().getCode() != Status.Code.UNAVAILABLE) {
+      return Optional.empty();
+    }
+    for (Throwable c = s.getCause(); c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof CertificateException ce) {
+        return Optional.of(ce);
+      }
+    }
+    return Optional.empty();
   }
 
   /**

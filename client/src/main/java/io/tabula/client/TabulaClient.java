@@ -10,6 +10,7 @@ import com.google.protobuf.ByteString;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.grpc.Status;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import javax.net.ssl.X509TrustManager;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.ActorSystem;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
@@ -46,6 +48,10 @@ import org.apache.pekko.stream.javadsl.Source;
  * retried with backoff under {@link RetrySettings}; a stale route is always retried, as
  * the node applied nothing. Every failure reaches the caller as a {@link TabulaException}.
  *
+ * <p>Over TLS and with a bearer token when the builder is given them ({@link Builder#tls(Path)},
+ * {@link Builder#token}): every connection to every node, the seed's and those its Locations
+ * service names, then trusts the same CA and carries the same token.
+ *
  * <p>Runs in an {@code ActorSystem} given to the builder (which the caller keeps owning),
  * or in one of its own that {@link #close} terminates. Thread-safe.
  */
@@ -60,6 +66,7 @@ public final class TabulaClient implements AutoCloseable {
   private final String seed;
   private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
   private final RetrySettings retry;
+  private final ChannelSecurity security;
   private final Retrier retrier;
   private final LocationCache locations;
   private final Batches batches;
@@ -73,6 +80,7 @@ public final class TabulaClient implements AutoCloseable {
     this.instanceName = "projects/" + b.project + "/instances/" + b.instance;
     this.seed = Endpoint.HostPort.parse(b.endpoint).toString();
     this.retry = b.retry;
+    this.security = new ChannelSecurity(b.trust, b.token == null ? null : new TokenCredentials(b.token));
     this.retrier = new Retrier(b.retry, system.classicSystem().dispatcher());
     this.locations = new LocationCache(seed, this::endpoint, b.prefetch);
     this.batches = new Batches(this, retrier, b.batchEntries, b.batchBytes, b.batchConcurrency);
@@ -267,7 +275,8 @@ public final class TabulaClient implements AutoCloseable {
     if (closed) {
       throw new TabulaException(Status.Code.CANCELLED, "the client is closed");
     }
-    return endpoints.computeIfAbsent(address, a -> Endpoint.open(a, retry.attemptTimeout(), system));
+    return endpoints.computeIfAbsent(address, a -> Endpoint.open(a, retry.attemptTimeout(), security,
+        system));
   }
 
   Endpoint seed() {
@@ -334,7 +343,8 @@ public final class TabulaClient implements AutoCloseable {
   /**
    * Settings of a client; every one has a default: endpoint {@value #DEFAULT_ENDPOINT},
    * project and instance "tabula", {@link RetrySettings#DEFAULT}, 8 tablets prefetched per
-   * location lookup, batches of at most 1,000 entries and 4 MiB with 4 in flight.
+   * location lookup, batches of at most 1,000 entries and 4 MiB with 4 in flight, plaintext
+   * and no token.
    */
   public static final class Builder {
     private String endpoint = DEFAULT_ENDPOINT;
@@ -346,6 +356,8 @@ public final class TabulaClient implements AutoCloseable {
     private int batchEntries = 1_000;
     private int batchBytes = 4 << 20;
     private int batchConcurrency = 4;
+    private X509TrustManager trust;
+    private BearerToken token;
 
     private Builder() {}
 
@@ -398,6 +410,35 @@ public final class TabulaClient implements AutoCloseable {
       this.batchEntries = maxEntries;
       this.batchBytes = maxBytes;
       this.batchConcurrency = concurrency;
+      return this;
+    }
+
+    /**
+     * Connects to every node over TLS, accepting a node's certificate if one of the CA
+     * certificates in {@code caPemFile} (PEM) signed it and it names the host connected to:
+     * the endpoint's, and those the Locations service gives (the nodes' {@code
+     * tabula.node.host}). Throws {@link IllegalArgumentException} naming the file if it
+     * cannot be read or holds no certificate.
+     */
+    public Builder tls(Path caPemFile) {
+      this.trust = TlsTrust.fromPemFile(caPemFile);
+      return this;
+    }
+
+    /** Connects to every node over TLS, accepting the certificates {@code trust} accepts (the JDK's, a keystore's). */
+    public Builder tls(X509TrustManager trust) {
+      this.trust = Objects.requireNonNull(trust, "trust");
+      return this;
+    }
+
+    /**
+     * Sends {@code authorization: Bearer <token>} with every call to every node. Refused with
+     * {@link IllegalArgumentException} if empty or holding a character an HTTP header value may
+     * not carry ({@link BearerToken#of}). The token is sent only over TLS or to a loopback
+     * address: a call to another node in plaintext fails UNAUTHENTICATED before it is sent.
+     */
+    public Builder token(String token) {
+      this.token = BearerToken.of(token);
       return this;
     }
 

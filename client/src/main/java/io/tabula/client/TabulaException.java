@@ -12,8 +12,11 @@ import java.util.Optional;
  * node it could not reach) answered with, the description on its own, Tabula's reason and
  * suggested retry delay when the node sent them in the status details
  * ({@code io.tabula.protocol.errors.ErrorDetails}), and whether the node could not be
- * reached at all. {@link #getMessage()} is {@code CODE: description}, for people; nothing
- * in the client parses it. Immutable.
+ * reached at all, or not trusted ({@link #isCertificateRejected}). A node that refused the
+ * call's credentials answers UNAUTHENTICATED with the reason {@link
+ * ErrorCode#UNAUTHENTICATED}, one that refused its caller PERMISSION_DENIED with {@link
+ * ErrorCode#PERMISSION_DENIED}. {@link #getMessage()} is {@code CODE: description}, for
+ * people; nothing in the client parses it. Immutable.
  */
 public final class TabulaException extends RuntimeException {
   private static final long serialVersionUID = 1L;
@@ -22,10 +25,20 @@ public final class TabulaException extends RuntimeException {
   private final String description;
   private final ErrorCode reason;
   private final Duration retryDelay;
-  private final boolean connectionFailure;
+  private final Contact contact;
+
+  /** How far the call got: whether a node answered it, or it never reached one. */
+  enum Contact {
+    /** A node answered, or the client failed on its own. */
+    ANSWERED,
+    /** No connection: refused, unresolved, lost. */
+    UNREACHABLE,
+    /** The TLS handshake failed on the node's certificate, which the client does not trust. */
+    CERTIFICATE_REJECTED
+  }
 
   public TabulaException(Status.Code code, String description, Throwable cause) {
-    this(code, description, cause, null, null, false);
+    this(code, description, cause, null, null, Contact.ANSWERED);
   }
 
   public TabulaException(Status.Code code, String description) {
@@ -35,16 +48,16 @@ public final class TabulaException extends RuntimeException {
   /**
    * @param reason Tabula's reason from the status details, or null
    * @param retryDelay the wait the node suggested before another attempt, or null
-   * @param connectionFailure the request never reached a node: it could not connect
+   * @param contact whether the request reached a node, or why not
    */
   TabulaException(Status.Code code, String description, Throwable cause, ErrorCode reason, Duration retryDelay,
-      boolean connectionFailure) {
+      Contact contact) {
     super(code + ": " + description, cause);
     this.code = Objects.requireNonNull(code, "code");
     this.description = Objects.requireNonNull(description, "description");
     this.reason = reason;
     this.retryDelay = retryDelay;
-    this.connectionFailure = connectionFailure;
+    this.contact = Objects.requireNonNull(contact, "contact");
   }
 
   /** The gRPC status code, e.g. NOT_FOUND for an unknown table. */
@@ -78,17 +91,32 @@ public final class TabulaException extends RuntimeException {
    * about the request itself.
    */
   public boolean isConnectionFailure() {
-    return connectionFailure;
+    return contact != Contact.ANSWERED;
   }
 
-  /** True for the codes a retry may cure: UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED. */
+  /**
+   * True if the client did not trust the node's TLS certificate (not signed by a CA the
+   * client trusts, issued for another host, expired), so it never sent the request: a
+   * connection failure that a retry would meet again, so it is not retried.
+   */
+  public boolean isCertificateRejected() {
+    return contact == Contact.CERTIFICATE_REJECTED;
+  }
+
+  /**
+   * True for the codes a retry may cure: UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED,
+   * RESOURCE_EXHAUSTED; but never for a {@linkplain #isCertificateRejected rejected certificate}.
+   */
   public boolean isRetryable() {
+    if (contact == Contact.CERTIFICATE_REJECTED) {
+      return false;
+    }
     return code == Status.Code.UNAVAILABLE || code == Status.Code.ABORTED || code == Status.Code.DEADLINE_EXCEEDED
         || code == Status.Code.RESOURCE_EXHAUSTED;
   }
 
   /** The same failure (code, cause, reason, delay, connection failure) told with another description. */
   public TabulaException withDescription(String newDescription) {
-    return new TabulaException(code, newDescription, getCause(), reason, retryDelay, connectionFailure);
+    return new TabulaException(code, newDescription, getCause(), reason, retryDelay, contact);
   }
 }

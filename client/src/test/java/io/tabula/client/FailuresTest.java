@@ -16,9 +16,11 @@ import io.tabula.protocol.errors.WireNames;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.UnknownHostException;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
+import javax.net.ssl.SSLHandshakeException;
 import org.apache.pekko.grpc.internal.ClientConnectionException;
 import org.junit.jupiter.api.Test;
 
@@ -101,6 +103,26 @@ class FailuresTest {
     TabulaException after = Failures.of(Status.UNAVAILABLE.withCause(new ConnectException()).asRuntimeException())
         .withDescription("io exception (after 3 attempts)");
     assertTrue(after.isConnectionFailure(), "kept by a new description");
+  }
+
+  /** A TLS handshake that failed on the node's certificate: a connection failure no retry cures. */
+  @Test
+  void aRejectedCertificateIsToldByTheCauseTypeAndNotRetried() {
+    SSLHandshakeException handshake = new SSLHandshakeException("PKIX path building failed");
+    handshake.initCause(new CertificateException("unable to find valid certification path"));
+    TabulaException e = Failures.of(Status.UNAVAILABLE.withDescription("io exception").withCause(handshake)
+        .asRuntimeException());
+    assertTrue(e.isCertificateRejected(), e::toString);
+    assertTrue(e.isConnectionFailure(), "the request never reached the node");
+    assertFalse(e.isRetryable(), "the same certificate would be met again");
+    assertEquals(Status.Code.UNAVAILABLE, e.code());
+    assertTrue(e.description().contains("unable to find valid certification path"), e.description());
+    assertTrue(e.withDescription("elsewhere").isCertificateRejected(), "kept by a new description");
+
+    TabulaException dropped = Failures.of(Status.UNAVAILABLE.withCause(new SSLHandshakeException(
+        "Remote host terminated the handshake")).asRuntimeException());
+    assertFalse(dropped.isCertificateRejected(), "a handshake cut short is a lost connection, retried");
+    assertTrue(dropped.isConnectionFailure() && dropped.isRetryable(), dropped::toString);
   }
 
   @Test

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tabula.client.TabulaClient;
 import io.tabula.client.TabulaException;
+import io.tabula.protocol.errors.ErrorCode;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -21,13 +22,17 @@ import picocli.CommandLine.Spec;
  * error, exit 2, before any connection is made), then runs with a client in an actor
  * system of its own, and closes both afterwards. A node it cannot reach is told as
  * {@code cannot reach Tabula at host:port (...)}, decided by the failure's type
- * ({@link TabulaException#isConnectionFailure}). Results go to the command line's output
- * writer; a failure is thrown and reported by the command line's handler as one line
- * (exit 1).
+ * ({@link TabulaException#isConnectionFailure}); one whose certificate it does not trust
+ * is named too, and a refusal of the call's credentials says where a token comes from.
+ * Results go to the command line's output writer; a failure is thrown and reported by the
+ * command line's handler as one line (exit 1).
  */
 abstract class ClientCommand implements Callable<Integer> {
   @Mixin
   ConnectionOptions connection;
+
+  @Mixin
+  CredentialOptions credentials;
 
   @Spec
   CommandSpec spec;
@@ -44,14 +49,8 @@ abstract class ClientCommand implements Callable<Integer> {
    * environment and the defaults.
    */
   ConnectionOptions.Settings settings() {
-    ConnectionOptions before = null;
-    for (CommandSpec up = spec.parent(); up != null && before == null; up = up.parent()) {
-      CommandSpec mixin = up.mixins().get(TabulaCommands.CONNECTION_MIXIN);
-      if (mixin != null && mixin.userObject() instanceof ConnectionOptions o) {
-        before = o;
-      }
-    }
-    return connection.resolve(before);
+    return connection.resolve(TabulaCommands.before(spec, TabulaCommands.CONNECTION_MIXIN, ConnectionOptions.class),
+        credentials.resolve(TabulaCommands.before(spec, TabulaCommands.CREDENTIALS_MIXIN, CredentialOptions.class)));
   }
 
   @Override
@@ -64,7 +63,14 @@ abstract class ClientCommand implements Callable<Integer> {
       out().flush();
       return code;
     } catch (TabulaException e) {
-      throw e.isConnectionFailure() ? cannotReach(e, settings.endpoint()) : e;
+      if (e.isCertificateRejected()) {
+        throw e.withDescription("Tabula at " + settings.endpoint() + ": " + e.description());
+      }
+      if (e.isConnectionFailure()) {
+        throw cannotReach(e, settings.endpoint());
+      }
+      throw e.reason().orElse(null) == ErrorCode.UNAUTHENTICATED ? e.withDescription(e.description() + " ("
+          + CredentialOptions.TOKEN_HINT + ")") : e;
     } finally {
       system.terminate();
       awaitTermination(system);

@@ -1,5 +1,7 @@
 package io.tabula.client.cli;
 
+import io.tabula.client.BearerToken;
+import io.tabula.client.TlsTrust;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.ConnectException;
@@ -13,7 +15,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import javax.net.ssl.SSLException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -23,7 +27,9 @@ import picocli.CommandLine;
  * The cluster's operations on the command line, over a node's Management HTTP routes
  * ({@code --http host:port}, default 127.0.0.1:8558): {@code nodes}, {@code tablets
  * [TABLE]}, {@code top [TABLE]}, {@code move TABLET NODE} and {@code drain NODE}. Any node answers for the
- * whole cluster.
+ * whole cluster. With {@code --tls-ca} they use https, trusting that CA; with a token
+ * ({@code --token}, {@code $TABULA_TOKEN}) they send it as {@code Authorization: Bearer}, as
+ * the data commands do ({@link CredentialOptions}).
  */
 final class ClusterCommands {
   private ClusterCommands() {}
@@ -33,21 +39,43 @@ final class ClusterCommands {
         description = "A node's Management HTTP address (default ${DEFAULT-VALUE}).")
     String http;
 
+    @Mixin
+    CredentialOptions credentials;
+
     @Spec
     CommandLine.Model.CommandSpec spec;
 
-    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    private static final HttpClient PLAIN = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
 
     /** The answer's JSON; a non-2xx answer is thrown as its error message. */
     Object call(String method, String path) throws IOException {
-      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + http + path))
+      CredentialOptions.Credentials c = credentials.resolve(TabulaCommands.before(spec,
+          TabulaCommands.CREDENTIALS_MIXIN, CredentialOptions.class));
+      CommandLine cmd = spec.commandLine();
+      BearerToken token = c.bearer(cmd);
+      boolean tls = c.tlsCa() != null;
+      if (token != null && !tls && !BearerToken.mayTravelInPlaintextTo(http)) {
+        throw new CommandLine.ParameterException(cmd, "the token is sent only over TLS or to a loopback address, and"
+            + " --http " + http + " is neither: give --tls-ca");
+      }
+      HttpClient client = tls ? HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT)
+          .sslContext(TlsTrust.context(c.trust(cmd))).build() : PLAIN;
+      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create((tls ? "https://" : "http://") + http + path))
           .timeout(Duration.ofSeconds(30));
+      if (token != null) {
+        b.header("Authorization", token.authorization());
+      }
       b = method.equals("POST") ? b.POST(HttpRequest.BodyPublishers.noBody()) : b.GET();
       HttpResponse<String> r;
       try {
-        r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
       } catch (ConnectException e) {
         throw new CommandFailedException("cannot reach Management HTTP at " + http + " (" + e.getMessage() + ")");
+      } catch (SSLException e) {
+        throw new CommandFailedException("TLS with Management HTTP at " + http + " failed (" + e.getMessage() + ")"
+            + (tls ? ": is its certificate signed by the CA of --tls-ca, for the host of --http?"
+            : ": does it serve https? then give --tls-ca"), e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new CommandFailedException("interrupted");
@@ -60,7 +88,8 @@ final class ClusterCommands {
       }
       if (r.statusCode() / 100 != 2) {
         Object error = body instanceof Map<?, ?> m ? m.get("error") : body;
-        throw new CommandFailedException(String.valueOf(error));
+        throw new CommandFailedException(error + (r.statusCode() == 401 ? " (" + CredentialOptions.TOKEN_HINT + ")"
+            : ""));
       }
       return body;
     }
@@ -83,9 +112,10 @@ final class ClusterCommands {
   static final class Nodes extends HttpCommand {
     @Override
     public Integer call() throws IOException {
+      List<?> nodes = (List<?>) call("GET", "/tabula/nodes");
       PrintWriter out = out();
       out.printf("%-16s %-8s %8s %8s  %s%n", "NODE", "STATE", "TABLETS", "OPS/S", "GRPC");
-      for (Object o : (List<?>) call("GET", "/tabula/nodes")) {
+      for (Object o : nodes) {
         Map<?, ?> n = (Map<?, ?>) o;
         out.printf("%-16s %-8s %8s %8s  %s%n", n.get("name"), n.get("state"), num(n.get("tablets")),
             num(n.get("opsPerSecond")), n.get("grpc"));
@@ -103,10 +133,11 @@ final class ClusterCommands {
 
     @Override
     public Integer call() throws IOException {
+      List<?> tablets = (List<?>) call("GET", "/tabula/tablets" + (table == null ? "" : "?table=" + enc(table)));
       PrintWriter out = out();
       out.printf("%-12s %-24s %-16s %-16s %-10s %-9s %12s %8s%n", "TABLE", "TABLET", "START", "END", "OWNER", "STATE",
           "BYTES", "OPS/S");
-      for (Object o : (List<?>) call("GET", "/tabula/tablets" + (table == null ? "" : "?table=" + enc(table)))) {
+      for (Object o : tablets) {
         Map<?, ?> t = (Map<?, ?>) o;
         out.printf("%-12s %-24s %-16s %-16s %-10s %-9s %12s %8s%n", t.get("table"), t.get("id"), t.get("start"),
             t.get("end"), t.get("owner"), t.get("state"), num(t.get("bytes")), num(t.get("opsPerSecond")));

@@ -13,7 +13,8 @@ import picocli.CommandLine.Option;
 /**
  * The options every data and admin command takes: which node to talk to, which instance,
  * and how long one operation may take in all (retries included) before the command gives
- * up. A command line that reaches a node which is down fails after {@code --timeout}.
+ * up (TLS and a token are {@link CredentialOptions}). A command line that reaches a node
+ * which is down fails after {@code --timeout}.
  *
  * <p>They may come before the command, as cbt takes its flags ({@code tabula --endpoint
  * h:p ls}), or after it ({@code tabula ls --endpoint h:p}): {@link TabulaCommands#addTo}
@@ -60,9 +61,9 @@ final class ConnectionOptions {
    * What a command given these options connects with: each option as given after the
    * command, else as given before it ({@code before}, null if the command line has no
    * options before the command), else the environment's {@value #ENDPOINT_VARIABLE} for the
-   * endpoint, else the defaults.
+   * endpoint, else the defaults; with {@code credentials} ({@link CredentialOptions}).
    */
-  Settings resolve(ConnectionOptions before) {
+  Settings resolve(ConnectionOptions before, CredentialOptions.Credentials credentials) {
     Map<String, String> env = before != null && before.environment != null ? before.environment : System.getenv();
     String endpointFrom = "--endpoint";
     String ep = first(endpoint, before == null ? null : before.endpoint);
@@ -77,7 +78,7 @@ final class ConnectionOptions {
     }
     Duration t = first(timeout, before == null ? null : before.timeout);
     return new Settings(ep, endpointFrom, first(instance, before == null ? null : before.instance),
-        t == null ? DEFAULT_TIMEOUT : t);
+        t == null ? DEFAULT_TIMEOUT : t, credentials);
   }
 
   private static <T> T first(T after, T before) {
@@ -91,11 +92,14 @@ final class ConnectionOptions {
    * @param endpointFrom where it came from, to name in an error: {@code --endpoint} or the variable
    * @param instance {@code project/instance}, or null for the client's default
    * @param timeout the deadline of one operation, retries included
+   * @param credentials the CA to trust and the token, each null when not given (plaintext, no token)
    */
-  record Settings(String endpoint, String endpointFrom, String instance, Duration timeout) {
+  record Settings(String endpoint, String endpointFrom, String instance, Duration timeout,
+      CredentialOptions.Credentials credentials) {
     Settings {
       Objects.requireNonNull(endpoint, "endpoint");
       Objects.requireNonNull(timeout, "timeout");
+      Objects.requireNonNull(credentials, "credentials");
     }
 
     /**
@@ -117,7 +121,7 @@ final class ConnectionOptions {
         }
         b.instance(instance.substring(0, slash), instance.substring(slash + 1));
       }
-      return b.build();
+      return credentials.applyTo(b, cmd).build();
     }
   }
 

@@ -1,6 +1,7 @@
 package io.tabula.client.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -106,5 +107,61 @@ class ConnectionOptionsTest {
 
     assertEquals(0, cl.execute("server"));
     assertTrue(Top.SERVED.get());
+  }
+
+  @Test
+  void theTokenComesFromTheFlagElseTheEnvironmentAndIsNeverShown() {
+    Map<String, String> env = Map.of(CredentialOptions.TOKEN_VARIABLE, "from-the-variable");
+    CredentialOptions.Credentials fromEnv = settings(env, "ls").credentials();
+    assertEquals("from-the-variable", fromEnv.token());
+    assertEquals(CredentialOptions.TOKEN_VARIABLE, fromEnv.tokenFrom());
+    assertEquals("from-the-flag", settings(env, "ls", "--token", "from-the-flag").credentials().token(), "a flag wins");
+    assertEquals("before", settings(env, "--token", "before", "ls").credentials().token(), "before the command too");
+    assertEquals("after", settings(env, "--token", "before", "ls", "--token", "after").credentials().token());
+    assertNull(settings(Map.of(CredentialOptions.TOKEN_VARIABLE, " "), "ls").credentials().token(),
+        "a blank variable is no variable");
+    assertNull(settings(NO_VARIABLE, "ls").credentials().token());
+
+    ConnectionOptions.Settings s = settings(env, "--tls-ca", "ca.pem", "ls", "--token", "from-the-flag");
+    assertEquals(java.nio.file.Path.of("ca.pem"), s.credentials().tlsCa());
+    assertFalse(s.toString().contains("from-the-flag"), s.toString());
+    assertFalse(fromEnv.toString().contains("from-the-variable"), fromEnv.toString());
+  }
+
+  @Test
+  void theHelpShowsNoToken() {
+    for (String[] args : new String[][] {{"ls", "--help"}, {"nodes", "--help"}}) {
+      CommandLine cl = new CommandLine(new Top());
+      TabulaCommands.addTo(cl, Map.of(CredentialOptions.TOKEN_VARIABLE, "secret-in-the-variable"));
+      StringWriter out = new StringWriter();
+      cl.setOut(new PrintWriter(out, true));
+      cl.setErr(new PrintWriter(new StringWriter(), true));
+      cl.setExecutionStrategy(new CommandLine.RunLast());
+      cl.execute(args);
+      assertTrue(out.toString().contains("--token"), String.join(" ", args) + ": " + out);
+      assertFalse(out.toString().contains("secret-in-the-variable"), out.toString());
+    }
+  }
+
+  /** The credentials may come before a command that talks to a node over Management HTTP, not before others. */
+  @Test
+  void credentialsBeforeACommandThatTalksToNoNodeAreAUsageError() {
+    CommandLine cl = new CommandLine(new Top());
+    TabulaCommands.addTo(cl, NO_VARIABLE);
+    StringWriter err = new StringWriter();
+    cl.setErr(new PrintWriter(err, true));
+    Top.SERVED.set(false);
+    assertEquals(2, cl.execute("--token", "secret-token", "server"));
+    assertTrue(err.toString().startsWith("--token is an option of the commands that talk to a node; 'server' does "
+        + "not take it"), err.toString());
+    assertFalse(err.toString().contains("secret-token"), err.toString());
+    assertEquals(false, Top.SERVED.get(), "the command did not run");
+
+    CommandLine.ParseResult nodes = cl.parseArgs("--tls-ca", "ca.pem", "--token", "t", "nodes");
+    ClusterCommands.HttpCommand command = (ClusterCommands.HttpCommand) nodes.subcommand().commandSpec().userObject();
+    CredentialOptions.Credentials c = command.credentials.resolve(TabulaCommands.before(command.spec,
+        TabulaCommands.CREDENTIALS_MIXIN, CredentialOptions.class));
+    assertEquals(java.nio.file.Path.of("ca.pem"), c.tlsCa());
+    assertEquals("t", c.token());
   }
 }

@@ -32,7 +32,8 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  * A certificate authority for tests: real RSA keys and X.509 certificates (made with
  * BouncyCastle), written as the PEM files an operator gives a node ({@code --tls-cert},
  * {@code --tls-key}, {@code --tls-client-ca}). Certificates name {@code localhost} and
- * {@code 127.0.0.1}, so clients verify them against a loopback address.
+ * {@code 127.0.0.1}, so clients verify them against a loopback address, unless issued for
+ * another host ({@link #issueFor}).
  */
 public final class TestPki {
   private static final AtomicLong SERIAL = new AtomicLong(System.nanoTime());
@@ -50,13 +51,23 @@ public final class TestPki {
   public static TestPki ca(String name) {
     KeyPair keys = rsa();
     X500Name subject = new X500Name("CN=" + name);
-    return new TestPki(name, keys, sign(subject, keys, subject, keys, true));
+    return new TestPki(name, keys, sign(subject, keys, subject, keys, null));
   }
 
   /** A leaf certificate for {@code subject} (such as {@code CN=node,O=tabula}), signed by this CA. */
   public Issued issue(String subject) {
+    return issue(subject, new GeneralName[] {new GeneralName(GeneralName.dNSName, "localhost"),
+        new GeneralName(GeneralName.iPAddress, "127.0.0.1")});
+  }
+
+  /** A leaf certificate for {@code subject} naming only the host {@code dnsName}, signed by this CA. */
+  public Issued issueFor(String subject, String dnsName) {
+    return issue(subject, new GeneralName[] {new GeneralName(GeneralName.dNSName, dnsName)});
+  }
+
+  private Issued issue(String subject, GeneralName[] names) {
     KeyPair leaf = rsa();
-    return new Issued(sign(new X500Name(subject), leaf, new X500Name("CN=" + name), keys, false), leaf);
+    return new Issued(sign(new X500Name(subject), leaf, new X500Name("CN=" + name), keys, names), leaf);
   }
 
   /** The CA's certificate. */
@@ -91,8 +102,10 @@ public final class TestPki {
     }
   }
 
+  /** A CA's certificate when {@code names} is null, else a leaf's naming them. */
   private static X509Certificate sign(X500Name subject, KeyPair subjectKeys, X500Name issuer, KeyPair issuerKeys,
-      boolean ca) {
+      GeneralName[] names) {
+    boolean ca = names == null;
     Instant now = Instant.now();
     try {
       X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(issuer, BigInteger.valueOf(
@@ -102,8 +115,7 @@ public final class TestPki {
       if (ca) {
         b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
       } else {
-        b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-            new GeneralName(GeneralName.dNSName, "localhost"), new GeneralName(GeneralName.iPAddress, "127.0.0.1")}));
+        b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(names));
       }
       return new JcaX509CertificateConverter().getCertificate(b.build(
           new JcaContentSignerBuilder("SHA256withRSA").build(issuerKeys.getPrivate())));
