@@ -112,6 +112,30 @@ class SecureCliTest {
     tabulaIn(withToken(WRONG), "--token", TOKEN, "nodes", "--http", http, "--tls-ca", ca).assertOk();
   }
 
+  /** An admin grants a role on a table and takes it back; the policy shows it; a role Tabula does not know is one line. */
+  @Test
+  void iamGrantsShowsAndRevokesRolesOnATable() {
+    Map<String, String> env = withToken(TOKEN);
+    tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "createtable", "shared", "families=f").assertOk();
+    Run empty = tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "iam", "get", "shared");
+    empty.assertOk();
+    assertEquals("(no bindings)", empty.out().strip());
+    tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "iam", "grant", "shared", "reader", "user:bo@example.com")
+        .assertOk();
+    tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "iam", "grant", "shared", "reader", "user:cy@example.com")
+        .assertOk();
+    Run granted = tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "iam", "get", "shared");
+    granted.assertOk();
+    assertEquals("roles/bigtable.reader: user:bo@example.com, user:cy@example.com", granted.out().strip());
+    tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "iam", "revoke", "shared", "reader", "user:bo@example.com")
+        .assertOk();
+    Run revoked = tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "iam", "get", "shared");
+    assertEquals("roles/bigtable.reader: user:cy@example.com", revoked.out().strip());
+    tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "iam", "grant", "shared", "owner", "user:bo@example.com")
+        .assertFails(1, "tabula: INVALID_ARGUMENT: policy.bindings[0].role");
+    tabulaIn(env, "--tls-ca", ca, "--endpoint", endpoint, "iam", "lend", "shared").assertFails(2, "tabula:");
+  }
+
   @Test
   void withoutAGoodTokenEachCommandFailsWithOneLine() {
     for (Map<String, String> env : java.util.List.of(Map.<String, String>of(), withToken(WRONG))) {

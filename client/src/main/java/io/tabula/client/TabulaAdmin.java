@@ -6,6 +6,8 @@ import com.google.bigtable.admin.v2.DeleteTableRequest;
 import com.google.bigtable.admin.v2.DropRowRangeRequest;
 import com.google.bigtable.admin.v2.GetTableRequest;
 import com.google.bigtable.admin.v2.ListTablesRequest;
+import com.google.iam.v1.GetIamPolicyRequest;
+import com.google.iam.v1.SetIamPolicyRequest;
 import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest.Modification;
 import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest;
 import com.google.bigtable.admin.v2.Table;
@@ -25,7 +27,7 @@ import java.util.concurrent.CompletionStage;
  * Table administration (the Cloud Bigtable table-admin API) through a {@link TabulaClient}'s
  * connection to its seed node: create, describe, list and delete tables, and add, change
  * and drop column families with their {@link GcPolicy}; and, through Tabula's own service, set
- * tables' locality groups. Reads are retried like reads;
+ * tables' locality groups; read and change tables' IAM policies. Reads are retried like reads;
  * changes are not. Thread-safe.
  */
 public final class TabulaAdmin {
@@ -180,5 +182,42 @@ public final class TabulaAdmin {
     ModifyColumnFamiliesRequest req = ModifyColumnFamiliesRequest.newBuilder().setName(client.tableName(table))
         .addModifications(m).build();
     return retrier.run(false, n -> client.seed().admin.modifyColumnFamilies(req), err -> { }).thenApply(x -> null);
+  }
+
+  /**
+   * Table {@code table}'s IAM policy: its members by role, and its etag (the version a change
+   * is made against). A role given without {@code roles/} is taken as a Cloud Bigtable one
+   * ({@code reader} is {@code roles/bigtable.reader}).
+   */
+  public CompletionStage<TablePolicy> policy(String table) {
+    GetIamPolicyRequest req = GetIamPolicyRequest.newBuilder().setResource(client.tableName(table)).build();
+    return retrier.run(true, n -> client.seed().admin.getIamPolicy(req), err -> { }).thenApply(TablePolicy::of);
+  }
+
+  /** Gives {@code member} role {@code role} on {@code table}; answers the policy as it is then. */
+  public CompletionStage<TablePolicy> grant(String table, String role, String member) {
+    return changePolicy(table, p -> p.with(TablePolicy.role(role), member), POLICY_ATTEMPTS);
+  }
+
+  /** Takes role {@code role} on {@code table} from {@code member}; answers the policy as it is then. */
+  public CompletionStage<TablePolicy> revoke(String table, String role, String member) {
+    return changePolicy(table, p -> p.without(TablePolicy.role(role), member), POLICY_ATTEMPTS);
+  }
+
+  /** How often a policy change is read and made again when someone else changed the policy meanwhile. */
+  private static final int POLICY_ATTEMPTS = 5;
+
+  /** Reads the policy, changes it and writes it back against its etag; again if it changed meanwhile (ABORTED). */
+  private CompletionStage<TablePolicy> changePolicy(String table, java.util.function.UnaryOperator<TablePolicy> change,
+      int attempts) {
+    return policy(table).thenCompose(p -> retrier.run(false, n -> client.seed().admin.setIamPolicy(
+        SetIamPolicyRequest.newBuilder().setResource(client.tableName(table)).setPolicy(change.apply(p).toProto())
+            .build()), err -> { })
+        .thenApply(TablePolicy::of)
+        .exceptionallyCompose(err -> {
+          TabulaException e = Failures.of(err);
+          return e.code() == io.grpc.Status.Code.ABORTED && attempts > 1 ? changePolicy(table, change, attempts - 1)
+              : java.util.concurrent.CompletableFuture.failedStage(e);
+        }));
   }
 }

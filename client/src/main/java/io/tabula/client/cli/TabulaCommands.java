@@ -35,7 +35,8 @@ public final class TabulaCommands {
       AdminCommands.SetLocalityGroup.class, AdminCommands.LocalityGroups.class,
       RowCommands.SetCells.class, RowCommands.Lookup.class, ScanCommands.Read.class, ScanCommands.Count.class,
       RowCommands.DeleteRow.class, ImportCommand.class, ExportCommand.class, ClusterCommands.Nodes.class,
-      ClusterCommands.Tablets.class, ClusterCommands.Top.class, ClusterCommands.Move.class, ClusterCommands.Drain.class);
+      ClusterCommands.Tablets.class, ClusterCommands.Top.class, ClusterCommands.Move.class, ClusterCommands.Drain.class,
+      IamCommand.class);
 
   private TabulaCommands() {}
 
