@@ -43,8 +43,46 @@ public record TableAccess(Map<String, List<String>> bindings, long policyVersion
     record DeleteView(String name, long ifVersion) implements Change {}
   }
 
+  /**
+   * The most a table's access may hold, in characters of its members, prefixes and qualifiers:
+   * it travels whole with the table's changes between nodes (a message of at most 1 MiB) and
+   * every node holds it.
+   */
+  public static final int MAX_CHARS = 512 * 1024;
+
   /** This access after {@code c}; throws {@link Refused} for a change that cannot be made. */
   public TableAccess after(Change c) {
+    TableAccess next = changed(c);
+    long chars = next.chars();
+    if (chars > MAX_CHARS) {
+      throw Refusal.of(ErrorCode.RESOURCE_EXHAUSTED, "the table's policies and authorized views would hold "
+          + chars + " characters, over the limit of " + MAX_CHARS).exception();
+    }
+    return next;
+  }
+
+  /** About what this access weighs: the characters of its names, members, prefixes and qualifiers. */
+  long chars() {
+    long n = chars(bindings);
+    for (ViewInfo v : views.values()) {
+      n += v.name().length() + chars(v.bindings()) + v.rowPrefixes().stream().mapToLong(p -> p.length() + 8).sum();
+      for (Map.Entry<String, ViewInfo.FamilySubset> f : v.families().entrySet()) {
+        n += f.getKey().length() + f.getValue().qualifiers().stream().mapToLong(q -> q.length() + 8).sum()
+            + f.getValue().qualifierPrefixes().stream().mapToLong(q -> q.length() + 8).sum();
+      }
+    }
+    return n;
+  }
+
+  private static long chars(Map<String, List<String>> bindings) {
+    long n = 0;
+    for (Map.Entry<String, List<String>> b : bindings.entrySet()) {
+      n += b.getKey().length() + b.getValue().stream().mapToLong(m -> m.length() + 8).sum();
+    }
+    return n;
+  }
+
+  private TableAccess changed(Change c) {
     if (c instanceof Change.SetPolicy p && p.view().isEmpty()) {
       checkVersion("the table's policy", policyVersion, p.ifVersion());
       return new TableAccess(p.bindings(), policyVersion + 1, views);

@@ -14,11 +14,16 @@ import java.util.Map;
  * (docs/formats/master-journal.md):
  * <ul>
  *   <li>before tables had an access: the record {@link Before}, its components one after
- *       another as Kryo's record serializer writes them, the first being the table's name
- *       (never null, so its first byte is never 0);
- *   <li>since: a 0 byte (what Kryo writes for a null first component), the form's number
- *       ({@value #FORM}) as a varint, then the record {@link Since}.
+ *       another as Kryo's record serializer writes them (sorted by name: the first is {@code
+ *       createdMicros}, a zigzag varlong, then {@code families}, a map written with its class);
+ *   <li>since: a 0 byte, the form's number ({@value #FORM}) as a varint, then the record
+ *       {@link Since}.
  * </ul>
+ * A table written before starts with 0 only when it was created at time 0, and its next byte
+ * is then a map's class id plus 2 (Kryo's registered classes other than {@code int} have ids
+ * of 1 and up, maps far above), never 2: the two forms are told apart by their first two
+ * values. Reading needs an {@link Input} that can go back to where the table began (the
+ * journal and snapshots read from arrays).
  * It writes the second. Events and snapshots that hold tables (a {@code TableCreated}, a
  * directory) keep their ids and read as they did. Stateless.
  */
@@ -54,15 +59,12 @@ public final class TableInfoBytes extends Serializer<TableInfo> {
   @Override
   public TableInfo read(Kryo kryo, Input input, Class<? extends TableInfo> type) {
     int start = input.position();
-    if (input.readByte() != MARK) {
+    if (input.readByte() != MARK || input.readVarInt(true) != FORM) {
+      // Written before: its first component (createdMicros, a zigzag varlong) may be 0 too, but what follows it
+      // then is a map's class, whose id is never the form's.
       input.setPosition(start);
       Before b = before.read(kryo, input, Before.class);
       return new TableInfo(b.name(), b.families(), b.createdMicros(), b.groups(), b.familyGroups(), TableAccess.NONE);
-    }
-    int form = input.readVarInt(true);
-    if (form != FORM) {
-      throw new com.esotericsoftware.kryo.KryoException("a table in form " + form + ", newer than this version of"
-          + " Tabula reads (" + FORM + ")");
     }
     Since s = since.read(kryo, input, Since.class);
     return new TableInfo(s.name(), s.families(), s.createdMicros(), s.groups(), s.familyGroups(), s.access());

@@ -35,19 +35,6 @@ public record ViewInfo(String name, List<String> rowPrefixes, Map<String, Family
       qualifierPrefixes = List.copyOf(qualifierPrefixes);
     }
 
-    /** Whether {@code qualifier} (ISO-8859-1) is in this subset. */
-    public boolean has(String qualifier) {
-      if (qualifiers.contains(qualifier)) {
-        return true;
-      }
-      for (String p : qualifierPrefixes) {
-        if (qualifier.startsWith(p)) {
-          return true;
-        }
-      }
-      return false;
-    }
-
     /** Whether every qualifier is in this subset. */
     public boolean whole() {
       return qualifierPrefixes.contains("");
@@ -63,18 +50,5 @@ public record ViewInfo(String name, List<String> rowPrefixes, Map<String, Family
   ViewInfo updatedTo(ViewInfo update) {
     return new ViewInfo(name, update.rowPrefixes(), update.families(), update.deletionProtection(), version + 1,
         bindings, policyVersion);
-  }
-
-  /** Whether row {@code key} (ISO-8859-1) is in this view. */
-  public boolean hasRow(String key) {
-    if (rowPrefixes.isEmpty()) {
-      return true;
-    }
-    for (String p : rowPrefixes) {
-      if (key.startsWith(p)) {
-        return true;
-      }
-    }
-    return false;
   }
 }

@@ -51,6 +51,13 @@ final class AccessService {
   static final int MAX_VIEW_ENTRIES = 1000;
   /** The longest row prefix or qualifier a view may name. */
   static final int MAX_VIEW_KEY_BYTES = 4096;
+  /**
+   * The largest filter a view's columns may make: half of what a request's filter may be (20
+   * KiB), so that a caller's filter of up to the other half still fits beside it.
+   */
+  static final int MAX_VIEW_FILTER_BYTES = 10 * 1024;
+  /** A view's family names, as tables' families are named. */
+  private static final Pattern FAMILY = Pattern.compile("[-_.a-zA-Z0-9]{1,64}");
 
   private final AdminService admin;
   private final Router router;
@@ -64,7 +71,8 @@ final class AccessService {
     return GrpcErrors.unary(() -> {
       Target t = target("resource", in.getResource());
       return router.table(t.table()).thenApply(info -> t.view().isEmpty() ? policy(info.access().bindings(),
-          info.access().policyVersion()) : view(info, t).map(v -> policy(v.bindings(), v.policyVersion())));
+          info.createdMicros(), info.access().policyVersion())
+          : view(info, t).map(v -> policy(v.bindings(), info.createdMicros(), v.policyVersion())));
     });
   }
 
@@ -72,12 +80,12 @@ final class AccessService {
     return GrpcErrors.unary(() -> {
       Target t = target("resource", in.getResource());
       Map<String, List<String>> bindings = bindings(in.getPolicy());
-      long ifVersion = in.getPolicy().getEtag().isEmpty() ? -1 : version("policy.etag", in.getPolicy().getEtag());
-      return change(t.table(), new TableAccess.Change.SetPolicy(t.view(), bindings, ifVersion)).thenApply(info -> {
-        TableAccess a = info.access();
-        return t.view().isEmpty() ? policy(a.bindings(), a.policyVersion())
-            : policy(a.views().get(t.view()).bindings(), a.views().get(t.view()).policyVersion());
-      });
+      ByteString etag = in.getPolicy().getEtag();
+      return router.table(t.table()).thenCompose(now -> change(t.table(), new TableAccess.Change.SetPolicy(t.view(),
+          bindings, etag.isEmpty() ? -1 : policyVersion("policy.etag", etag, now.createdMicros()))))
+          .thenApply(info -> t.view().isEmpty()
+              ? policy(info.access().bindings(), info.createdMicros(), info.access().policyVersion())
+              : view(info, t).map(v -> policy(v.bindings(), info.createdMicros(), v.policyVersion())));
     });
   }
 
@@ -128,15 +136,19 @@ final class AccessService {
       }
       long ifVersion = update.getEtag().isEmpty() ? -1 : version("authorized_view.etag",
           ByteString.copyFromUtf8(update.getEtag()));
+      boolean all = paths.isEmpty();
+      boolean subset = all || paths.contains("subset_view");
+      // Only what is updated must be given (lifting deletion protection carries no subset).
+      ViewInfo asked = subset ? definition("authorized_view", t.view(), update, 0) : null;
       return router.table(t.table()).thenCompose(info -> {
         ViewInfo now = view(info, t).map(v -> v);
-        boolean all = paths.isEmpty();
-        ViewInfo asked = definition("authorized_view", t.view(), update, 0);
-        ViewInfo next = new ViewInfo(t.view(), all || paths.contains("subset_view") ? asked.rowPrefixes()
-            : now.rowPrefixes(), all || paths.contains("subset_view") ? asked.families() : now.families(),
+        ViewInfo next = new ViewInfo(t.view(), subset ? asked.rowPrefixes() : now.rowPrefixes(),
+            subset ? asked.families() : now.families(),
             all || paths.contains("deletion_protection") ? update.getDeletionProtection() : now.deletionProtection(),
             0, Map.of(), 0);
-        return change(t.table(), new TableAccess.Change.UpdateView(next, ifVersion));
+        // Without an etag, against the version the fields kept were read at: a change made meanwhile through
+        // another node is then ABORTED (read again), not undone.
+        return change(t.table(), new TableAccess.Change.UpdateView(next, ifVersion >= 0 ? ifVersion : now.version()));
       }).thenApply(info -> done(toProto(t.tableName(), info.access().views().get(t.view()), true),
           UpdateAuthorizedViewMetadata.newBuilder().setOriginalRequest(in).build()));
     });
@@ -228,14 +240,29 @@ final class AccessService {
     return out;
   }
 
-  private static Policy policy(Map<String, List<String>> bindings, long version) {
-    Policy.Builder p = Policy.newBuilder().setVersion(1).setEtag(etag(version));
+  /**
+   * A policy as the API gives it. Its etag is the table's creation time and the policy's
+   * version, so that an etag read before a table was deleted and made again does not match the
+   * new table's.
+   */
+  private static Policy policy(Map<String, List<String>> bindings, long tableCreated, long version) {
+    Policy.Builder p = Policy.newBuilder().setVersion(1).setEtag(ByteString.copyFromUtf8(tableCreated + "." + version));
     bindings.forEach((role, members) -> p.addBindings(Binding.newBuilder().setRole(role).addAllMembers(members)));
     return p.build();
   }
 
-  private static ByteString etag(long version) {
-    return ByteString.copyFromUtf8(Long.toString(version));
+  /** The policy version a policy etag names; ABORTED for one of an earlier table of the same name. */
+  private static long policyVersion(String field, ByteString etag, long tableCreated) {
+    String text = etag.toStringUtf8();
+    int dot = text.indexOf('.');
+    if (dot <= 0) {
+      throw notAnEtag(field);
+    }
+    if (!text.substring(0, dot).equals(Long.toString(tableCreated))) {
+      throw GrpcErrors.status(io.tabula.protocol.errors.ErrorCode.ABORTED, field + ": the table was deleted and made"
+          + " again since this etag was read: read the policy again", field);
+    }
+    return version(field, ByteString.copyFromUtf8(text.substring(dot + 1)));
   }
 
   private static long version(String field, ByteString etag) {
@@ -247,7 +274,11 @@ final class AccessService {
     } catch (NumberFormatException e) {
       // refused below
     }
-    throw GrpcErrors.invalid(field, "is not an etag this node gave (send back the one the last read returned)");
+    throw notAnEtag(field);
+  }
+
+  private static RuntimeException notAnEtag(String field) {
+    return GrpcErrors.invalid(field, "is not an etag this node gave (send back the one the last read returned)");
   }
 
   /** The view {@code v} defines, checked against the limits; {@code field} names it in a refusal. */
@@ -263,10 +294,21 @@ final class AccessService {
     Map<String, ViewInfo.FamilySubset> families = new LinkedHashMap<>();
     s.getFamilySubsetsMap().forEach((family, f) -> {
       String at = field + ".subset_view.family_subsets[" + family + "]";
+      if (!FAMILY.matcher(family).matches()) {
+        throw GrpcErrors.invalid(at, "'" + family + "' is not a family name ([-_.a-zA-Z0-9], at most 64)");
+      }
       families.put(family, new ViewInfo.FamilySubset(keys(at + ".qualifiers", f.getQualifiersList()),
           keys(at + ".qualifier_prefixes", f.getQualifierPrefixesList())));
     });
-    return new ViewInfo(id, rows, families, v.getDeletionProtection(), version, Map.of(), 0);
+    ViewInfo view = new ViewInfo(id, rows, families, v.getDeletionProtection(), version, Map.of(), 0);
+    int filterBytes = Views.filter(view, null).getSerializedSize();
+    if (filterBytes > MAX_VIEW_FILTER_BYTES) {
+      // Every read through the view runs its columns as a filter before the caller's, which must fit beside it.
+      throw GrpcErrors.invalid(field + ".subset_view.family_subsets", "names columns that make a filter of "
+          + filterBytes + " bytes, over the limit of " + MAX_VIEW_FILTER_BYTES + " (name fewer qualifiers, or"
+          + " prefixes of them)");
+    }
+    return view;
   }
 
   private static List<String> keys(String field, List<ByteString> keys) {

@@ -136,8 +136,11 @@ final class Mutations {
         long start = 0;
         long end = io.tabula.persistence.model.Mutation.DeleteFromColumn.ALL_VERSIONS_END;
         if (d.hasTimeRange()) {
-          start = truncated(d.getTimeRange().getStartTimestampMicros(), micros);
-          long e = truncated(d.getTimeRange().getEndTimestampMicros(), micros);
+          // A range over millisecond cells keeps its meaning with its bounds rounded up: a cell at t (a multiple of
+          // 1000) is at or after start exactly when at or after start rounded up, and likewise before end. An end
+          // of 0 is no end, whatever the rounding.
+          start = roundedUp(d.getTimeRange().getStartTimestampMicros(), micros);
+          long e = roundedUp(d.getTimeRange().getEndTimestampMicros(), micros);
           String bad = timestampProblem(start);
           if (bad != null) {
             throw GrpcErrors.invalid(at(prefix, i, ".delete_from_column.time_range.start_timestamp_micros"), bad);
@@ -191,6 +194,11 @@ final class Mutations {
    */
   private static long truncated(long ts, boolean micros) {
     return micros && ts > 0 ? ts - ts % 1000 : ts;
+  }
+
+  /** {@code ts} to the millisecond at or above it when the client writes microsecond timestamps; as it is otherwise. */
+  private static long roundedUp(long ts, boolean micros) {
+    return micros && ts > 0 && ts % 1000 != 0 ? ts - ts % 1000 + 1000 : ts;
   }
 
   /** What is wrong with a timestamp a mutation gives, or null when it is fine. */

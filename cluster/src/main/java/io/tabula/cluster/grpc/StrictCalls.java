@@ -113,6 +113,12 @@ final class StrictCalls {
    */
   CompletionStage<HttpResponse> handle(HttpRequest request) throws Exception {
     String path = request.getUri().path();
+    if (!KnownMethods.has(path)) {
+      // Only a method of the node's services, named exactly, reaches the handlers: the generated ones find a
+      // method by the path's non-empty segments, so "/S/M/" or "/S//M" would reach M without the guard's check of M.
+      request.discardEntityBytes(system);
+      return CompletableFuture.completedFuture(notAMethod(request, path));
+    }
     Guard.Admission admission = guard.admitCall(request, path);
     String encoding = request.getHeader(ENCODING).map(HttpHeader::value).orElse(IDENTITY_ENCODING);
     boolean known = encoding.equals(IDENTITY_ENCODING) || encoding.equals(GZIP_ENCODING);
@@ -128,15 +134,6 @@ final class StrictCalls {
       return CompletableFuture.completedFuture(refusal(request, refused));
     }
     Guard.Admission.Admitted admitted = (Guard.Admission.Admitted) admission;
-    if (KnownMethods.unknownMethodOfKnownService(path)) {
-      Optional<GrpcProtocolWriter> writer = writerFor(request);
-      if (writer.isPresent()) {
-        String service = path.substring(1, path.lastIndexOf('/'));
-        return CompletableFuture.completedFuture(errorResponse(new GrpcServiceException(Status.UNIMPLEMENTED
-            .withDescription("method " + path.substring(path.lastIndexOf('/') + 1) + " is not a method of "
-                + service)), writer.get()));
-      }
-    }
     if (!collected) {
       // Other encodings and content types: the generated handlers answer that they are not supported.
       return generated.apply(request);
@@ -260,6 +257,22 @@ final class StrictCalls {
       }
       return errorResponse(error, writer);
     });
+  }
+
+  /**
+   * The answer to a path that names no method of the node's services: UNIMPLEMENTED for a gRPC
+   * request (naming the service when the path is under one), 404 for anything else.
+   */
+  private HttpResponse notAMethod(HttpRequest request, String path) {
+    Optional<GrpcProtocolWriter> writer = writerFor(request);
+    if (writer.isEmpty()) {
+      return HttpResponse.create().withStatus(StatusCodes.NOT_FOUND).withEntity(path + " is not a gRPC method of"
+          + " this node's services");
+    }
+    String description = KnownMethods.unknownMethodOfKnownService(path) ? "method " + path.substring(
+        path.lastIndexOf('/') + 1) + " is not a method of " + path.substring(1, path.lastIndexOf('/'))
+        : "no service of this node has the method " + path;
+    return errorResponse(new GrpcServiceException(Status.UNIMPLEMENTED.withDescription(description)), writer.get());
   }
 
   /** A refused call's answer: its status when the request is gRPC, else 401 or 403. */

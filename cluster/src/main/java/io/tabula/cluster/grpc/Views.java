@@ -58,27 +58,22 @@ final class Views {
 
   /** {@code ranges} (sorted, disjoint) within {@code v}'s rows, sorted and disjoint. */
   static List<RowRanges.Range> rows(ViewInfo v, List<RowRanges.Range> ranges) {
-    if (v.rowPrefixes().isEmpty()) {
+    ViewIndex index = ViewIndex.of(v);
+    if (index.everyRow()) {
       return ranges;
-    }
-    List<byte[][]> prefixes = new ArrayList<>();
-    List<String> sorted = new ArrayList<>(v.rowPrefixes());
-    sorted.sort(null); // ISO-8859-1 strings sort as their bytes
-    String last = null;
-    for (String p : sorted) {
-      if (last != null && p.startsWith(last)) {
-        continue; // within the shorter prefix before it
-      }
-      byte[] start = p.getBytes(StandardCharsets.ISO_8859_1);
-      prefixes.add(new byte[][] {start, ByteArrays.prefixEnd(start)});
-      last = p;
     }
     List<RowRanges.Range> out = new ArrayList<>();
     for (RowRanges.Range r : ranges) {
-      for (byte[][] q : prefixes) {
-        byte[] start = ByteArrays.compare(r.start(), q[0]) >= 0 ? r.start() : q[0];
-        byte[] end = r.end().length == 0 ? q[1] : q[1].length == 0 ? r.end()
-            : ByteArrays.compare(r.end(), q[1]) <= 0 ? r.end() : q[1];
+      // The view's prefixes' ranges are sorted and disjoint: those that overlap r follow one another.
+      for (int i = index.firstOverlapping(r.start()); i < index.prefixCount(); i++) {
+        byte[] qStart = index.prefixStart(i);
+        byte[] qEnd = index.prefixEnd(i);
+        if (r.end().length > 0 && ByteArrays.compare(qStart, r.end()) >= 0) {
+          break;
+        }
+        byte[] start = ByteArrays.compare(r.start(), qStart) >= 0 ? r.start() : qStart;
+        byte[] end = r.end().length == 0 ? qEnd : qEnd.length == 0 ? r.end()
+            : ByteArrays.compare(r.end(), qEnd) <= 0 ? r.end() : qEnd;
         if (end.length == 0 || ByteArrays.compare(start, end) < 0) {
           out.add(new RowRanges.Range(start, end, r.single()));
         }
@@ -105,13 +100,14 @@ final class Views {
     RowFilter view = families.getFiltersCount() == 0 ? RowFilter.newBuilder().setBlockAllFilter(true).build()
         : families.getFiltersCount() == 1 ? families.getFilters(0) : RowFilter.newBuilder().setInterleave(families)
         .build();
-    return caller == null ? view : RowFilter.newBuilder().setChain(RowFilter.Chain.newBuilder().addFilters(view)
-        .addFilters(caller)).build();
+    // A filter with nothing set is no filter at the top of a request, but an error inside a chain.
+    return caller == null || caller.equals(RowFilter.getDefaultInstance()) ? view
+        : RowFilter.newBuilder().setChain(RowFilter.Chain.newBuilder().addFilters(view).addFilters(caller)).build();
   }
 
   /** Refuses (PERMISSION_DENIED, naming {@code field}) a write of row {@code row} that {@code v} does not hold. */
   static void checkRow(ViewInfo v, String field, ByteString row) {
-    if (!v.hasRow(row.toString(StandardCharsets.ISO_8859_1))) {
+    if (!ViewIndex.of(v).hasRow(row.toString(StandardCharsets.ISO_8859_1))) {
       throw outside(field, "row key is outside authorized view " + v.name() + " (its row prefixes)");
     }
   }
@@ -149,12 +145,11 @@ final class Views {
 
   /** Whether row key {@code key} is in {@code v}. */
   static boolean hasRow(ViewInfo v, byte[] key) {
-    return v.hasRow(new String(key, StandardCharsets.ISO_8859_1));
+    return ViewIndex.of(v).hasRow(new String(key, StandardCharsets.ISO_8859_1));
   }
 
   private static void checkColumn(ViewInfo v, String field, String family, ByteString qualifier) {
-    ViewInfo.FamilySubset s = v.families().get(family);
-    if (s == null || !s.has(qualifier.toString(StandardCharsets.ISO_8859_1))) {
+    if (!ViewIndex.of(v).hasColumn(family, qualifier.toString(StandardCharsets.ISO_8859_1))) {
       throw outside(field, "column " + family + ":" + qualifier.toStringUtf8() + " is outside authorized view "
           + v.name());
     }

@@ -32,7 +32,8 @@ import org.apache.pekko.management.javadsl.PekkoManagement;
  *   <li>{@code /ready} and {@code /alive}: open (orchestrators probe them without credentials), and
  *       {@code /bootstrap/}: open (the cluster bootstrap's peers probe it without credentials; it shows the
  *       members' cluster addresses);
- *   <li>{@code /tabula/keyviz}: {@code bigtable.keyvisualizer.get} (readers and up: it shows row keys);
+ *   <li>{@code /tabula/keyviz}: {@code bigtable.keyvisualizer.get}, and {@code GET /tabula/tablets}: {@code
+ *       bigtable.tables.sampleRowKeys} (readers and up: they show row keys);
  *   <li>{@code /metrics}: {@code tabula.metrics.read} (viewers and {@code roles/tabula.metricsReader});
  *   <li>any other read ({@code GET}, {@code HEAD}): {@code tabula.nodes.get} (viewers and up), which the
  *       console's pages also need; its static files are open (they hold no data, and a browser fetches them
@@ -77,6 +78,7 @@ public final class ManagementHttp {
       boolean read = request.method().equals(HttpMethods.GET) || request.method().equals(HttpMethods.HEAD);
       String permission = path.equals("/metrics") ? "tabula.metrics.read"
           : path.equals("/tabula/keyviz") ? "bigtable.keyvisualizer.get" // row keys: data, for readers
+          : path.equals("/tabula/tablets") && read ? "bigtable.tables.sampleRowKeys" // tablets' rows, as SampleRowKeys
           : read ? "tabula.nodes.get" : "tabula.nodes.manage";
       Guard.Admission a = guard.admitHttp(request, permission, request.method().value() + " " + path, !read);
       if (a instanceof Guard.Admission.Refused r) {

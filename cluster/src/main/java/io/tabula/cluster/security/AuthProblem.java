@@ -32,7 +32,12 @@ public enum AuthProblem {
   /** A JWT whose {@code kid} names none of its issuer's keys. */
   UNKNOWN_KEY(true),
   /** A JWT without a claim it needs ({@code exp}, the principal's claim), or with one of the wrong type or value. */
-  BAD_CLAIMS(true);
+  BAD_CLAIMS(true),
+  /**
+   * A JWT not seen before, while more new ones arrive than the node checks signatures of in a
+   * second ({@link RateBudget}): the caller may send it again shortly. Not remembered.
+   */
+  BUSY(false);
 
   private final boolean permanent;
 

@@ -14,7 +14,9 @@ import java.util.Map;
  *   <li>a JWT accepted before and still good: one cache lookup by the token;
  *   <li>a static token: one SHA-256 digest and a map lookup (tokens are held only as digests);
  *   <li>a JWT refused before for a reason that will not change: the digest and a lookup;
- *   <li>any other JWT: parsing and one signature check ({@link JwtVerifier}), its answer then cached.
+ *   <li>any other JWT: parsing and one signature check ({@link JwtVerifier}), its answer then cached;
+ *       at most {@value #SIGNATURES_PER_SECOND} such checks a second ({@link AuthProblem#BUSY} beyond), so that
+ *       forged tokens, each new, cannot take the node's CPU.
  * </ol>
  *
  * <p>Every time decision reads the injected clock. {@link #authenticate} never throws and its
@@ -29,6 +31,10 @@ public final class Authenticator {
   private final JwtVerifier verifier;
   private final TokenCache cache;
   private final Clock clock;
+  /** Signature checks of tokens not seen before: what a flood of forged ones may cost the node. */
+  private final RateBudget budget = new RateBudget(SIGNATURES_PER_SECOND);
+  /** How many signatures of new tokens are checked in a second at most (each costs 0.05 to 1 ms of CPU). */
+  static final int SIGNATURES_PER_SECOND = 500;
 
   private Authenticator(Map<String, Principal> tokenDigests, JwtVerifier verifier, TokenCache cache, Clock clock) {
     this.tokenDigests = tokenDigests;
@@ -71,6 +77,10 @@ public final class Authenticator {
     Authentication.Refused refusedBefore = cache.refused(digest);
     if (refusedBefore != null) {
       return refusedBefore;
+    }
+    if (!budget.take()) {
+      return new Authentication.Refused(AuthProblem.BUSY, "more new tokens arrive than this node checks the"
+          + " signatures of in a second: send it again shortly");
     }
     JwtVerifier.Outcome outcome = verifier.verify(token, now);
     if (outcome instanceof JwtVerifier.Valid valid) {

@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
  * The table or authorized view a request is about, from the resource names it carries
  * ({@link ResourceFields}): a data call's {@code authorized_view_name} when it has one, else
  * its {@code table_name}; an admin call's {@code resource}, {@code name} or {@code parent},
- * whichever it has. An instance, a backup or a malformed name names no table (the instance's
+ * whichever it has, and else the name inside what an update changes ({@code
+ * authorized_view.name}, {@code table.name}). An instance, a backup or a malformed name names no table (the instance's
  * policy alone decides then, and the services refuse a malformed name).
  *
  * @param name the name as the request gave it
@@ -17,13 +18,22 @@ import java.util.regex.Pattern;
  * @param view the view's id, when it names a view
  */
 record Resource(String name, Optional<String> table, Optional<String> view) {
+  private static final java.util.List<String> FIELDS = java.util.List.of("authorized_view_name", "table_name",
+      "resource", "name", "parent", ResourceFields.NESTED_NAME);
   private static final Pattern TABLE = Pattern.compile("projects/[^/]+/instances/[^/]+/tables/([^/]+)");
   private static final Pattern VIEW = Pattern.compile(
       "projects/[^/]+/instances/[^/]+/tables/([^/]+)/authorizedViews/([^/]+)");
 
   static Resource named(Map<String, String> fields) {
-    String name = fields.getOrDefault("authorized_view_name", fields.getOrDefault("table_name",
-        fields.getOrDefault("resource", fields.getOrDefault("name", fields.getOrDefault("parent", "")))));
+    String name = "";
+    // The first of these the request gives a value (an empty one names nothing, as for the services).
+    for (String field : FIELDS) {
+      String value = fields.getOrDefault(field, "");
+      if (!value.isEmpty()) {
+        name = value;
+        break;
+      }
+    }
     Matcher v = VIEW.matcher(name);
     if (v.matches()) {
       return new Resource(name, Optional.of(v.group(1)), Optional.of(v.group(2)));

@@ -171,11 +171,35 @@ class SecureNodeTest {
         assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode(), what + ": " + e);
         assertTrue(e.getStatus().getDescription().contains(x.deniedPermission), what + ": " + e);
         assertTrue(auditLines().stream().anyMatch(l -> l.contains("principal=user:" + x.who + "@example.com")
-            && l.contains("decision=DENIED") && l.contains(x.method)), what + " not in the audit log");
+            && l.contains("decision=DENIED") && l.contains(x.method)), what + " not in the audit log: " + auditLines());
       }
     }
     assertTrue(auditLines().stream().anyMatch(l -> l.contains("principal=user:admin@example.com")
         && l.contains("CreateTable") && l.contains("decision=ALLOWED")), String.join("\n", auditLines()));
+  }
+
+  /**
+   * A method named with a trailing or doubled slash reaches no handler: Pekko gRPC's handlers
+   * find a method by the path's non-empty segments, so such a path would otherwise run the
+   * method without the guard's check of it.
+   */
+  @Test
+  void aMethodNamedWithExtraSlashesIsNoMethod() {
+    byte[] write = MutateRowRequest.newBuilder().setTableName(PROJECT + "/tables/t").setRowKey(ByteString
+        .copyFromUtf8("slashed")).addMutations(Mutation.newBuilder().setSetCell(Mutation.SetCell.newBuilder()
+        .setFamilyName("f").setColumnQualifier(ByteString.copyFromUtf8("q")).setValue(ByteString.copyFromUtf8("v"))))
+        .build().toByteArray();
+    for (String name : List.of(DATA + "/MutateRow/", DATA + "//MutateRow", "/" + DATA + "/MutateRow")) {
+      io.grpc.MethodDescriptor<byte[], byte[]> m = io.grpc.MethodDescriptor.<byte[], byte[]>newBuilder()
+          .setType(MethodType.UNARY).setFullMethodName(name).setRequestMarshaller(RawGrpc.BYTES)
+          .setResponseMarshaller(RawGrpc.BYTES).build();
+      StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingUnaryCall(
+          authorized(tls, "viewer").newCall(m, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS)), write),
+          name);
+      assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode(), name + ": " + e);
+    }
+    assertEquals(0, rows(tls, ReadRowsRequest.newBuilder().setTableName(PROJECT + "/tables/t").setRows(
+        com.google.bigtable.v2.RowSet.newBuilder().addRowKeys(ByteString.copyFromUtf8("slashed"))).build(), "admin"));
   }
 
   /** Missing, malformed, unknown and oversized credentials: UNAUTHENTICATED with a reason, and no token in the log. */

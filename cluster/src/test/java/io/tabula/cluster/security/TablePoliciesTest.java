@@ -124,6 +124,91 @@ class TablePoliciesTest {
     }
   }
 
+  /**
+   * What the view checks hold against: a request that names a view and then, in a later
+   * occurrence of the same field, none (protobuf takes the last); a view of every row (prefix
+   * ""); lifting a view's deletion protection alone; a table's admin (not the instance's)
+   * changing the table's views.
+   */
+  @Test
+  void viewChecksHoldForCraftedRequestsAndEdgeViews() throws Exception {
+    TabulaNode node = start();
+    try {
+      BigtableTableAdminClient admin = admin(node, "admin");
+      admin.createTable(CreateTableRequest.of("t").addFamily("f"));
+      BigtableDataClient asAdmin = data(node, "admin");
+      asAdmin.mutateRow(RowMutation.create(TableId.of("t"), "eu#1").setCell("f", "q", "a"));
+      asAdmin.mutateRow(RowMutation.create(TableId.of("t"), "us#1").setCell("f", "q", "b"));
+      admin.createAuthorizedView(CreateAuthorizedViewRequest.of("t", "europe").setAuthorizedViewType(
+          SubsetView.create().addRowPrefix("eu#").setFamilySubsets("f", FamilySubsets.create().addQualifierPrefix(""))));
+      admin.setAuthorizedViewIamPolicy("t", "europe", Policy.newBuilder().addIdentity(Role.of("bigtable.user"),
+          Identity.user("bo@example.com")).build());
+      String table = "projects/" + PROJECT + "/instances/" + INSTANCE + "/tables/t";
+      // authorized_view_name = the view, table_name = t, then authorized_view_name = "": the request reads t whole.
+      byte[] crafted = concat(com.google.bigtable.v2.ReadRowsRequest.newBuilder().setAuthorizedViewName(table
+          + "/authorizedViews/europe").build().toByteArray(), com.google.bigtable.v2.ReadRowsRequest.newBuilder()
+          .setTableName(table).build().toByteArray(), new byte[] {0x4a, 0x00});
+      assertEquals("", com.google.bigtable.v2.ReadRowsRequest.parseFrom(crafted).getAuthorizedViewName());
+      io.grpc.StatusRuntimeException denied = assertThrows(io.grpc.StatusRuntimeException.class,
+          () -> rawRows(node, "bo", crafted));
+      assertEquals(io.grpc.Status.Code.PERMISSION_DENIED, denied.getStatus().getCode(), denied.toString());
+
+      admin.createAuthorizedView(CreateAuthorizedViewRequest.of("t", "everything").setDeletionProtection(true)
+          .setAuthorizedViewType(SubsetView.create().addRowPrefix("").setFamilySubsets("f",
+              FamilySubsets.create().addQualifierPrefix(""))));
+      assertEquals(2, rows(asAdmin, Query.create(AuthorizedViewId.of("t", "everything"))).size(),
+          "a view of prefix \"\" holds every row");
+      assertThrows(com.google.api.gax.rpc.FailedPreconditionException.class,
+          () -> admin.deleteAuthorizedView("t", "everything"));
+      admin.updateAuthorizedView(com.google.cloud.bigtable.admin.v2.models.UpdateAuthorizedViewRequest.of("t",
+          "everything").setDeletionProtection(false));
+      admin.deleteAuthorizedView("t", "everything");
+
+      // A table's admin, not the instance's, changes the table's views.
+      admin.setIamPolicy("t", admin.getIamPolicy("t").toBuilder().addIdentity(Role.of("bigtable.admin"),
+          Identity.user("ana@example.com")).build());
+      BigtableTableAdminClient ana = admin(node, "ana");
+      ana.updateAuthorizedView(com.google.cloud.bigtable.admin.v2.models.UpdateAuthorizedViewRequest.of("t",
+          "europe").setDeletionProtection(true));
+      assertTrue(ana.getAuthorizedView("t", "europe").isDeletionProtected());
+    } finally {
+      closeClients();
+      node.close();
+    }
+  }
+
+  private static byte[] concat(byte[]... parts) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    for (byte[] p : parts) {
+      out.writeBytes(p);
+    }
+    return out.toByteArray();
+  }
+
+  /** A ReadRows of {@code request}'s bytes as {@code who}, over TLS with grpc-java: the rows' responses counted. */
+  private int rawRows(TabulaNode node, String who, byte[] request) throws IOException, InterruptedException {
+    io.grpc.ManagedChannel ch = io.grpc.Grpc.newChannelBuilderForAddress("localhost", node.grpcPort(),
+        io.grpc.TlsChannelCredentials.newBuilder().trustManager(caFile.toFile()).build()).build();
+    try {
+      io.grpc.Metadata m = new io.grpc.Metadata();
+      m.put(io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER), "Bearer "
+          + TOKENS.get(who));
+      java.util.Iterator<byte[]> it = io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          io.grpc.ClientInterceptors.intercept(ch, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(m))
+              .newCall(io.tabula.cluster.RawGrpc.method("google.bigtable.v2.Bigtable", "ReadRows",
+                  io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING), io.grpc.CallOptions.DEFAULT
+                  .withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS)), request);
+      int n = 0;
+      while (it.hasNext()) {
+        it.next();
+        n++;
+      }
+      return n;
+    } finally {
+      ch.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
   private TabulaNode start() throws IOException {
     if (caFile == null) {
       TestPki ca = TestPki.ca("policies test CA");
