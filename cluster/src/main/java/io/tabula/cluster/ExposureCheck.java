@@ -1,5 +1,6 @@
 package io.tabula.cluster;
 
+import io.tabula.cluster.security.NodeSecurity;
 import io.tabula.cluster.security.TlsSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -19,6 +20,12 @@ final class ExposureCheck {
   private static final Logger LOG = LoggerFactory.getLogger(ExposureCheck.class);
 
   private ExposureCheck() {}
+
+  /** {@code security}, once {@link #check} finds it fit for {@code host}. */
+  static NodeSecurity checked(String host, NodeSecurity security) {
+    check(host, security.tls(), security.guard().authenticates(), security.insecure());
+    return security;
+  }
 
   /**
    * Throws {@link StartRefusedException} ({@code EXPOSED}) for a node on a non-loopback

@@ -214,7 +214,7 @@ final class MasterJournalSetup {
               + "given " + masterLeaseOwner(settings) + ": set tabula.node.host to the address the node binds");
         }
       } else {
-        TabulaNode.join(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
+        Starting.await(SchemaUtils.createIfNotExists(system), wait, "creating the master's journal tables");
       }
       return;
     }

@@ -175,8 +175,7 @@ public final class TabulaNode implements AutoCloseable {
   public static Config embeddedConfig(Config application) {
     Config config = configuration(application);
     NodeSettings settings = NodeSettings.from(config.getConfig("tabula.node"));
-    NodeSecurity security = NodeSecurity.from(config);
-    ExposureCheck.check(settings.host(), security.tls(), security.guard().authenticates(), security.insecure());
+    NodeSecurity security = ExposureCheck.checked(settings.host(), NodeSecurity.from(config));
     try {
       Files.createDirectories(settings.dataDir().resolve("master"));
     } catch (IOException e) {
@@ -206,8 +205,7 @@ public final class TabulaNode implements AutoCloseable {
     roles.addAll(ClusterNodes.roles(settings.name(), settings.host() + ":" + grpcPort,
         settings.host() + ":" + settings.httpPort(), life));
     derived.put("pekko.cluster.roles", roles);
-    derived.putAll(security.remotingSettings()); // TLS between nodes: the cluster's certificate makes a member
-    derived.putAll(security.httpSettings());
+    derived.putAll(security.derivedSettings()); // TLS between nodes: the cluster's certificate makes a member
     // H2's automatic server mode (the master's journal on one machine) listens where the node does.
     System.setProperty("h2.bindAddress", settings.host());
     return ConfigFactory.parseMap(derived).withFallback(config);
@@ -274,7 +272,7 @@ public final class TabulaNode implements AutoCloseable {
     try {
       if (config.getString("tabula.node.join-by").equals("bootstrap")) {
         // Management HTTP first: the bootstrap's contact points are the nodes' Management endpoints.
-        managementPort = join(ManagementHttp.start(system, settings.host(), settings.httpPort(), security), wait,
+        managementPort = Starting.await(ManagementHttp.start(system, settings.host(), settings.httpPort(), security), wait,
             "starting Management HTTP");
         org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap.get(system).start();
         awaitUp(system, "Pekko Management's cluster bootstrap", wait);
@@ -385,7 +383,7 @@ public final class TabulaNode implements AutoCloseable {
     NodeMetrics metrics = config.getBoolean("tabula.node.metrics") ? new NodeMetrics(engine, node.local(),
         () -> directory.get().tables().keySet(), MasterCounts.of(system), router.locations()) : null;
     ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
-        : join(BigtableServices.bind(system, settings, security, router, master,
+        : Starting.await(BigtableServices.bind(system, settings, security, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),
             metrics == null ? null : metrics.grpc()), wait, "binding the gRPC port");
     // Ready once Up, serving every tablet it owns, and past its warm-up (if it makes one).
@@ -395,7 +393,7 @@ public final class TabulaNode implements AutoCloseable {
       return warm.get() && cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
     }, settings.askTimeout(), metrics));
     int http = managementPort != 0 ? managementPort
-        : join(ManagementHttp.start(system, settings.host(), settings.httpPort(), security), wait,
+        : Starting.await(ManagementHttp.start(system, settings.host(), settings.httpPort(), security), wait,
             "starting Management HTTP");
     NodeShutdown.registerUnbind(system, binding, metrics);
     NodeShutdown.registerDrain(system, cluster, settings, directory, master, engine);
@@ -548,17 +546,6 @@ public final class TabulaNode implements AutoCloseable {
       LOG.warn("{} stopped: {}", what, failure.getMessage());
     } else {
       LOG.error("{} failed", what, failure);
-    }
-  }
-
-  static <T> T join(java.util.concurrent.CompletionStage<T> s, Duration wait, String what) {
-    try {
-      return s.toCompletableFuture().get(wait.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while " + what, e);
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      throw new IllegalStateException("failed " + what + ": " + e, e);
     }
   }
 

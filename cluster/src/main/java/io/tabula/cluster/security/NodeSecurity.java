@@ -125,6 +125,13 @@ public final class NodeSecurity {
     return insecure;
   }
 
+  /** The settings the node's actor system takes from its security: {@link #remotingSettings} and {@link #httpSettings}. */
+  public Map<String, Object> derivedSettings() {
+    Map<String, Object> out = new HashMap<>(remotingSettings());
+    out.putAll(httpSettings());
+    return out;
+  }
+
   /**
    * The remoting settings of a node with TLS: Artery over TLS ({@code tls-tcp}) with Pekko's
    * rotating-keys engine, which requires a peer's certificate to chain to the cluster's CA
