@@ -50,13 +50,23 @@ public final class TestPki {
   public static TestPki ca(String name) {
     KeyPair keys = rsa();
     X500Name subject = new X500Name("CN=" + name);
-    return new TestPki(name, keys, sign(subject, keys, subject, keys, true));
+    return new TestPki(name, keys, sign(subject, keys, subject, keys, null));
   }
 
   /** A leaf certificate for {@code subject} (such as {@code CN=node,O=tabula}), signed by this CA. */
   public Issued issue(String subject) {
+    return issue(subject, "localhost");
+  }
+
+  /**
+   * A leaf certificate for {@code subject} naming {@code 127.0.0.1} and exactly the DNS names
+   * {@code dnsNames}, signed by this CA. Nodes of one cluster share a DNS name: Artery's TLS
+   * (Pekko's rotating-keys engine) accepts a peer only when its certificate and the node's own
+   * have a common name (their CN or a DNS subject alternative name).
+   */
+  public Issued issue(String subject, String... dnsNames) {
     KeyPair leaf = rsa();
-    return new Issued(sign(new X500Name(subject), leaf, new X500Name("CN=" + name), keys, false), leaf);
+    return new Issued(sign(new X500Name(subject), leaf, new X500Name("CN=" + name), keys, dnsNames), leaf);
   }
 
   /** The CA's certificate. */
@@ -91,8 +101,10 @@ public final class TestPki {
     }
   }
 
+  /** A CA's certificate when {@code dnsNames} is null, else a leaf's naming them and 127.0.0.1. */
   private static X509Certificate sign(X500Name subject, KeyPair subjectKeys, X500Name issuer, KeyPair issuerKeys,
-      boolean ca) {
+      String[] dnsNames) {
+    boolean ca = dnsNames == null;
     Instant now = Instant.now();
     try {
       X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(issuer, BigInteger.valueOf(
@@ -102,8 +114,12 @@ public final class TestPki {
       if (ca) {
         b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
       } else {
-        b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-            new GeneralName(GeneralName.dNSName, "localhost"), new GeneralName(GeneralName.iPAddress, "127.0.0.1")}));
+        GeneralName[] names = new GeneralName[dnsNames.length + 1];
+        for (int i = 0; i < dnsNames.length; i++) {
+          names[i] = new GeneralName(GeneralName.dNSName, dnsNames[i]);
+        }
+        names[dnsNames.length] = new GeneralName(GeneralName.iPAddress, "127.0.0.1");
+        b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(names));
       }
       return new JcaX509CertificateConverter().getCertificate(b.build(
           new JcaContentSignerBuilder("SHA256withRSA").build(issuerKeys.getPrivate())));
