@@ -391,7 +391,7 @@ public final class TabulaNode implements AutoCloseable {
     TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, directory::isMasters, master, () -> {
       int[] so = owned.servedOfOwned(directory.get());
       return warm.get() && cluster.selfMember().status() == MemberStatus.up() && so[0] == so[1];
-    }, settings.askTimeout(), metrics));
+    }, settings.askTimeout(), metrics, security.peerHttp()));
     int http = managementPort != 0 ? managementPort
         : Starting.await(ManagementHttp.start(system, settings.host(), settings.httpPort(), security), wait,
             "starting Management HTTP");

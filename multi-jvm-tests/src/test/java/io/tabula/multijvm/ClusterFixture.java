@@ -56,6 +56,9 @@ final class ClusterFixture implements AutoCloseable {
   /** The heap ({@code -Xmx}) of every node started from now on. */
   String heap = "256m";
 
+  /** The extra {@code tabula server} flags of each node started from now on, by its name ({@code --tls-cert ...}). */
+  java.util.function.Function<String, List<String>> flags = name -> List.of();
+
   /** HOCON every node started from now on is given ({@code --config}); null: none. */
   private Path config;
 
@@ -82,7 +85,7 @@ final class ClusterFixture implements AutoCloseable {
    */
   NodeJvm start(String name, NodeJvm seed, Path conf, Duration ready) throws IOException, InterruptedException {
     for (int attempt = 1; ; attempt++) {
-      NodeJvm n = NodeJvm.start(name, data, seed, root, conf, heap);
+      NodeJvm n = NodeJvm.start(name, data, seed, root, conf, heap, flags.apply(name));
       nodes.add(n);
       try {
         n.awaitReady(ready);
@@ -111,7 +114,8 @@ final class ClusterFixture implements AutoCloseable {
    * another), joining the first node, without waiting for it to be ready: it may be refused.
    */
   NodeJvm start(String name, Path data) throws IOException {
-    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config, heap);
+    NodeJvm n = NodeJvm.start(name, data, nodes.isEmpty() ? null : nodes.get(0), root, config, heap,
+        flags.apply(name));
     nodes.add(n);
     return n;
   }

@@ -1,5 +1,6 @@
 package io.tabula.multijvm;
 
+import io.tabula.cluster.security.PemFiles;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -9,19 +10,24 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
 
 /**
  * One Tabula node as its own JVM: {@code tabula server} (the app module's entry point) with
  * this test's class path, on 127.0.0.1 with fresh ports, its output in a log file. The
- * scenario that starts one stops it ({@link #close} kills it if it still runs).
+ * scenario that starts one stops it ({@link #close} kills it if it still runs). A node given
+ * {@code --tls-cert} serves Management HTTP over HTTPS: the test calls it trusting that very
+ * certificate.
  */
 final class NodeJvm implements AutoCloseable {
   static final String HOST = "127.0.0.1";
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private static final String TLS_CERT = "--tls-cert";
 
   final String name;
   final int grpcPort;
@@ -29,14 +35,20 @@ final class NodeJvm implements AutoCloseable {
   final int clusterPort;
   final Path log;
   private final Process process;
+  /** http, or https for a node with TLS. */
+  private final String scheme;
+  private final HttpClient http;
 
-  private NodeJvm(String name, int grpcPort, int httpPort, int clusterPort, Path log, Process process) {
+  private NodeJvm(String name, int grpcPort, int httpPort, int clusterPort, Path log, Process process, String scheme,
+      HttpClient http) {
     this.name = name;
     this.grpcPort = grpcPort;
     this.httpPort = httpPort;
     this.clusterPort = clusterPort;
     this.log = log;
     this.process = process;
+    this.scheme = scheme;
+    this.http = http;
   }
 
   /**
@@ -52,6 +64,16 @@ final class NodeJvm implements AutoCloseable {
    * or {@code "default"}: the JVM's defaults, as {@code bin/tabula server} starts a node.
    */
   static NodeJvm start(String name, Path data, NodeJvm seed, Path logs, Path config, String heap) throws IOException {
+    return start(name, data, seed, logs, config, heap, List.of());
+  }
+
+  /**
+   * As {@link #start(String, Path, NodeJvm, Path, Path, String)}, with {@code flags} added to
+   * {@code tabula server}'s ({@code --tls-cert FILE --tls-key FILE --cluster-ca FILE --auth
+   * FILE}, say).
+   */
+  static NodeJvm start(String name, Path data, NodeJvm seed, Path logs, Path config, String heap, List<String> flags)
+      throws IOException {
     int grpc = freePort();
     int http = freePort();
     int cluster = freePort();
@@ -82,8 +104,22 @@ final class NodeJvm implements AutoCloseable {
     if (config != null) {
       command.addAll(List.of("--config", config.toString()));
     }
+    command.addAll(flags);
+    int cert = flags.indexOf(TLS_CERT);
+    HttpClient client = cert < 0 ? HTTP : trusting(Path.of(flags.get(cert + 1)));
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    return new NodeJvm(name, grpc, http, cluster, log, p);
+    return new NodeJvm(name, grpc, http, cluster, log, p, cert < 0 ? "http" : "https", client);
+  }
+
+  /** An HTTP client that trusts the certificate(s) in {@code pem} and nothing else. */
+  private static HttpClient trusting(Path pem) throws IOException {
+    try {
+      SSLContext tls = SSLContext.getInstance("TLS");
+      tls.init(null, PemFiles.trusting(pem), null);
+      return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).sslContext(tls).build();
+    } catch (GeneralSecurityException e) {
+      throw new IOException("no TLS client trusting " + pem, e);
+    }
   }
 
   String endpoint() {
@@ -121,14 +157,23 @@ final class NodeJvm implements AutoCloseable {
   }
 
   HttpResponse<String> get(String path) throws IOException, InterruptedException {
-    return HTTP.send(HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + httpPort + path))
-        .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A GET of {@code path} with {@code Authorization: Bearer token}. */
+  HttpResponse<String> get(String path, String token) throws IOException, InterruptedException {
+    return http.send(request(path).header("Authorization", "Bearer " + token).GET().build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   HttpResponse<String> post(String path) throws IOException, InterruptedException {
-    return HTTP.send(HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + httpPort + path))
-        .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+    return http.send(request(path).POST(HttpRequest.BodyPublishers.noBody()).build(),
         HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpRequest.Builder request(String path) {
+    return HttpRequest.newBuilder(URI.create(scheme + "://" + HOST + ":" + httpPort + path))
+        .timeout(Duration.ofSeconds(10));
   }
 
   /** The last {@code lines} lines of the node's log. */

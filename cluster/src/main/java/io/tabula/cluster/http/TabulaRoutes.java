@@ -66,12 +66,13 @@ public final class TabulaRoutes extends AbstractExtensionId<TabulaRoutes.Provide
   /**
    * What the routes read: the node's view of the cluster. {@code whole}: whether the node's copy
    * of the directory is the master's own (views of the whole directory are answered only there:
-   * {@link WholeViews}).
+   * {@link WholeViews}); {@code peerHttp}: how it asks another member's Management HTTP.
    */
   public record NodeView(org.apache.pekko.actor.typed.ActorSystem<?> system, org.apache.pekko.cluster.typed.Cluster cluster,
       java.util.function.Supplier<Directory> directory, java.util.function.BooleanSupplier whole,
       org.apache.pekko.actor.typed.ActorRef<Master.Command> master,
-      java.util.function.BooleanSupplier ready, Duration askTimeout, io.tabula.cluster.metrics.NodeMetrics metrics) {}
+      java.util.function.BooleanSupplier ready, Duration askTimeout, io.tabula.cluster.metrics.NodeMetrics metrics,
+      io.tabula.cluster.security.PeerHttp peerHttp) {}
 
   /** Loaded by Pekko Management by class name. */
   public TabulaRoutes() {}

@@ -7,14 +7,16 @@ import static org.apache.pekko.http.javadsl.server.Directives.optionalHeaderValu
 import io.tabula.actors.master.ClusterNodes;
 import io.tabula.actors.master.Directory;
 import io.tabula.actors.master.Master;
+import io.tabula.cluster.security.PeerHttp;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.http.javadsl.Http;
-import java.util.Optional;
+import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -35,13 +37,17 @@ import org.apache.pekko.http.javadsl.server.Route;
  * request forwarded to it after the master left (ask again), and when the master's node cannot
  * be forwarded to: its Management HTTP port is not known to the others (started with port 0:
  * the port is chosen after its cluster roles are set), or it is not a member this node sees.
- * Stateless.
+ * Between nodes with TLS the request goes over HTTPS trusting the cluster's CA ({@link
+ * PeerHttp}) and carries the caller's {@code Authorization} header, which the master's node
+ * checks again; a caller known only by a client certificate has none to pass on, and is
+ * answered 401 there: ask the master's node itself. Stateless.
  */
 final class WholeViews {
   /** Header of a request one node forwarded to another. */
   static final String FORWARDED = "Tabula-Forwarded";
   /** Header of a view's answer: the name of the node whose copy it shows. */
   static final String SHOWN_BY = "Tabula-Shown-By";
+  private static final String AUTHORIZATION = "Authorization";
   /** How long the master may take to say where it runs. */
   private static final Duration MASTER_WAIT = Duration.ofSeconds(2);
 
@@ -79,7 +85,7 @@ final class WholeViews {
                 v.system().scheduler()).handle((d, failed) -> failed != null
                     ? CompletableFuture.completedFuture(unavailable("the master did not answer: " + failed))
                     : here(new TabulaRoutes.NodeView(v.system(), v.cluster(), () -> d, () -> true, v.master(),
-                        v.ready(), v.askTimeout(), v.metrics()), local)).thenCompose(x -> x);
+                        v.ready(), v.askTimeout(), v.metrics(), v.peerHttp()), local)).thenCompose(x -> x);
           }
           if (forwarded) {
             return CompletableFuture.completedFuture(unavailable("this node no longer runs the master; ask again"));
@@ -87,15 +93,19 @@ final class WholeViews {
           for (ClusterNodes.NodeInfo n : ClusterNodes.all(v.cluster())) {
             if (n.address().toString().equals(ops.masterAddress()) && n.http().contains(":")
                 && !n.http().endsWith(":0")) {
-              // A new GET of the same path and query (the one asked may have come over HTTP/2), over HTTPS when it
-              // came so (the nodes' Management HTTP is alike), with the caller's credentials: that node checks them too.
-              HttpRequest there = HttpRequest.GET(request.getUri().scheme() + "://" + n.http()
-                  + request.getUri().toRelative()).addHeader(RawHeader.create(FORWARDED, "1"));
-              Optional<HttpHeader> authorization = request.getHeader("authorization");
+              // a new GET of the same path and query (the one asked may have come over HTTP/2), over HTTPS
+              // when the nodes have TLS, with the caller's credentials: the master's node checks them again
+              PeerHttp peers = v.peerHttp();
+              HttpRequest there = HttpRequest.GET(peers.scheme() + "://" + n.http() + request.getUri().toRelative())
+                  .addHeader(RawHeader.create(FORWARDED, "1"));
+              Optional<HttpHeader> authorization = request.getHeader(AUTHORIZATION);
               if (authorization.isPresent()) {
-                there = there.addHeader(RawHeader.create("Authorization", authorization.get().value()));
+                there = there.addHeader(authorization.get());
               }
-              return Http.get(v.system()).singleRequest(there).<HttpResponse>handle((r, failed) -> failed == null
+              Optional<HttpsConnectionContext> tls = peers.context();
+              CompletionStage<HttpResponse> answer = tls.isPresent()
+                  ? Http.get(v.system()).singleRequest(there, tls.get()) : Http.get(v.system()).singleRequest(there);
+              return answer.<HttpResponse>handle((r, failed) -> failed == null
                   ? r : unavailable("the master's node " + n.name() + " did not answer: " + failed));
             }
           }

@@ -18,18 +18,22 @@ import org.apache.pekko.grpc.GrpcClientSettings;
  * A node's security, read once at its start: TLS for its ports ({@code tabula.node.tls}), the
  * {@link Guard} in front of its services (authentication and the instance's policy, from
  * {@code tabula.security} and the file {@code tabula.security.auth-file} names, {@code
- * --auth}), and the remoting settings that make the cluster's certificate what makes a
- * member. Immutable.
+ * --auth}), the remoting settings that make the cluster's certificate what makes a member, and
+ * how the node calls other members' Management HTTP ({@link PeerHttp}). Immutable (the files
+ * {@link ServerTls} and {@link PeerHttp} read are read again as they rotate).
  */
 public final class NodeSecurity {
   private final TlsSettings tls;
   private final Optional<ServerTls> serverTls;
+  private final PeerHttp peerHttp;
   private final Guard guard;
   private final boolean insecure;
 
-  private NodeSecurity(TlsSettings tls, Optional<ServerTls> serverTls, Guard guard, boolean insecure) {
+  private NodeSecurity(TlsSettings tls, Optional<ServerTls> serverTls, PeerHttp peerHttp, Guard guard,
+      boolean insecure) {
     this.tls = tls;
     this.serverTls = serverTls;
+    this.peerHttp = peerHttp;
     this.guard = guard;
     this.insecure = insecure;
   }
@@ -42,12 +46,14 @@ public final class NodeSecurity {
   public static NodeSecurity from(Config config) {
     TlsSettings tls = TlsSettings.from(config.getConfig("tabula.node.tls"));
     Optional<ServerTls> serverTls = Optional.empty();
-    if (tls.enabled()) {
-      try {
+    PeerHttp peerHttp;
+    try {
+      if (tls.enabled()) {
         serverTls = Optional.of(ServerTls.load(tls));
-      } catch (PemFiles.TlsFileException e) {
-        throw new IllegalArgumentException("tabula.node.tls: " + e.getMessage(), e);
       }
+      peerHttp = PeerHttp.of(tls);
+    } catch (PemFiles.TlsFileException e) {
+      throw new IllegalArgumentException("tabula.node.tls: " + e.getMessage(), e);
     }
     Config security = security(config);
     boolean certificates = tls.clientCaFile().isPresent();
@@ -61,7 +67,7 @@ public final class NodeSecurity {
     } else {
       guard = Guard.open();
     }
-    return new NodeSecurity(tls, serverTls, guard, config.getBoolean("tabula.node.insecure"));
+    return new NodeSecurity(tls, serverTls, peerHttp, guard, config.getBoolean("tabula.node.insecure"));
   }
 
   /**
@@ -114,6 +120,11 @@ public final class NodeSecurity {
   /** The TLS of the gRPC port and Management HTTP; empty when the node has none. */
   public Optional<ServerTls> serverTls() {
     return serverTls;
+  }
+
+  /** How the node calls other members' Management HTTP: HTTPS trusting the cluster's CA when it has TLS. */
+  public PeerHttp peerHttp() {
+    return peerHttp;
   }
 
   public Guard guard() {

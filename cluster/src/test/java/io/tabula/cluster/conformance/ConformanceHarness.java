@@ -18,7 +18,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  * <p>The target is chosen by the system property {@value #TARGET_PROPERTY}: {@code tabula}
  * (default) starts a Tabula node; {@code cluster} starts three Tabula nodes and calls one that
- * is not the master's ({@link ConformancePeer#tabulaCluster}); {@code emulator} starts a second emulator, which validates
+ * is not the master's ({@link ConformancePeer#tabulaCluster}); {@code secure-cluster} the same
+ * with TLS everywhere (Artery too) and authenticated clients ({@link
+ * ConformancePeer#secureTabulaCluster}); {@code emulator} starts a second emulator, which validates
  * the harness and the scenarios themselves (they must agree everywhere except server time).
  * A peer that cannot start fails the test class: nothing here is ever skipped. With {@value #PRINT_PROPERTY}{@code =true}
  * every scenario's reference result is printed.
@@ -39,7 +41,14 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
    */
   static final String FAMILY2 = "cf2";
 
-  enum Target { TABULA, CLUSTER, EMULATOR }
+  enum Target {
+    TABULA, CLUSTER, SECURE_CLUSTER, EMULATOR;
+
+    /** Whether the target is three Tabula nodes, called through one that is not the master's. */
+    boolean isCluster() {
+      return this == CLUSTER || this == SECURE_CLUSTER;
+    }
+  }
 
   /** One scenario, run once per peer against that peer's copy of the table. */
   @FunctionalInterface
@@ -60,12 +69,13 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
     target = Target.valueOf(
-        System.getProperty(TARGET_PROPERTY, "tabula").trim().toUpperCase(Locale.ROOT));
+        System.getProperty(TARGET_PROPERTY, "tabula").trim().replace('-', '_').toUpperCase(Locale.ROOT));
     reference = ConformancePeer.emulator("emulator");
     try {
       subject = switch (target) {
         case EMULATOR -> ConformancePeer.emulator("second emulator");
         case CLUSTER -> ConformancePeer.tabulaCluster("three tabula nodes");
+        case SECURE_CLUSTER -> ConformancePeer.secureTabulaCluster("three secured tabula nodes");
         case TABULA -> ConformancePeer.tabula("tabula");
       };
     } finally {
@@ -81,20 +91,24 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
     if (reference == null) {
       return;
     }
-    if (target == Target.CLUSTER) {
-      // The scenarios must have crossed nodes: tablets of their tables live on n1 and n3 too.
-      java.util.Map<String, Integer> owners = subject.tabletsByOwner();
-      System.out.println("tablets by owner after " + context.getDisplayName() + ": " + owners);
-      int elsewhere = owners.entrySet().stream().filter(e -> !e.getKey().equals("n2"))
-          .mapToInt(java.util.Map.Entry::getValue).sum();
-      Assertions.assertTrue(elsewhere > 0, "no scenario table was served by a node other than the one called: "
-          + owners);
-    }
-    try (ConformancePeer r = reference) {
-      subject.close();
+    try {
+      if (target.isCluster()) {
+        // The scenarios must have crossed nodes: tablets of their tables live on n1 and n3 too.
+        java.util.Map<String, Integer> owners = subject.tabletsByOwner();
+        System.out.println("tablets by owner after " + context.getDisplayName() + ": " + owners);
+        int elsewhere = owners.entrySet().stream().filter(e -> !e.getKey().equals("n2"))
+            .mapToInt(java.util.Map.Entry::getValue).sum();
+        Assertions.assertTrue(elsewhere > 0, "no scenario table was served by a node other than the one called: "
+            + owners);
+      }
     } finally {
-      reference = null;
-      subject = null;
+      // Stopped also when the check fails, so the nodes do not outlive the class in the test JVM.
+      try (ConformancePeer r = reference) {
+        subject.close();
+      } finally {
+        reference = null;
+        subject = null;
+      }
     }
   }
 
@@ -170,7 +184,7 @@ final class ConformanceHarness implements BeforeAllCallback, AfterAllCallback {
       out.append("\n").append(subject.name()).append(" failed a call at ").append(java.time.Instant.now())
           .append(": ").append(Render.describe(e));
     }
-    if (target == Target.CLUSTER && subjectTable != null) {
+    if (target.isCluster() && subjectTable != null) {
       try {
         out.append("\nits tablets now: ").append(subject.tabletsOf(subjectTable));
         out.append("\nthe nodes' log lines naming the table:").append(logLinesNaming(subjectTable));

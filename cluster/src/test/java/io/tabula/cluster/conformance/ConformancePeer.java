@@ -12,6 +12,8 @@ import com.typesafe.config.ConfigFactory;
 import io.tabula.cluster.TabulaNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,8 +22,15 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.stream.Stream;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorSystem;
 
 /**
  * One server speaking the Cloud Bigtable API on 127.0.0.1 (Google's bundled emulator or a
@@ -45,17 +54,58 @@ public final class ConformancePeer implements AutoCloseable {
   static final int MAX_ATTEMPTS = 2;
 
   private final String name;
-  private final AutoCloseable server;
+  private final Server server;
   private final BigtableDataClient data;
   private final BigtableTableAdminClient admin;
-  /** The Management HTTP port of the node the clients call, for a Tabula cluster; 0 otherwise. */
-  private int clusterHttpPort;
+  /** Management HTTP of the node the clients call, for a Tabula cluster; null otherwise. */
+  private final ManagementView management;
 
-  private ConformancePeer(String name, AutoCloseable server, int port) throws IOException {
+  /** What stops a peer's server (and deletes its files). */
+  private interface Server extends AutoCloseable {
+    @Override
+    void close() throws IOException;
+  }
+
+  /** Owns {@code server}; the caller stops it if this fails ({@link #stoppedOnFailure}). */
+  private ConformancePeer(String name, Server server, BigtableDataSettings data,
+      BigtableTableAdminSettings admin, ManagementView management) throws IOException {
     this.name = name;
     this.server = server;
-    this.data = BigtableDataClient.create(dataSettings(port));
-    this.admin = BigtableTableAdminClient.create(adminSettings(port));
+    this.management = management;
+    this.data = BigtableDataClient.create(data);
+    try {
+      this.admin = BigtableTableAdminClient.create(admin);
+    } catch (IOException | RuntimeException e) {
+      this.data.close();
+      throw e;
+    }
+  }
+
+  /** What makes a peer of a started server. */
+  @FunctionalInterface
+  private interface PeerOf {
+    ConformancePeer make() throws IOException;
+  }
+
+  /** The peer {@code peer} makes; if that fails, {@code server} is stopped. */
+  private static ConformancePeer stoppedOnFailure(Server server, PeerOf peer) throws IOException {
+    try {
+      return peer.make();
+    } catch (IOException | RuntimeException e) {
+      try {
+        server.close();
+      } catch (IOException | RuntimeException stopping) {
+        e.addSuppressed(stopping);
+      }
+      throw e;
+    }
+  }
+
+  /** A peer of a server on {@code port} with clients as an emulator's; stops the server if they cannot be made. */
+  private static ConformancePeer plain(String name, Server server, int port, ManagementView management)
+      throws IOException {
+    return stoppedOnFailure(server, () -> new ConformancePeer(name, server, dataSettings(port), adminSettings(port),
+        management));
   }
 
   /** Starts Google's bundled emulator on a free loopback port. */
@@ -70,7 +120,7 @@ public final class ConformancePeer implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while starting the bundled emulator", e);
     }
-    return new ConformancePeer(name, emulator::stop, emulator.getPort());
+    return plain(name, emulator::stop, emulator.getPort(), null);
   }
 
   /**
@@ -86,14 +136,14 @@ public final class ConformancePeer implements AutoCloseable {
       deleteTree(dataDir);
       throw e;
     }
-    AutoCloseable stop = () -> {
+    Server stop = () -> {
       try {
         node.close();
       } finally {
         deleteTree(dataDir);
       }
     };
-    return new ConformancePeer(name, stop, node.grpcPort());
+    return plain(name, stop, node.grpcPort(), null);
   }
 
   /**
@@ -105,10 +155,48 @@ public final class ConformancePeer implements AutoCloseable {
    */
   static ConformancePeer tabulaCluster(String name) throws IOException {
     Path dataDir = Files.createTempDirectory("tabula-conformance-cluster-");
+    List<TabulaNode> nodes = startNodes(dataDir, node -> Map.of());
+    TabulaNode called = nodes.get(1);
+    return plain(name, stopping(nodes, dataDir), called.grpcPort(), new ManagementView(
+        URI.create("http://" + LOOPBACK + ":" + called.httpPort()), HttpClient.newHttpClient(), null));
+  }
+
+  /**
+   * As {@link #tabulaCluster}, with security ({@link SecureCluster}): every node serves TLS
+   * with its own certificate of one CA, Artery runs over mutual TLS with that CA as the
+   * cluster's, and calls are authenticated. The data client calls n2 with a service account's
+   * key, the admin client with a static admin token, both over TLS trusting the CA, with the
+   * same deadlines and attempts as the other peers.
+   */
+  static ConformancePeer secureTabulaCluster(String name) throws IOException {
+    Path dataDir = Files.createTempDirectory("tabula-conformance-secure-cluster-");
+    SecureCluster security;
+    List<TabulaNode> nodes;
+    try {
+      security = SecureCluster.write(Files.createDirectories(dataDir.resolve("security")), NODES);
+      nodes = startNodes(dataDir.resolve("data"), security::nodeSettings);
+    } catch (IOException | RuntimeException e) {
+      deleteTree(dataDir);
+      throw e;
+    }
+    TabulaNode called = nodes.get(1);
+    Server stop = stopping(nodes, dataDir);
+    return stoppedOnFailure(stop, () -> new ConformancePeer(name, stop, bounded(security.data(called.grpcPort())),
+        bounded(security.admin(called.grpcPort())), security.management(called.httpPort())));
+  }
+
+  private static final List<String> NODES = List.of("n1", "n2", "n3");
+
+  /**
+   * Starts {@link #NODES} over {@code dataDir}, n1 first, each with {@code extra}'s settings
+   * for it; if one fails, stops those started and deletes {@code dataDir}.
+   */
+  private static List<TabulaNode> startNodes(Path dataDir, Function<String, Map<String, Object>> extra)
+      throws IOException {
     List<TabulaNode> nodes = new ArrayList<>();
     try {
       int seedPort = freePort();
-      for (String node : List.of("n1", "n2", "n3")) {
+      for (String node : NODES) {
         Map<String, Object> settings = new HashMap<>(Map.of("tabula.node.data-dir", dataDir.toString(),
             // a Management HTTP port the others know: n2 forwards the views of the whole directory to n1
             "tabula.node.grpc-port", 0, "tabula.node.http-port", freePort(), "tabula.node.name", node,
@@ -116,23 +204,26 @@ public final class ConformancePeer implements AutoCloseable {
         if (!node.equals("n1")) {
           settings.put("tabula.node.join", List.of(LOOPBACK + ":" + seedPort));
         }
+        settings.putAll(extra.apply(node));
         nodes.add(TabulaNode.start(ConfigFactory.parseMap(settings)));
       }
-    } catch (RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       closeAll(nodes);
       deleteTree(dataDir);
       throw e;
     }
-    AutoCloseable stop = () -> {
+    return nodes;
+  }
+
+  /** Stops {@code nodes}, then deletes {@code dataDir}. */
+  private static Server stopping(List<TabulaNode> nodes, Path dataDir) {
+    return () -> {
       try {
         closeAll(nodes);
       } finally {
         deleteTree(dataDir);
       }
     };
-    ConformancePeer peer = new ConformancePeer(name, stop, nodes.get(1).grpcPort());
-    peer.clusterHttpPort = nodes.get(1).httpPort();
-    return peer;
   }
 
   /**
@@ -140,16 +231,7 @@ public final class ConformancePeer implements AutoCloseable {
    * them ({@code GET /tabula/tablets}); empty for a single server.
    */
   Map<String, Integer> tabletsByOwner() throws IOException, InterruptedException {
-    Map<String, Integer> owners = new java.util.TreeMap<>();
-    if (clusterHttpPort == 0) {
-      return owners;
-    }
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"owner\":\"([^\"]*)\"")
-        .matcher(httpGet("/tabula/tablets"));
-    while (m.find()) {
-      owners.merge(m.group(1), 1, Integer::sum);
-    }
-    return owners;
+    return management == null ? Map.of() : management.tabletsByOwner();
   }
 
   /**
@@ -157,23 +239,45 @@ public final class ConformancePeer implements AutoCloseable {
    * (owner, state, a move's other node), one JSON object each; empty for a single server.
    */
   String tabletsOf(String table) throws IOException, InterruptedException {
-    if (clusterHttpPort == 0) {
-      return "";
-    }
-    return httpGet("/tabula/tablets?table=" + table);
+    return management == null ? "" : management.tabletsOf(table);
   }
 
-  /** The body of a GET of {@code path} on the called node's Management HTTP port. */
-  private String httpGet(String path) throws IOException, InterruptedException {
-    return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
-        java.net.URI.create("http://" + LOOPBACK + ":" + clusterHttpPort + path)).timeout(CALL_DEADLINE).build(),
-        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-  }
-
-  /** Stops the nodes, youngest first, so the master's node goes last. */
+  /**
+   * Stops the nodes, youngest first, so the master's node goes last. Each is waited for until it
+   * has left the cluster and closed its storage (its coordinated shutdown reached the phase that
+   * terminates its actor system), then all until their actor systems have terminated, within
+   * {@link #STOP_WITHIN}. Not each in turn: a node whose Artery runs over TLS may go on
+   * terminating until its peers close their connections to it (Pekko 1.2.1's TLS streams end
+   * only when the other side closes), so a wait for each in turn could last a minute per node.
+   */
   private static void closeAll(List<TabulaNode> nodes) {
+    long deadline = System.nanoTime() + STOP_WITHIN.toNanos();
     for (int i = nodes.size() - 1; i >= 0; i--) {
-      nodes.get(i).close();
+      ActorSystem<?> system = nodes.get(i).system();
+      CompletableFuture<Done> lastPhase = new CompletableFuture<>();
+      CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseActorSystemTerminate(), "test-node-stopping",
+          () -> {
+            lastPhase.complete(Done.getInstance());
+            return lastPhase;
+          });
+      system.terminate();
+      await(lastPhase, deadline, "the node's coordinated shutdown");
+    }
+    for (TabulaNode node : nodes) {
+      await(node.system().getWhenTerminated().toCompletableFuture(), deadline, "the node's actor system");
+    }
+  }
+
+  private static final Duration STOP_WITHIN = Duration.ofSeconds(90);
+
+  /** Waits for {@code done} until {@code deadline} ({@link System#nanoTime}); logs what did not end in time. */
+  private static void await(CompletableFuture<?> done, long deadline, String what) {
+    try {
+      done.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      System.out.println(what + " did not end within " + STOP_WITHIN + ": " + e);
     }
   }
 
@@ -197,7 +301,7 @@ public final class ConformancePeer implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
-    try (AutoCloseable s = server) {
+    try (Server s = server) {
       try (BigtableDataClient d = data) {
         admin.close();
       }
@@ -218,12 +322,15 @@ public final class ConformancePeer implements AutoCloseable {
   }
 
   public static BigtableDataSettings dataSettings(int port) throws IOException {
-    BigtableDataSettings.Builder builder =
-        BigtableDataSettings.newBuilderForEmulator(LOOPBACK, port)
-            .setProjectId(PROJECT)
-            .setInstanceId(INSTANCE)
-            .setMetricsProvider(NoopMetricsProvider.INSTANCE)
-            .disableInternalMetrics();
+    return bounded(BigtableDataSettings.newBuilderForEmulator(LOOPBACK, port)
+        .setProjectId(PROJECT)
+        .setInstanceId(INSTANCE)
+        .setMetricsProvider(NoopMetricsProvider.INSTANCE)
+        .disableInternalMetrics());
+  }
+
+  /** {@code builder}'s settings with every call the scenarios make bounded by {@link #bounded()}. */
+  static BigtableDataSettings bounded(BigtableDataSettings.Builder builder) {
     EnhancedBigtableStubSettings.Builder stub = builder.stubSettings();
     RetrySettings retry = bounded();
     stub.readRowsSettings().setRetrySettings(retry).setIdleTimeoutDuration(CALL_DEADLINE);
@@ -237,10 +344,13 @@ public final class ConformancePeer implements AutoCloseable {
   }
 
   public static BigtableTableAdminSettings adminSettings(int port) throws IOException {
-    BigtableTableAdminSettings.Builder builder =
-        BigtableTableAdminSettings.newBuilderForEmulator(LOOPBACK, port)
-            .setProjectId(PROJECT)
-            .setInstanceId(INSTANCE);
+    return bounded(BigtableTableAdminSettings.newBuilderForEmulator(LOOPBACK, port)
+        .setProjectId(PROJECT)
+        .setInstanceId(INSTANCE));
+  }
+
+  /** {@code builder}'s settings with every unary call bounded by {@link #bounded()}. */
+  static BigtableTableAdminSettings bounded(BigtableTableAdminSettings.Builder builder) throws IOException {
     RetrySettings retry = bounded();
     builder.stubSettings().applyToAllUnaryMethods(settings -> {
       settings.setRetrySettings(retry);

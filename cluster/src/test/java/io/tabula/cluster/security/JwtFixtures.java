@@ -31,10 +31,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** Keys, key files and signed tokens for the security tests, all made fresh. */
-final class JwtFixtures {
+public final class JwtFixtures {
   private JwtFixtures() {}
 
-  static KeyPair rsa() {
+  public static KeyPair rsa() {
     return generate("RSA", 2048);
   }
 
@@ -111,7 +111,7 @@ final class JwtFixtures {
   }
 
   /** A Google service-account key file, as the Cloud console gives it. */
-  static Path serviceAccountFile(Path file, String email, String keyId, KeyPair keys) {
+  public static Path serviceAccountFile(Path file, String email, String keyId, KeyPair keys) {
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("type", "service_account");
     json.put("project_id", "tabula-test");

@@ -70,6 +70,21 @@ public final class TestPki {
     return new Issued(sign(new X500Name(subject), leaf, new X500Name("CN=" + name), keys, names), leaf);
   }
 
+  /**
+   * A leaf certificate for {@code subject} naming {@code 127.0.0.1} and exactly the DNS names
+   * {@code dnsNames}, signed by this CA. Nodes of one cluster share a DNS name: Artery's TLS
+   * (Pekko's rotating-keys engine) accepts a peer only when its certificate and the node's own
+   * have a common name (their CN or a DNS subject alternative name).
+   */
+  public Issued issue(String subject, String... dnsNames) {
+    GeneralName[] names = new GeneralName[dnsNames.length + 1];
+    for (int i = 0; i < dnsNames.length; i++) {
+      names[i] = new GeneralName(GeneralName.dNSName, dnsNames[i]);
+    }
+    names[dnsNames.length] = new GeneralName(GeneralName.iPAddress, "127.0.0.1");
+    return issue(subject, names);
+  }
+
   /** The CA's certificate. */
   public X509Certificate certificate() {
     return certificate;
