@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -157,5 +158,40 @@ final class NodeShutdown {
           }
           return Done.getInstance();
         }));
+  }
+
+  /** How long a system whose coordinated shutdown has run through may still take to terminate. */
+  static final Duration TERMINATE_AFTER_SHUTDOWN = Duration.ofSeconds(5);
+
+  /**
+   * Waits until {@code system} has stopped: terminated, or, once its coordinated shutdown has
+   * run through every phase (each bounded by its phase's timeout), {@link
+   * #TERMINATE_AFTER_SHUTDOWN} more; or {@code atMost} in all. Returns whether it terminated.
+   * Pekko's Artery over TLS (1.2) may keep a connection to another node open until that node
+   * closes it, and the system's termination waits for it (apache/pekko#3247): the node has
+   * left its cluster, closed its storage and unbound its ports by then, so what remains is
+   * threads, which a process exiting ends.
+   */
+  static boolean awaitStopped(ActorSystem<?> system, Duration atMost) throws InterruptedException {
+    long deadline = System.nanoTime() + atMost.toNanos();
+    CompletableFuture<Done> terminated = system.getWhenTerminated().toCompletableFuture();
+    CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+    while (!terminated.isDone() && shutdown.getShutdownReason().isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+    try {
+      if (!terminated.isDone() && shutdown.getShutdownReason().isPresent()) {
+        // the run under way: asking again starts nothing new
+        shutdown.runAll(shutdown.getShutdownReason().get()).toCompletableFuture()
+            .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      }
+      terminated.get(Math.max(0, Math.min(TERMINATE_AFTER_SHUTDOWN.toNanos(), deadline - System.nanoTime())),
+          TimeUnit.NANOSECONDS);
+      return true;
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      LOG.warn("the node's actor system did not finish terminating ({}); its ports are unbound and its storage"
+          + " closed, so it is left to the process's exit", e.toString());
+      return false;
+    }
   }
 }

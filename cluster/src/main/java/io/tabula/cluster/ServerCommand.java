@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import java.io.File;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -112,9 +113,9 @@ public final class ServerCommand implements Callable<Integer> {
         + " (data in " + s.dataDir() + ", Management HTTP on port " + node.httpPort() + ")");
     System.out.flush();
     stopOnSignals(node.system());
-    // Blocks until the actor system has terminated: coordinated shutdown (run on SIGTERM /
+    // Blocks until the node has stopped (NodeShutdown.awaitStopped): coordinated shutdown (run on SIGTERM /
     // Ctrl-C) drains the node, unbinds the API and flushes the memtables.
-    node.system().getWhenTerminated().toCompletableFuture().get();
+    NodeShutdown.awaitStopped(node.system(), Duration.ofDays(36_500));
     return 0;
   }
 

@@ -47,7 +47,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.CoordinatedShutdown;
@@ -586,11 +585,9 @@ public final class TabulaNode implements AutoCloseable {
   public void close() {
     system.terminate();
     try {
-      system.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      NodeShutdown.awaitStopped(system, Duration.ofSeconds(60));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      LOG.warn("node did not stop within 60 s: {}", e.toString());
     }
   }
 }
