@@ -31,6 +31,15 @@ final class Chromium implements AutoCloseable {
 
   /** A headless browser with a window of {@code width} by {@code height} and its profile under {@code profile}. */
   static Chromium start(Path profile, int width, int height) throws IOException, InterruptedException {
+    return start(profile, width, height, false);
+  }
+
+  /**
+   * As {@link #start(Path, int, int)}; with {@code anyCertificate}, the browser takes any
+   * server certificate (a test CA's, which a user would add to the browser's trust store).
+   */
+  static Chromium start(Path profile, int width, int height, boolean anyCertificate)
+      throws IOException, InterruptedException {
     install();
     ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(DRIVER.toFile())
         .usingAnyFreePort().withLogFile(profile.resolve("chromedriver.log").toFile()).build();
@@ -40,6 +49,7 @@ final class Chromium implements AutoCloseable {
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--disable-dev-shm-usage", "--user-data-dir=" + Files.createDirectories(profile.resolve("profile")),
         "--window-size=" + width + "," + height);
+    options.setAcceptInsecureCerts(anyCertificate);
     ChromeDriver driver = new ChromeDriver(service, options);
     driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30)).scriptTimeout(Duration.ofSeconds(30));
     return new Chromium(driver, service);
