@@ -98,8 +98,9 @@ final class AccessService {
             + " at most 64 characters");
       }
       ViewInfo view = definition("authorized_view", id, in.getAuthorizedView(), 0);
+      Target made = new Target(in.getParent(), table, id);
       return change(table, new TableAccess.Change.CreateView(view)).thenApply(info -> done(
-          toProto(in.getParent(), info.access().views().get(id), true),
+          view(info, made).map(v -> toProto(in.getParent(), v, true)),
           CreateAuthorizedViewMetadata.newBuilder().setOriginalRequest(in).build()));
     });
   }
@@ -149,7 +150,7 @@ final class AccessService {
         // Without an etag, against the version the fields kept were read at: a change made meanwhile through
         // another node is then ABORTED (read again), not undone.
         return change(t.table(), new TableAccess.Change.UpdateView(next, ifVersion >= 0 ? ifVersion : now.version()));
-      }).thenApply(info -> done(toProto(t.tableName(), info.access().views().get(t.view()), true),
+      }).thenApply(info -> done(view(info, t).map(v -> toProto(t.tableName(), v, true)),
           UpdateAuthorizedViewMetadata.newBuilder().setOriginalRequest(in).build()));
     });
   }
