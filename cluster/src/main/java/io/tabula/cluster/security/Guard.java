@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -127,7 +128,7 @@ public final class Guard {
     // A path that is no method of the node's services is answered (UNIMPLEMENTED, not found) only to a caller
     // who may read the instance's shape.
     return admit(request, method, needed.map(MethodPermissions.Needed::permission).orElse("bigtable.tables.list"),
-        claimedResource(request), isChange(path), needed.isPresent());
+        () -> claimedResource(request), isChange(path), needed.isPresent());
   }
 
   /**
@@ -138,7 +139,7 @@ public final class Guard {
     if (!authenticates()) {
       return new Admission.Admitted(ANONYMOUS, false);
     }
-    return admit(request, what, permission, "", change, false);
+    return admit(request, what, permission, () -> "", change, false);
   }
 
   /**
@@ -197,8 +198,13 @@ public final class Guard {
     return out;
   }
 
-  private Admission admit(HttpRequest request, String method, String permission, String resource, boolean change,
-      boolean onResource) {
+  /**
+   * {@code resource} is read only for an audit line or a refusal's message: an admitted call that
+   * changes nothing never reads it (parsing {@code x-goog-request-params} for it was about half of
+   * the 0.67 µs the guard took per admitted call).
+   */
+  private Admission admit(HttpRequest request, String method, String permission, Supplier<String> resource,
+      boolean change, boolean onResource) {
     Optional<HttpHeader> header = request.getHeader(AUTHORIZATION);
     if (header.isPresent() && isInternal(header.get().value())) {
       return new Admission.Admitted(NODE, false);
@@ -206,18 +212,18 @@ public final class Guard {
     Principal principal;
     if (header.isPresent() || !certificates) {
       if (authenticator.isEmpty()) {
-        return unauthenticated(method, resource, "this node takes client certificates, not bearer tokens");
+        return unauthenticated(method, resource.get(), "this node takes client certificates, not bearer tokens");
       }
       Authentication a = authenticator.get().authenticate(header.map(HttpHeader::value).orElse(null));
       if (a instanceof Authentication.Refused r) {
-        return unauthenticated(method, resource, r.reason());
+        return unauthenticated(method, resource.get(), r.reason());
       }
       principal = ((Authentication.Authenticated) a).principal();
     } else {
       Optional<Principal> fromCertificate = certificatePrincipal(request);
       if (fromCertificate.isEmpty()) {
-        return unauthenticated(method, resource, "the call carries neither an authorization header nor a client"
-            + " certificate the node trusts");
+        return unauthenticated(method, resource.get(), "the call carries neither an authorization header nor a"
+            + " client certificate the node trusts");
       }
       principal = fromCertificate.get();
     }
@@ -225,13 +231,14 @@ public final class Guard {
       if (onResource) {
         return new Admission.Admitted(principal, true); // a table's or a view's policy may allow it
       }
+      String named = resource.get();
       String message = principal.member() + " lacks the permission " + permission + " on the instance"
-          + (resource.isEmpty() ? "" : " (the call names " + resource + ")");
-      Audit.denied(principal, method, resource, "lacks " + permission);
+          + (named.isEmpty() ? "" : " (the call names " + named + ")");
+      Audit.denied(principal, method, named, "lacks " + permission);
       return new Admission.Refused(ErrorCode.PERMISSION_DENIED, message);
     }
     if (change) {
-      Audit.allowed(principal, method, resource);
+      Audit.allowed(principal, method, resource.get());
     }
     return new Admission.Admitted(principal, false);
   }
