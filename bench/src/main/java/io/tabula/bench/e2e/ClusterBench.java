@@ -155,7 +155,8 @@ public final class ClusterBench implements Callable<Integer> {
   private ClientUnderTest client(String name, BenchCluster cluster, Dataset data) throws IOException {
     return switch (name) {
       case "tabula" -> new TabulaClientUnderTest(cluster.endpoint(0), data, writeBatch);
-      case "official" -> new OfficialClientUnderTest(cluster.nodes.get(0).grpc(), data, false, 4 << 20, 2);
+      case "official" -> new OfficialClientUnderTest(OfficialEndpoint.emulator(cluster.nodes.get(0).grpc()), data, false,
+          4 << 20, 2);
       default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client " + name);
     };
   }

@@ -205,7 +205,8 @@ public final class EndToEndBench implements Callable<Integer> {
         for (String c : clientNames) {
           clients.add(switch (c.trim().toLowerCase(Locale.ROOT)) {
             case "tabula" -> new TabulaClientUnderTest(node.endpoint(), data, writeBatch);
-            case "official" -> new OfficialClientUnderTest(node.port(), data, officialAcceptGzip, officialWindowKib * 1024, officialChannels);
+            case "official" -> new OfficialClientUnderTest(OfficialEndpoint.emulator(node.port()), data,
+                officialAcceptGzip, officialWindowKib * 1024, officialChannels);
             default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client '" + c
                 + "'; known: tabula, official");
           });
@@ -481,7 +482,7 @@ public final class EndToEndBench implements Callable<Integer> {
   }
 
   /** {@code n} distinct values in {@code [0, range)}, {@code n <= range}. */
-  private static int[] distinct(SplittableRandom random, int range, int n) {
+  static int[] distinct(SplittableRandom random, int range, int n) {
     int[] out = new int[n];
     for (int i = 0; i < n; i++) {
       int v;

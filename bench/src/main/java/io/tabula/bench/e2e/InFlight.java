@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongFunction;
 
 /**
@@ -67,6 +68,22 @@ final class InFlight {
   static Result run(int concurrency, long maxRequests, long deadlineNanos,
       LongFunction<CompletionStage<Integer>> request) throws ExecutionException, TimeoutException,
       InterruptedException {
+    return run(concurrency, maxRequests, deadlineNanos, 0, request);
+  }
+
+  /**
+   * Like {@link #run(int, long, long, LongFunction)}, paced: request {@code k} starts no earlier
+   * than {@code k / requestsPerSecond} seconds after the first (0: as fast as the slots allow).
+   * A paced run measures a server at a given load, the same for two servers that differ in how
+   * fast they go.
+   */
+  static Result run(int concurrency, long maxRequests, long deadlineNanos, double requestsPerSecond,
+      LongFunction<CompletionStage<Integer>> request) throws ExecutionException, TimeoutException,
+      InterruptedException {
+    if (requestsPerSecond < 0) {
+      throw new IllegalArgumentException("a negative pace: " + requestsPerSecond);
+    }
+    double nanosApart = requestsPerSecond == 0 ? 0 : 1e9 / requestsPerSecond;
     Semaphore slots = new Semaphore(concurrency);
     AtomicReference<Throwable> failure = new AtomicReference<>();
     LongAdder values = new LongAdder();
@@ -76,6 +93,16 @@ final class InFlight {
     for (long k = 0; k < maxRequests && failure.get() == null && System.nanoTime() < deadlineNanos; k++) {
       if (!slots.tryAcquire(STALL_SECONDS, TimeUnit.SECONDS)) {
         throw new TimeoutException("no request finished within " + STALL_SECONDS + " s");
+      }
+      if (nanosApart > 0) {
+        long due = start + (long) (k * nanosApart);
+        long wait;
+        while ((wait = due - System.nanoTime()) > 0) {
+          LockSupport.parkNanos(wait);
+          if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted while pacing requests");
+          }
+        }
       }
       long t0 = System.nanoTime();
       CompletionStage<Integer> s;

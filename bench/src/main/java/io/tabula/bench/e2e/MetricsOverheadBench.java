@@ -118,7 +118,7 @@ public final class MetricsOverheadBench implements Callable<Integer> {
         for (String c : clientNames) {
           ClientUnderTest cut = switch (c) {
             case "tabula" -> new TabulaClientUnderTest(node.endpoint(), data, 200);
-            case "official" -> new OfficialClientUnderTest(node.port(), data, true, 0, 1);
+            case "official" -> new OfficialClientUnderTest(OfficialEndpoint.emulator(node.port()), data, true, 0, 1);
             default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown client " + c);
           };
           cut.createTable("t_" + c);

@@ -3,12 +3,17 @@ package io.tabula.bench.e2e;
 import io.tabula.bench.DataDirectory;
 import io.tabula.cluster.ServerCommand;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -16,9 +21,11 @@ import java.util.regex.Pattern;
 /**
  * One Tabula node as its own JVM: {@code tabula server} (the node module's plain entry point,
  * {@link ServerCommand}) on 127.0.0.1 with free ports, its data in a fresh temporary folder,
- * and the settings given written to the {@code --config} file beside it. The node runs with
- * this JVM's class path (so it logs as the bench's {@code logback.xml} says) and its own JVM
- * options; its output goes to {@code node.log} in the folder.
+ * and the settings given written to the {@code --config} file beside it; secured, when asked,
+ * with TLS and bearer tokens ({@link NodeSecurityFiles}: {@code --tls-cert}, {@code --tls-key},
+ * {@code --auth}). The node runs with this JVM's class path (so it logs as the bench's
+ * {@code logback.xml} says) and its own JVM options; its output goes to {@code node.log} in the
+ * folder.
  *
  * <p>{@link #close()} sends SIGTERM (coordinated shutdown flushes the memtables), waits a
  * bounded time, kills the process if it is still there, and deletes the folder. A shutdown
@@ -33,12 +40,14 @@ final class NodeProcess implements AutoCloseable {
   private final Path folder;
   private final Path log;
   private final Thread hook;
+  private final Optional<NodeSecurityFiles> security;
   private int port;
 
-  private NodeProcess(Process process, Path folder, Path log) {
+  private NodeProcess(Process process, Path folder, Path log, Optional<NodeSecurityFiles> security) {
     this.process = process;
     this.folder = folder;
     this.log = log;
+    this.security = security;
     this.hook = new Thread(this::kill, "stop-tabula-node");
     Runtime.getRuntime().addShutdownHook(hook);
   }
@@ -52,6 +61,16 @@ final class NodeProcess implements AutoCloseable {
    * @throws IOException if it exits or does not serve in time; its log is in the message
    */
   static NodeProcess start(String config, List<String> jvmOptions, Duration within) throws IOException {
+    return start(config, jvmOptions, Optional.empty(), within);
+  }
+
+  /**
+   * Starts a node and waits until it serves, secured with {@code security}'s certificate, key and
+   * auth file when present (TLS on both ports, every call authenticated); the caller keeps
+   * {@code security} until the node is closed.
+   */
+  static NodeProcess start(String config, List<String> jvmOptions, Optional<NodeSecurityFiles> security,
+      Duration within) throws IOException {
     Path folder = Files.createTempDirectory("tabula-e2e-");
     Path conf = folder.resolve("node.conf");
     Path log = folder.resolve("node.log");
@@ -61,6 +80,7 @@ final class NodeProcess implements AutoCloseable {
     cmd.addAll(jvmOptions);
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ServerCommand.class.getName(),
         "--port", "0", "--http-port", "0", "--data", folder.resolve("data").toString(), "--config", conf.toString()));
+    security.ifPresent(files -> cmd.addAll(files.serverArguments()));
     Process p;
     try {
       p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -68,7 +88,7 @@ final class NodeProcess implements AutoCloseable {
       DataDirectory.deleteTree(folder);
       throw e;
     }
-    NodeProcess node = new NodeProcess(p, folder, log);
+    NodeProcess node = new NodeProcess(p, folder, log, security);
     try {
       node.port = node.awaitServing(within);
       return node;
@@ -108,6 +128,39 @@ final class NodeProcess implements AutoCloseable {
       throw new IOException("the node's log names no Management HTTP port:\n" + tail());
     }
     return Integer.parseInt(m.group(1));
+  }
+
+  /**
+   * Waits until the node's {@code /ready} answers 200 (it holds the master's directory and has
+   * opened its tablets), over HTTPS trusting the CA when the node is secured; {@code /ready}
+   * needs no token. Returns how long that took.
+   */
+  Duration awaitReady(Duration within) throws IOException, InterruptedException {
+    long start = System.nanoTime();
+    HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+    if (security.isPresent()) {
+      b.sslContext(security.get().trust());
+    }
+    HttpClient http = b.build();
+    URI ready = URI.create((security.isPresent() ? "https" : "http") + "://127.0.0.1:" + httpPort() + "/ready");
+    int status = -1;
+    while (System.nanoTime() - start < within.toNanos()) {
+      if (!process.isAlive()) {
+        throw new IOException("the node exited with code " + process.exitValue() + " before it was ready:\n"
+            + tail());
+      }
+      try {
+        status = http.send(HttpRequest.newBuilder(ready).timeout(Duration.ofSeconds(5)).build(),
+            HttpResponse.BodyHandlers.discarding()).statusCode();
+        if (status == 200) {
+          return Duration.ofNanos(System.nanoTime() - start);
+        }
+      } catch (IOException notYet) {
+        status = -1;
+      }
+      Thread.sleep(100);
+    }
+    throw new IOException(ready + " did not answer 200 within " + within + " (last: " + status + "):\n" + tail());
   }
 
   /** The gRPC port on 127.0.0.1. */

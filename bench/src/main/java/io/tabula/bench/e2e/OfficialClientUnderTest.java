@@ -9,7 +9,6 @@ import com.google.api.gax.grpc.InstantiatingGrpcChannelProvider;
 import com.google.api.gax.rpc.ResponseObserver;
 import com.google.api.gax.rpc.StreamController;
 import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
-import com.google.cloud.bigtable.admin.v2.BigtableTableAdminSettings;
 import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.admin.v2.models.GCRules;
 import com.google.cloud.bigtable.data.v2.BigtableDataClient;
@@ -20,7 +19,6 @@ import com.google.cloud.bigtable.data.v2.models.Row;
 import com.google.cloud.bigtable.data.v2.models.RowCell;
 import com.google.cloud.bigtable.data.v2.models.RowMutationEntry;
 import com.google.cloud.bigtable.data.v2.models.TableId;
-import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
@@ -35,16 +33,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Google's official Java client ({@code google-cloud-bigtable}) built with
- * {@code newBuilderForEmulator} for 127.0.0.1, without credentials or metrics: writes with
- * {@code bulkMutateRowsAsync} (one MutateRows), reads with a multi-key {@code Query} through
- * {@code readRowsCallable().all()} (one ReadRows), scans with {@code readRowsAsync} of a key
- * range, counted as rows arrive.
+ * Google's official Java client ({@code google-cloud-bigtable}) reaching a server on 127.0.0.1
+ * as an {@link OfficialEndpoint} says (in the end-to-end benchmarks, the emulator's settings,
+ * without credentials or metrics): writes with {@code bulkMutateRowsAsync} (one MutateRows),
+ * reads with a multi-key {@code Query} through {@code readRowsCallable().all()} (one
+ * ReadRows), scans with {@code readRowsAsync} of a key range, counted as rows arrive.
  */
 final class OfficialClientUnderTest implements ClientUnderTest {
   private static final String NAME = "official client";
-  private static final String PROJECT = "tabula";
-  private static final String INSTANCE = "tabula";
   private static final ByteString QUALIFIER_BYTES = ByteString.copyFromUtf8(QUALIFIER);
 
   private final BigtableDataClient client;
@@ -60,13 +56,14 @@ final class OfficialClientUnderTest implements ClientUnderTest {
    *     for the library's default (1 MiB)
    * @param channels connections in the client's channel pool
    */
-  OfficialClientUnderTest(int port, Dataset data, boolean acceptGzip, int flowControlWindow, int channels) throws IOException {
-    BigtableDataSettings.Builder settings = dataSettings(port);
+  OfficialClientUnderTest(OfficialEndpoint endpoint, Dataset data, boolean acceptGzip, int flowControlWindow,
+      int channels) throws IOException {
+    BigtableDataSettings.Builder settings = endpoint.dataSettings();
     InstantiatingGrpcChannelProvider.Builder channel =
         ((InstantiatingGrpcChannelProvider) settings.stubSettings().getTransportChannelProvider()).toBuilder();
-    ApiFunction<ManagedChannelBuilder, ManagedChannelBuilder> emulator = channel.getChannelConfigurator();
+    ApiFunction<ManagedChannelBuilder, ManagedChannelBuilder> given = channel.getChannelConfigurator();
     settings.stubSettings().setTransportChannelProvider(channel.setChannelConfigurator(b -> {
-      ManagedChannelBuilder configured = emulator == null ? b : emulator.apply(b);
+      ManagedChannelBuilder configured = given == null ? b : given.apply(b);
       if (!acceptGzip) {
         configured.decompressorRegistry(DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false));
       }
@@ -77,30 +74,9 @@ final class OfficialClientUnderTest implements ClientUnderTest {
     }).setChannelPoolSettings(ChannelPoolSettings.staticallySized(channels)).build());
     this.client = BigtableDataClient.create(settings.build());
     this.acceptGzip = acceptGzip;
-    this.admin = admin(port);
+    this.admin = endpoint.admin();
     this.data = data;
     this.checks = new Checks(data);
-  }
-
-  /**
-   * The official data client's settings for a server on 127.0.0.1:{@code port}, as a new user
-   * starts from them ({@code newBuilderForEmulator}), its metrics exporters off: they would
-   * try to reach Google.
-   */
-  static BigtableDataSettings.Builder dataSettings(int port) {
-    return BigtableDataSettings.newBuilderForEmulator("127.0.0.1", port)
-        .setProjectId(PROJECT)
-        .setInstanceId(INSTANCE)
-        .setMetricsProvider(NoopMetricsProvider.INSTANCE)
-        .disableInternalMetrics();
-  }
-
-  /** The official table-admin client for a server on 127.0.0.1:{@code port}. */
-  static BigtableTableAdminClient admin(int port) throws IOException {
-    return BigtableTableAdminClient.create(BigtableTableAdminSettings.newBuilderForEmulator("127.0.0.1", port)
-        .setProjectId(PROJECT)
-        .setInstanceId(INSTANCE)
-        .build());
   }
 
   @Override

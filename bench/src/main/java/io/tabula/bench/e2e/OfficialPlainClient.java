@@ -26,10 +26,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Google's official Java client with the settings a new user starts from
- * ({@code newBuilderForEmulator} for 127.0.0.1; only its metrics exporters are off, which
- * would otherwise try to reach Google): {@code mutateRowAsync}, {@code readRowAsync},
- * {@code newBulkMutationBatcher} with its defaults and {@code readRows} of the whole table.
+ * Google's official Java client used the plain way, reaching its server as an {@link
+ * OfficialEndpoint} says (in bench/run-plain, the settings a new user starts from: {@code
+ * newBuilderForEmulator} for 127.0.0.1, only its metrics exporters off, which would otherwise
+ * try to reach Google): {@code mutateRowAsync}, {@code readRowAsync}, {@code
+ * newBulkMutationBatcher} with its defaults and {@code readRows} of the whole table.
  */
 final class OfficialPlainClient implements PlainClient {
   private static final ByteString QUALIFIER_BYTES = ByteString.copyFromUtf8(QUALIFIER);
@@ -39,9 +40,9 @@ final class OfficialPlainClient implements PlainClient {
   private final Dataset data;
   private final Checks checks;
 
-  OfficialPlainClient(int port, Dataset data) throws IOException {
-    this.client = BigtableDataClient.create(OfficialClientUnderTest.dataSettings(port).build());
-    this.admin = OfficialClientUnderTest.admin(port);
+  OfficialPlainClient(OfficialEndpoint endpoint, Dataset data) throws IOException {
+    this.client = BigtableDataClient.create(endpoint.dataSettings().build());
+    this.admin = endpoint.admin();
     this.data = data;
     this.checks = new Checks(data);
   }

@@ -168,8 +168,9 @@ public final class PlainCallsBench implements Callable<Integer> {
       }
       try {
         long emulatorPid = emulatorRounds > 0 ? emulatorPid(node.pid()) : -1;
-        try (OfficialPlainClient toNode = new OfficialPlainClient(node.port(), data);
-             OfficialPlainClient toEmulator = emulatorRounds > 0 ? new OfficialPlainClient(emulator.getPort(), data)
+        try (OfficialPlainClient toNode = new OfficialPlainClient(OfficialEndpoint.emulator(node.port()), data);
+             OfficialPlainClient toEmulator = emulatorRounds > 0
+                 ? new OfficialPlainClient(OfficialEndpoint.emulator(emulator.getPort()), data)
                  : null) {
           // The emulator goes first in the first round, so the client JVM is warm when the fresh node's set runs.
           int rounds = Math.max(tabulaRounds, emulatorRounds);
