@@ -169,20 +169,75 @@ public final class ConformancePeer implements AutoCloseable {
    * same deadlines and attempts as the other peers.
    */
   static ConformancePeer secureTabulaCluster(String name) throws IOException {
-    Path dataDir = Files.createTempDirectory("tabula-conformance-secure-cluster-");
-    SecureCluster security;
-    List<TabulaNode> nodes;
-    try {
-      security = SecureCluster.write(Files.createDirectories(dataDir.resolve("security")), NODES);
-      nodes = startNodes(dataDir.resolve("data"), security::nodeSettings);
-    } catch (IOException | RuntimeException e) {
-      deleteTree(dataDir);
-      throw e;
+    SecureNodes cluster = SecureNodes.start();
+    SecureCluster security = cluster.security();
+    TabulaNode called = cluster.called();
+    return stoppedOnFailure(cluster.stop, () -> new ConformancePeer(name, cluster.stop,
+        bounded(security.data(called.grpcPort())), bounded(security.admin(called.grpcPort())),
+        security.management(called.httpPort())));
+  }
+
+  /**
+   * The three nodes of a secured cluster, as {@link #secureTabulaCluster} starts them, for
+   * clients other than the Java ones (the Node client): {@link #called()} is n2, a node other
+   * than the master's. Closing stops the nodes and deletes their files.
+   */
+  static final class SecureNodes implements AutoCloseable {
+    private final SecureCluster security;
+    private final List<TabulaNode> nodes;
+    private final Server stop;
+
+    private SecureNodes(SecureCluster security, List<TabulaNode> nodes, Server stop) {
+      this.security = security;
+      this.nodes = nodes;
+      this.stop = stop;
     }
-    TabulaNode called = nodes.get(1);
-    Server stop = stopping(nodes, dataDir);
-    return stoppedOnFailure(stop, () -> new ConformancePeer(name, stop, bounded(security.data(called.grpcPort())),
-        bounded(security.admin(called.grpcPort())), security.management(called.httpPort())));
+
+    /** Starts n1, n2 and n3 over a fresh temporary folder (certificates, auth file, storage root). */
+    static SecureNodes start() throws IOException {
+      Path dataDir = Files.createTempDirectory("tabula-conformance-secure-cluster-");
+      SecureCluster security;
+      List<TabulaNode> nodes;
+      try {
+        security = SecureCluster.write(Files.createDirectories(dataDir.resolve("security")), NODES);
+        nodes = startNodes(dataDir.resolve("data"), security::nodeSettings);
+      } catch (IOException | RuntimeException e) {
+        deleteTree(dataDir);
+        throw e;
+      }
+      return new SecureNodes(security, nodes, stopping(nodes, dataDir));
+    }
+
+    SecureCluster security() {
+      return security;
+    }
+
+    /** The node clients call: n2. */
+    TabulaNode called() {
+      return nodes.get(1);
+    }
+
+    /**
+     * A node that owns no tablet of {@code table}, as n2's Management HTTP lists them over
+     * HTTPS (forwarded to the master's node), so that a client calling it crosses the cluster.
+     */
+    TabulaNode notOwning(String table) throws IOException, InterruptedException {
+      java.util.Set<String> owners = security.management(called().httpPort()).ownersOf(table);
+      if (owners.isEmpty()) {
+        throw new IOException("no node owns a tablet of " + table);
+      }
+      for (TabulaNode node : nodes) {
+        if (!owners.contains(node.settings().name())) {
+          return node;
+        }
+      }
+      throw new IOException("every node owns a tablet of " + table + ": " + owners);
+    }
+
+    @Override
+    public void close() throws IOException {
+      stop.close();
+    }
   }
 
   private static final List<String> NODES = List.of("n1", "n2", "n3");

@@ -30,6 +30,16 @@ record ManagementView(URI base, HttpClient client, String authorization) {
     return owners;
   }
 
+  /** The nodes owning a tablet of {@code table}. */
+  java.util.Set<String> ownersOf(String table) throws IOException, InterruptedException {
+    java.util.Set<String> owners = new java.util.TreeSet<>();
+    Matcher m = OWNER.matcher(tabletsOf(table));
+    while (m.find()) {
+      owners.add(m.group(1));
+    }
+    return owners;
+  }
+
   /** The tablets of {@code table} (owner, state, a move's other node), one JSON object each. */
   String tabletsOf(String table) throws IOException, InterruptedException {
     return get("/tabula/tablets?table=" + table);

@@ -23,11 +23,13 @@ import javax.net.ssl.SSLContext;
  *
  * <ul>
  *   <li>one test CA ({@link TestPki}); each node's own certificate and key, naming {@code
- *       127.0.0.1} and the DNS name {@value #CLUSTER_NAME}, which all members share: Artery's TLS
- *       accepts a peer only when it chains to {@code cluster-ca-file} (the CA) and has a name in
- *       common with the node's own certificate;
- *   <li>an auth file ({@code tabula.security.auth-file}) with a static token of {@value #ADMIN}
- *       and a Google service-account key file of {@value #SERVICE_ACCOUNT}, both admins;
+ *       127.0.0.1}, {@code localhost} and the DNS name {@value #CLUSTER_NAME}, which all members
+ *       share: Artery's TLS accepts a peer only when it chains to {@code cluster-ca-file} (the CA)
+ *       and has a name in common with the node's own certificate;
+ *   <li>an auth file ({@code tabula.security.auth-file}) with static tokens of {@value #ADMIN}
+ *       and of {@value #READER} (who holds {@code roles/bigtable.reader} on the instance), and a
+ *       Google service-account key file of {@value #SERVICE_ACCOUNT}; the service account and
+ *       {@value #ADMIN} are admins;
  *   <li>the data client authenticating with the service account's key itself (grpc-java signs a
  *       JWT for each service it calls, which the nodes accept), the admin client and Management
  *       HTTP with the static token.
@@ -39,6 +41,7 @@ final class SecureCluster {
   /** The DNS name every member's certificate carries. */
   static final String CLUSTER_NAME = "tabula-cluster";
   static final String ADMIN = "user:conformance-admin@example.com";
+  static final String READER = "user:conformance-reader@example.com";
   static final String SERVICE_ACCOUNT = "conformance@tabula-test.iam.gserviceaccount.com";
 
   private final Path ca;
@@ -46,14 +49,16 @@ final class SecureCluster {
   private final Path auth;
   private final Path serviceAccountKey;
   private final String adminToken;
+  private final String readerToken;
 
   private SecureCluster(Path ca, Map<String, TestPki.KeyFiles> nodes, Path auth, Path serviceAccountKey,
-      String adminToken) {
+      String adminToken, String readerToken) {
     this.ca = ca;
     this.nodes = Map.copyOf(nodes);
     this.auth = auth;
     this.serviceAccountKey = serviceAccountKey;
     this.adminToken = adminToken;
+    this.readerToken = readerToken;
   }
 
   /** Writes a fresh CA, a certificate for each of {@code nodeNames}, the service account's key and the auth file to {@code dir}. */
@@ -62,17 +67,20 @@ final class SecureCluster {
     Path ca = pki.writeCertificate(dir.resolve("ca.crt"));
     Map<String, TestPki.KeyFiles> nodes = new HashMap<>();
     for (String node : nodeNames) {
-      nodes.put(node, pki.issue("CN=" + node + ",O=tabula", CLUSTER_NAME).write(dir, node));
+      nodes.put(node, pki.issue("CN=" + node + ",O=tabula", CLUSTER_NAME, "localhost").write(dir, node));
     }
     Path key = JwtFixtures.serviceAccountFile(dir.resolve("service-account.json"), SERVICE_ACCOUNT,
         "conformance-key-1", JwtFixtures.rsa());
     String token = "admin-" + UUID.randomUUID();
+    String reader = "reader-" + UUID.randomUUID();
     Path auth = Files.writeString(dir.resolve("auth.conf"), "tabula.security {\n"
-        + "  tokens = [ { principal = \"" + ADMIN + "\", token = \"" + token + "\" } ]\n"
+        + "  tokens = [ { principal = \"" + ADMIN + "\", token = \"" + token + "\" },\n"
+        + "    { principal = \"" + READER + "\", token = \"" + reader + "\" } ]\n"
         + "  service-accounts = [ \"" + key.getFileName() + "\" ]\n"
         + "  admins = [ \"" + ADMIN + "\", \"serviceAccount:" + SERVICE_ACCOUNT + "\" ]\n"
+        + "  bindings = [ { role = roles/bigtable.reader, members = [ \"" + READER + "\" ] } ]\n"
         + "}\n");
-    return new SecureCluster(ca, nodes, auth, key, token);
+    return new SecureCluster(ca, nodes, auth, key, token, reader);
   }
 
   /** Node {@code node}'s TLS and authentication settings (TabulaNode configuration keys). */
@@ -84,6 +92,21 @@ final class SecureCluster {
     out.put("tabula.node.tls.cluster-ca-file", ca.toString());
     out.put("tabula.security.auth-file", auth.toString());
     return out;
+  }
+
+  /** The PEM file of the CA that signed every node's certificate. */
+  Path caFile() {
+    return ca;
+  }
+
+  /** The static token of {@value #ADMIN}. */
+  String adminToken() {
+    return adminToken;
+  }
+
+  /** The static token of {@value #READER}. */
+  String readerToken() {
+    return readerToken;
   }
 
   /** The data client's settings for the node whose gRPC port is {@code port}: the service account's key. */

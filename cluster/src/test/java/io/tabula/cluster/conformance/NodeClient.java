@@ -1,4 +1,4 @@
-package io.tabula.cluster.security;
+package io.tabula.cluster.conformance;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
