@@ -91,6 +91,16 @@ final class NodeSecurityFiles implements AutoCloseable {
     return folder.resolve("ca.crt");
   }
 
+  /** The node's certificate (PEM), for {@code localhost} and {@code 127.0.0.1}. */
+  Path nodeCertificate() {
+    return folder.resolve("node.crt");
+  }
+
+  /** The node's private key (PEM, unencrypted). */
+  Path nodeKey() {
+    return folder.resolve("node.key");
+  }
+
   Path auth() {
     return folder.resolve("auth.conf");
   }
@@ -102,8 +112,8 @@ final class NodeSecurityFiles implements AutoCloseable {
 
   /** The node's flags: its certificate and key, and the auth file. */
   List<String> serverArguments() {
-    return List.of("--tls-cert", folder.resolve("node.crt").toString(), "--tls-key",
-        folder.resolve("node.key").toString(), "--auth", auth().toString());
+    return List.of("--tls-cert", nodeCertificate().toString(), "--tls-key", nodeKey().toString(), "--auth",
+        auth().toString());
   }
 
   /** A TLS context that trusts the CA only, for the JDK's HTTP client. */

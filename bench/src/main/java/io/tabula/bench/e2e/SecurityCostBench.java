@@ -81,7 +81,7 @@ public final class SecurityCostBench implements Callable<Integer> {
   private int warmUpSeconds;
 
   @Option(names = "--warm-up-max-seconds", description = "Warm-up cycles run until the JIT compilers of both "
-      + "nodes and of the client used under 5% of a core in one, for at most this long; default: ${DEFAULT-VALUE}",
+      + "nodes and of the client used under 5%% of a core in one, for at most this long; default: ${DEFAULT-VALUE}",
       defaultValue = "150")
   private int warmUpMaxSeconds;
 
