@@ -27,6 +27,7 @@ import com.google.bigtable.v2.RowFilter;
 import com.google.bigtable.v2.RowSet;
 import com.google.bigtable.v2.SampleRowKeysRequest;
 import com.google.bigtable.v2.SampleRowKeysResponse;
+import com.google.bigtable.v2.SessionClientConfiguration;
 import com.google.bigtable.v2.SessionRequest;
 import com.google.bigtable.v2.SessionResponse;
 import com.google.protobuf.ByteString;
@@ -390,10 +391,27 @@ public final class DataService implements BigtablePowerApi {
     return Source.failed(GrpcErrors.unimplemented("ExecuteQuery (SQL)"));
   }
 
+  /**
+   * What the official clients ask before their first call when they are not built for an
+   * emulator: no sessions (the node serves the classic calls), asked again every five minutes,
+   * valid until then. A polling configuration is given, not {@code stop_polling}: the Java
+   * client fills a missing one in with an interval of zero.
+   */
+  private static final ClientConfiguration CLIENT_CONFIGURATION = ClientConfiguration.newBuilder()
+      .setSessionConfiguration(SessionClientConfiguration.newBuilder().setSessionLoad(0))
+      .setPollingConfiguration(ClientConfiguration.PollingConfiguration.newBuilder()
+          .setPollingInterval(com.google.protobuf.Duration.newBuilder().setSeconds(300))
+          .setValidityDuration(com.google.protobuf.Duration.newBuilder().setSeconds(3650L * 24 * 3600))
+          .setMaxRpcRetryCount(5))
+      .build();
+
   @Override
   public CompletionStage<ClientConfiguration> getClientConfiguration(GetClientConfigurationRequest in,
       Metadata metadata) {
-    return CompletableFuture.failedFuture(GrpcErrors.unimplemented("GetClientConfiguration"));
+    return GrpcErrors.unary(() -> {
+      Names.instance("instance_name", in.getInstanceName());
+      return CompletableFuture.completedFuture(CLIENT_CONFIGURATION);
+    });
   }
 
   @Override
