@@ -1,5 +1,6 @@
 package io.tabula.cluster.grpc;
 
+import com.google.bigtable.admin.v2.BigtableInstanceAdminHandlerFactory;
 import com.google.bigtable.admin.v2.BigtableTableAdminHandlerFactory;
 import com.google.bigtable.v2.BigtablePowerApiHandlerFactory;
 import io.tabula.actors.master.Master;
@@ -27,8 +28,8 @@ import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.SystemMaterializer;
 
 /**
- * Binds the Cloud Bigtable data and table-admin services and Tabula's own Locations and
- * LocalityGroups services on the node's gRPC port.
+ * Binds the Cloud Bigtable data, table-admin and instance-admin services and Tabula's own
+ * Locations and LocalityGroups services on the node's gRPC port.
  */
 public final class BigtableServices {
   private BigtableServices() {}
@@ -44,6 +45,17 @@ public final class BigtableServices {
   }
 
   private static final String ACCEPT_ENCODING = "grpc-accept-encoding";
+
+  /** How many members of the cluster are Up now: the instance's one cluster's serve nodes. */
+  private static int upMembers(org.apache.pekko.cluster.typed.Cluster cluster) {
+    int up = 0;
+    for (org.apache.pekko.cluster.Member m : cluster.state().getMembers()) {
+      if (m.status() == org.apache.pekko.cluster.MemberStatus.up()) {
+        up++;
+      }
+    }
+    return up;
+  }
 
   @SuppressWarnings("unchecked")
   public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
@@ -68,8 +80,13 @@ public final class BigtableServices {
         new LocationsService(router, owners), Locations.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> groups = LocalityGroupsHandlerFactory.partial(
         new LocalityGroupsService(adminService, router), LocalityGroups.name, mat, GrpcErrors.handler(), system);
+    org.apache.pekko.cluster.typed.Cluster cluster = org.apache.pekko.cluster.typed.Cluster.get(system);
+    InstanceAdminService instanceService = new InstanceAdminService(system.settings().config().getConfig(
+        "tabula.instance"), () -> upMembers(cluster), security.guard()::instancePolicy);
+    Function<HttpRequest, CompletionStage<HttpResponse>> instances = BigtableInstanceAdminHandlerFactory.partial(
+        instanceService, com.google.bigtable.admin.v2.BigtableInstanceAdmin.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
-        locations, groups);
+        instances, locations, groups);
     // The policies of tables and views, from this node's copy of the directory (every node holds every table).
     StrictCalls strict = new StrictCalls(dataService, system, services, security.guard().withTables(table -> {
       io.tabula.actors.master.TableInfo t = router.directory().table(table);

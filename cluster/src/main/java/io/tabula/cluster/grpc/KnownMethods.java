@@ -1,5 +1,6 @@
 package io.tabula.cluster.grpc;
 
+import com.google.bigtable.admin.v2.BigtableInstanceAdminProto;
 import com.google.bigtable.admin.v2.BigtableTableAdminProto;
 import com.google.bigtable.v2.BigtableProto;
 import com.google.protobuf.Descriptors;
@@ -19,6 +20,7 @@ public final class KnownMethods {
   private static final List<Descriptors.ServiceDescriptor> SERVICES = List.of(
       BigtableProto.getDescriptor().findServiceByName("Bigtable"),
       BigtableTableAdminProto.getDescriptor().findServiceByName("BigtableTableAdmin"),
+      BigtableInstanceAdminProto.getDescriptor().findServiceByName("BigtableInstanceAdmin"),
       LocationsProto.getDescriptor().getServices().get(0),
       LocalityGroupsProto.getDescriptor().getServices().get(0));
   private static final Set<String> PATHS = new HashSet<>();

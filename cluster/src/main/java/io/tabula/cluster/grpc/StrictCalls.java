@@ -73,8 +73,10 @@ final class StrictCalls {
   private static final String READ_ROWS = PREFIX + "ReadRows";
   private static final String MUTATE_ROWS = PREFIX + "MutateRows";
   private static final String MUTATE_ROW = PREFIX + "MutateRow";
-  private static final String TEST_IAM_PERMISSIONS = "/" + com.google.bigtable.admin.v2.BigtableTableAdmin.name
-      + "/TestIamPermissions";
+  /** Answered here, where the caller is known: on tables and views, and on the instance. */
+  private static final java.util.Set<String> TEST_IAM_PERMISSIONS = java.util.Set.of(
+      "/" + com.google.bigtable.admin.v2.BigtableTableAdmin.name + "/TestIamPermissions",
+      "/" + com.google.bigtable.admin.v2.BigtableInstanceAdmin.name + "/TestIamPermissions");
   /** A request at least this large is parsed off the connection's thread. */
   private static final int PARSE_APART_BYTES = 16 * 1024;
   private static final int FRAME_HEADER = 5;
@@ -215,7 +217,7 @@ final class StrictCalls {
         return CompletableFuture.completedFuture(refusal(request, denied.get()));
       }
     }
-    if (path.equals(TEST_IAM_PERMISSIONS) && Framing.of(request.entity()) == Framing.NATIVE) {
+    if (TEST_IAM_PERMISSIONS.contains(path) && Framing.of(request.entity()) == Framing.NATIVE) {
       // Answered here, where the caller is known: which of the permissions it names the caller holds.
       TestIamPermissionsRequest in = TestIamPermissionsRequest.parseFrom(message(body));
       return CompletableFuture.completedFuture(ok(List.of(TestIamPermissionsResponse.newBuilder().addAllPermissions(

@@ -1,5 +1,6 @@
 package io.tabula.cluster.grpc;
 
+import com.google.bigtable.admin.v2.BigtableInstanceAdminProto;
 import com.google.bigtable.admin.v2.BigtableTableAdminProto;
 import com.google.bigtable.v2.BigtableProto;
 import com.google.protobuf.Descriptors.Descriptor;
@@ -11,15 +12,15 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The request message type of every method of the node's services (Cloud Bigtable data and
- * table admin, Tabula's locations) whose client sends exactly one message, by its HTTP/2
+ * The request message type of every method of the node's services (Cloud Bigtable data,
+ * table admin and instance admin, Tabula's locations) whose client sends exactly one message, by its HTTP/2
  * path {@code /package.Service/Method}: those requests can be collected whole and checked
  * before they are parsed. Methods whose client streams (the session RPCs) are absent.
  * Immutable, built once from the services' descriptors.
  */
 final class UnaryInputs {
   private static final Map<String, Descriptor> BY_PATH = build(BigtableProto.getDescriptor(),
-      BigtableTableAdminProto.getDescriptor(), LocationsProto.getDescriptor());
+      BigtableTableAdminProto.getDescriptor(), BigtableInstanceAdminProto.getDescriptor(), LocationsProto.getDescriptor());
 
   /**
    * The largest request a write method takes (Cloud Bigtable's limit for a MutateRows

@@ -181,6 +181,11 @@ public final class Guard {
         + permission + " on the instance");
   }
 
+  /** The instance's policy (the auth file's admins and bindings), as the instance admin API shows it. */
+  public Policy instancePolicy() {
+    return instance;
+  }
+
   /**
    * Which of {@code permissions} {@code principal} holds on the table or view {@code resource}
    * names (through its policy, its table's, or the instance's): Cloud IAM's {@code

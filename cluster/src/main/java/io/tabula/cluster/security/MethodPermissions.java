@@ -16,6 +16,7 @@ public final class MethodPermissions {
 
   private static final String DATA = "/google.bigtable.v2.Bigtable/";
   private static final String ADMIN = "/google.bigtable.admin.v2.BigtableTableAdmin/";
+  private static final String INSTANCE_ADMIN = "/google.bigtable.admin.v2.BigtableInstanceAdmin/";
   private static final Map<String, Needed> BY_PATH = build();
 
   private MethodPermissions() {}
@@ -83,6 +84,35 @@ public final class MethodPermissions {
     admin(m, "GetSchemaBundle", "bigtable.schemaBundles.get");
     admin(m, "ListSchemaBundles", "bigtable.schemaBundles.list");
     admin(m, "DeleteSchemaBundle", "bigtable.schemaBundles.delete");
+    instanceAdmin(m, "CreateInstance", "bigtable.instances.create");
+    instanceAdmin(m, "GetInstance", "bigtable.instances.get");
+    instanceAdmin(m, "ListInstances", "bigtable.instances.list");
+    instanceAdmin(m, "UpdateInstance", "bigtable.instances.update");
+    instanceAdmin(m, "PartialUpdateInstance", "bigtable.instances.update");
+    instanceAdmin(m, "DeleteInstance", "bigtable.instances.delete");
+    instanceAdmin(m, "CreateCluster", "bigtable.clusters.create");
+    instanceAdmin(m, "GetCluster", "bigtable.clusters.get");
+    instanceAdmin(m, "ListClusters", "bigtable.clusters.list");
+    instanceAdmin(m, "UpdateCluster", "bigtable.clusters.update");
+    instanceAdmin(m, "PartialUpdateCluster", "bigtable.clusters.update");
+    instanceAdmin(m, "DeleteCluster", "bigtable.clusters.delete");
+    instanceAdmin(m, "CreateAppProfile", "bigtable.appProfiles.create");
+    instanceAdmin(m, "GetAppProfile", "bigtable.appProfiles.get");
+    instanceAdmin(m, "ListAppProfiles", "bigtable.appProfiles.list");
+    instanceAdmin(m, "UpdateAppProfile", "bigtable.appProfiles.update");
+    instanceAdmin(m, "DeleteAppProfile", "bigtable.appProfiles.delete");
+    instanceAdmin(m, "GetIamPolicy", "bigtable.instances.getIamPolicy");
+    instanceAdmin(m, "SetIamPolicy", "bigtable.instances.setIamPolicy");
+    instanceAdmin(m, "TestIamPermissions", "");
+    instanceAdmin(m, "ListHotTablets", "bigtable.hotTablets.list");
+    for (String kind : new String[] {"LogicalView", "MaterializedView"}) {
+      String resource = "bigtable." + Character.toLowerCase(kind.charAt(0)) + kind.substring(1) + "s.";
+      instanceAdmin(m, "Create" + kind, resource + "create");
+      instanceAdmin(m, "Get" + kind, resource + "get");
+      instanceAdmin(m, "List" + kind + "s", resource + "list");
+      instanceAdmin(m, "Update" + kind, resource + "update");
+      instanceAdmin(m, "Delete" + kind, resource + "delete");
+    }
     m.put("/tabula.v1.Locations/Locate", table("sampleRowKeys"));
     m.put("/tabula.v1.LocalityGroups/GetLocalityGroups", new Needed("bigtable.tables.get", Optional.empty()));
     m.put("/tabula.v1.LocalityGroups/SetLocalityGroup", new Needed("bigtable.tables.update", Optional.empty()));
@@ -95,6 +125,10 @@ public final class MethodPermissions {
 
   private static Needed table(String action) {
     return new Needed("bigtable.tables." + action, Optional.empty());
+  }
+
+  private static void instanceAdmin(Map<String, Needed> m, String method, String permission) {
+    m.put(INSTANCE_ADMIN + method, new Needed(permission, Optional.empty()));
   }
 
   private static void admin(Map<String, Needed> m, String method, String permission) {

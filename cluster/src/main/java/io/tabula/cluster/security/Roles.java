@@ -28,6 +28,8 @@ public final class Roles {
       "bigtable.hotTablets.list",
       "bigtable.instances.get", "bigtable.instances.list",
       "bigtable.locations.list",
+      "bigtable.logicalViews.get", "bigtable.logicalViews.list",
+      "bigtable.materializedViews.get", "bigtable.materializedViews.list",
       "bigtable.schemaBundles.get", "bigtable.schemaBundles.list",
       "bigtable.tables.checkConsistency", "bigtable.tables.generateConsistencyToken", "bigtable.tables.get",
       "bigtable.tables.list",
@@ -54,6 +56,8 @@ public final class Roles {
       "bigtable.appProfiles.create", "bigtable.appProfiles.delete", "bigtable.appProfiles.update",
       "bigtable.clusters.create", "bigtable.clusters.delete", "bigtable.clusters.update",
       "bigtable.schemaBundles.create", "bigtable.schemaBundles.delete", "bigtable.schemaBundles.update",
+      "bigtable.logicalViews.create", "bigtable.logicalViews.delete", "bigtable.logicalViews.update",
+      "bigtable.materializedViews.create", "bigtable.materializedViews.delete", "bigtable.materializedViews.update",
       "tabula.nodes.manage");
 
   private static final Map<String, Set<String>> PERMISSIONS = Map.of(

@@ -71,6 +71,19 @@ final class TlsClients {
     return b;
   }
 
+  /** The instance-admin client's settings for the node at {@code 127.0.0.1:port}, trusting {@code caPem}. */
+  static com.google.cloud.bigtable.admin.v2.BigtableInstanceAdminSettings.Builder instanceAdmin(int port, Path caPem,
+      CredentialsProvider credentials) throws IOException {
+    com.google.cloud.bigtable.admin.v2.BigtableInstanceAdminSettings.Builder b =
+        com.google.cloud.bigtable.admin.v2.BigtableInstanceAdminSettings.newBuilder()
+            .setProjectId(ConformancePeer.PROJECT);
+    b.stubSettings()
+        .setEndpoint(ConformancePeer.LOOPBACK + ":" + port)
+        .setTransportChannelProvider(channel(caPem))
+        .setCredentialsProvider(credentials);
+    return b;
+  }
+
   /** A static bearer token, as {@code GoogleCredentials} with an access token that does not expire in a test's life. */
   static CredentialsProvider token(String token) {
     return FixedCredentialsProvider.create(GoogleCredentials.create(new AccessToken(token,

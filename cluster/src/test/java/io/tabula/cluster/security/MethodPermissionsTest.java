@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.bigtable.admin.v2.BigtableInstanceAdminProto;
 import com.google.bigtable.admin.v2.BigtableTableAdminProto;
 import com.google.bigtable.v2.BigtableProto;
 import com.google.protobuf.Descriptors;
@@ -18,6 +19,7 @@ class MethodPermissionsTest {
   private static final List<Descriptors.ServiceDescriptor> SERVICES = List.of(
       BigtableProto.getDescriptor().findServiceByName("Bigtable"),
       BigtableTableAdminProto.getDescriptor().findServiceByName("BigtableTableAdmin"),
+      BigtableInstanceAdminProto.getDescriptor().findServiceByName("BigtableInstanceAdmin"),
       LocationsProto.getDescriptor().getServices().get(0),
       LocalityGroupsProto.getDescriptor().getServices().get(0));
 
