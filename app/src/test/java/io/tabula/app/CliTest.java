@@ -170,6 +170,26 @@ class CliTest {
   }
 
   @Test
+  void updatetableProtectsATableFromDeletion() {
+    tabula("createtable", "kept", "families=cf,old").assertOk();
+    Run on = tabula("updatetable", "kept", "deletion-protection=enabled");
+    on.assertOk();
+    assertEquals("deletion-protection=enabled", on.out().strip());
+    Run refused = tabula("deletetable", "kept");
+    assertEquals(1, refused.code(), refused.err());
+    assertTrue(refused.err().contains("protected from deletion"), refused.err());
+    assertTrue(tabula("ls").out().lines().anyMatch("kept"::equals));
+    assertEquals("deletion-protection=enabled", tabula("updatetable", "kept").out().strip());
+    assertOneErrorLine(tabula("updatetable", "kept", "deletion-protection=maybe"), 2,
+        "tabula: deletion-protection=maybe: must be enabled or disabled");
+    Run off = tabula("updatetable", "kept", "--deletion-protection=false");
+    off.assertOk();
+    assertEquals("deletion-protection=disabled", off.out().strip());
+    tabula("deletetable", "kept").assertOk();
+    assertFalse(tabula("ls").out().lines().anyMatch("kept"::equals));
+  }
+
+  @Test
   void setThenLookupPrintsCellsInCbtStyle() {
     tabula("createtable", "cells", "families=f,g").assertOk();
     tabula("set", "cells", "r1", "--timestamp", "1000000", "f:a=old").assertOk();

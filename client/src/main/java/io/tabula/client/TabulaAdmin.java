@@ -11,6 +11,7 @@ import com.google.iam.v1.SetIamPolicyRequest;
 import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest.Modification;
 import com.google.bigtable.admin.v2.ModifyColumnFamiliesRequest;
 import com.google.bigtable.admin.v2.Table;
+import com.google.bigtable.admin.v2.UpdateTableRequest;
 import com.google.protobuf.ByteString;
 import io.tabula.protocol.groups.Compression;
 import io.tabula.protocol.groups.GetLocalityGroupsRequest;
@@ -124,6 +125,27 @@ public final class TabulaAdmin {
     DropRowRangeRequest req = DropRowRangeRequest.newBuilder().setName(client.tableName(table))
         .setRowKeyPrefix(prefix).build();
     return retrier.run(true, n -> client.seed().admin.dropRowRange(req), err -> { }).thenApply(x -> null);
+  }
+
+  /**
+   * Turns table {@code table}'s deletion protection on or off: while on, deleting the table or
+   * one of its column families is refused (FAILED_PRECONDITION).
+   */
+  public CompletionStage<Void> setDeletionProtection(String table, boolean on) {
+    UpdateTableRequest req = UpdateTableRequest.newBuilder()
+        .setTable(Table.newBuilder().setName(client.tableName(table)).setDeletionProtection(on))
+        .setUpdateMask(com.google.protobuf.FieldMask.newBuilder().addPaths("deletion_protection"))
+        .build();
+    // Setting a value twice leaves it as once: retried like a read.
+    return retrier.run(true, n -> client.seed().admin.updateTable(req), err -> { }).thenApply(x -> null);
+  }
+
+  /** Whether table {@code table} is protected from deletion. */
+  public CompletionStage<Boolean> deletionProtection(String table) {
+    GetTableRequest req = GetTableRequest.newBuilder().setName(client.tableName(table))
+        .setView(Table.View.SCHEMA_VIEW).build();
+    return retrier.run(true, n -> client.seed().admin.getTable(req), err -> { })
+        .thenApply(Table::getDeletionProtection);
   }
 
   /** The table's locality groups, the default group first, then by name. */

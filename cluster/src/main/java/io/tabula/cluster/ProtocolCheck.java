@@ -34,9 +34,11 @@ public final class ProtocolCheck extends JoinConfigCompatChecker {
    * placement names ({@code Master.NamedLogs}). 6: the directory's changes carry what a node
    * holding only its share needs ({@code DirectoryFeed.Shares}), and a node asks for its share.
    * 7: tables carry their IAM policy and authorized views ({@code TableAccess}), changed by
-   * {@code Master.ChangeAccess}.
+   * {@code Master.ChangeAccess}. 8: tables carry their options ({@code TableOptions}: deletion
+   * protection, change-stream retention; form 3 of their bytes), changed by {@code
+   * Master.ChangeOptions}.
    */
-  static final int VERSION = 7;
+  static final int VERSION = 8;
   /** The node's protocol version; set by the node, never by an operator. */
   static final String KEY = "tabula.cluster.protocol";
   /** Where Pekko finds this check: a named entry of its checkers. */

@@ -36,6 +36,8 @@ final class DirectoryEvents {
       return d.withTableInfo(d.table(x.table()).withGroups(x.families(), x.groups(), x.familyGroups()));
     } else if (e instanceof Master.AccessChanged x) {
       return d.withTableInfo(d.table(x.table()).withAccess(x.access()));
+    } else if (e instanceof Master.OptionsChanged x) {
+      return d.withTableInfo(d.table(x.table()).withOptions(x.options()));
     } else if (e instanceof TableDeleted x) {
       return d.withoutTable(x.name());
     } else if (e instanceof FamiliesChanged x) {

@@ -82,6 +82,10 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   public record ChangeAccess(String table, TableAccess.Change change, ActorRef<StatusReply<TableInfo>> replyTo)
       implements Command {}
 
+  /** A change of table {@code table}'s settings ({@code UpdateTable}); answers the table as changed. */
+  public record ChangeOptions(String table, TableOptions.Change change, ActorRef<StatusReply<TableInfo>> replyTo)
+      implements Command {}
+
   /** The whole directory: for a caller in the master's own JVM (tests, the master's node); nodes ask {@link GetChanges}. */
   public record GetDirectory(ActorRef<Directory> replyTo) implements Command {}
 
@@ -220,6 +224,9 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   /** Table {@code table}'s IAM policy or authorized views changed; {@code access} is the whole of them now. */
   public record AccessChanged(String table, TableAccess access) implements Event {}
+
+  /** Table {@code table}'s settings changed; {@code options} are the whole of them now. */
+  public record OptionsChanged(String table, TableOptions options) implements Event {}
 
   /** A table created before tables had locality groups, as its journal holds it: read only. */
   public record LegacyTableCreated(LegacyTableInfo table, List<TabletInfo> tablets, long nextTabletNumber)
@@ -434,6 +441,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
         .onCommand(SetLocalityGroup.class, this::onSetLocalityGroup)
         .onCommand(ChangeAccess.class, (d, c) -> changeTable(d, c.table(), c.replyTo(),
             t -> new AccessChanged(t.name(), t.access().after(c.change()))))
+        .onCommand(ChangeOptions.class, (d, c) -> changeTable(d, c.table(), c.replyTo(),
+            t -> new OptionsChanged(t.name(), t.options().after(c.change()))))
         .onCommand(GetDirectory.class, (d, c) -> Effect().reply(c.replyTo(), d))
         .onCommand(GetChanges.class, (d, c) -> Effect().reply(c.replyTo(), feed.since(d, c.since(),
             c.node(), nanoTime.getAsLong())))
@@ -532,8 +541,13 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   }
 
   private Effect<Event, Directory> onDeleteTable(Directory d, DeleteTable c) {
-    if (d.table(c.name()) == null) {
+    TableInfo t = d.table(c.name());
+    if (t == null) {
       return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "table " + c.name() + " not found").reply());
+    }
+    if (t.options().deletionProtection()) {
+      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "table " + c.name()
+          + " is protected from deletion: turn its deletion_protection off (UpdateTable) first").reply());
     }
     return Effect().persist(new TableDeleted(c.name())).thenRun(this::publish)
         .thenReply(c.replyTo(), s -> StatusReply.ack());

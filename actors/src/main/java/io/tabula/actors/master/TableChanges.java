@@ -71,6 +71,10 @@ final class TableChanges {
           if (!exists) {
             throw refused(ErrorCode.NOT_FOUND, where + ".drop: family " + ch.family() + " not found");
           }
+          if (t.options().deletionProtection()) {
+            throw refused(ErrorCode.FAILED_PRECONDITION, where + ".drop: table " + t.name() + " is protected from"
+                + " deletion, so are its families: turn its deletion_protection off (UpdateTable) first");
+          }
           families.remove(ch.family());
         }
       }

@@ -20,26 +20,29 @@ import java.util.TreeMap;
  * table made through it has none; Tabula's {@code LocalityGroups} service sets them.
  *
  * <p>Its Kryo bytes are {@link TableInfoBytes}' (a table written before tables had an access
- * is read with {@link TableAccess#NONE}).
+ * is read with {@link TableAccess#NONE}, one written before they had options with {@link
+ * TableOptions#NONE}).
  *
  * @param groups the groups with settings of their own, by name
  * @param familyGroups the group of each family that is not in the default group
  * @param access its IAM policy and authorized views
+ * @param options what {@code UpdateTable} sets: deletion protection, change-stream retention
  */
 @DefaultSerializer(TableInfoBytes.class)
 public record TableInfo(String name, Map<String, GcPolicy> families, long createdMicros,
-    Map<String, LocalityGroup> groups, Map<String, String> familyGroups, TableAccess access)
+    Map<String, LocalityGroup> groups, Map<String, String> familyGroups, TableAccess access, TableOptions options)
     implements KryoSerializable {
   public TableInfo {
     families = new TreeMap<>(families);
     groups = new TreeMap<>(groups);
     familyGroups = new TreeMap<>(familyGroups);
     java.util.Objects.requireNonNull(access, "access");
+    java.util.Objects.requireNonNull(options, "options");
   }
 
   /** A table whose families are all in the default group, with default settings, and no access set. */
   public TableInfo(String name, Map<String, GcPolicy> families, long createdMicros) {
-    this(name, families, createdMicros, Map.of(), Map.of(), TableAccess.NONE);
+    this(name, families, createdMicros, Map.of(), Map.of(), TableAccess.NONE, TableOptions.NONE);
   }
 
   /** The engine schema of this table. */
@@ -67,16 +70,20 @@ public record TableInfo(String name, Map<String, GcPolicy> families, long create
   public TableInfo withFamilies(Map<String, GcPolicy> newFamilies) {
     Map<String, String> fg = new TreeMap<>(familyGroups);
     fg.keySet().retainAll(newFamilies.keySet());
-    return new TableInfo(name, newFamilies, createdMicros, groups, fg, access);
+    return new TableInfo(name, newFamilies, createdMicros, groups, fg, access, options);
   }
 
   public TableInfo withGroups(Map<String, GcPolicy> newFamilies, Map<String, LocalityGroup> newGroups,
       Map<String, String> newFamilyGroups) {
-    return new TableInfo(name, newFamilies, createdMicros, newGroups, newFamilyGroups, access);
+    return new TableInfo(name, newFamilies, createdMicros, newGroups, newFamilyGroups, access, options);
   }
 
   public TableInfo withAccess(TableAccess newAccess) {
-    return new TableInfo(name, families, createdMicros, groups, familyGroups, newAccess);
+    return new TableInfo(name, families, createdMicros, groups, familyGroups, newAccess, options);
+  }
+
+  public TableInfo withOptions(TableOptions newOptions) {
+    return new TableInfo(name, families, createdMicros, groups, familyGroups, access, newOptions);
   }
 
   /**

@@ -82,6 +82,7 @@ class JournalGoldenTest {
     out.put("TabletsMerged", new Master.TabletsMerged("users", "users-1", "users-2", "users-7a3f09c2b1d4"));
     out.put("MergeAbandoned", new Master.MergeAbandoned("users-1", "users-2"));
     out.put("AccessChanged", new Master.AccessChanged("users", access()));
+    out.put("OptionsChanged", new Master.OptionsChanged("users", new TableOptions(true, 3 * 86_400_000_000L)));
     out.put("Directory", legacy.withPlacements(Map.of("users-1", new TabletPlacement("n3",
         TabletPlacement.State.MOVING, "n1", List.of("n1.19a2b3c4000-0a0b")), "users-2", TabletPlacement.UNASSIGNED
         .servedBy("n2"))));
@@ -116,6 +117,29 @@ class JournalGoldenTest {
         KryoSerializer.IDENTIFIER, "").get();
     assertEquals(TableAccess.NONE, created.table().access());
     assertEquals(Map.of("raw", "mem"), created.table().familyGroups());
+  }
+
+  /**
+   * Journals written before tables had options (the events and snapshots of {@code
+   * golden/master-journal-before-options.txt}, tables in form 2) read back as the same tables
+   * with none, and write today's bytes.
+   */
+  @Test
+  void journalsFromBeforeOptionsReadBack() throws IOException {
+    Serialization s = SerializationExtension.get(Adapter.toClassic(kit.system()));
+    Map<String, String> old = golden("/golden/master-journal-before-options.txt");
+    Map<String, Object> now = samples();
+    HexFormat hex = HexFormat.of();
+    for (String key : List.of("TableCreated", "Directory", "LegacyTableCreated", "LegacyDirectory", "AccessChanged")) {
+      Object back = s.deserialize(hex.parseHex(old.get(key)), KryoSerializer.IDENTIFIER, "").get();
+      assertEquals(hex.formatHex(s.serialize(now.get(key)).get()), hex.formatHex(s.serialize(back).get()), key);
+    }
+    Master.TableCreated created = (Master.TableCreated) s.deserialize(hex.parseHex(old.get("TableCreated")),
+        KryoSerializer.IDENTIFIER, "").get();
+    assertEquals(TableOptions.NONE, created.table().options());
+    assertEquals(Map.of("raw", "mem"), created.table().familyGroups());
+    Directory d = (Directory) s.deserialize(hex.parseHex(old.get("Directory")), KryoSerializer.IDENTIFIER, "").get();
+    assertEquals(TableOptions.NONE, d.table("users").options());
   }
 
   /** The sample table with a locality group of its own, holding one family. */

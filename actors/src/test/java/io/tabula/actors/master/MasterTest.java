@@ -116,6 +116,10 @@ class MasterTest {
     return call(r -> new Master.RecordSplit(table, parent, b(row), left, right, r));
   }
 
+  private StatusReply<TableInfo> options(String table, TableOptions.Change change) {
+    return call(r -> new Master.ChangeOptions(table, change, r));
+  }
+
   private StatusReply<Done> delete(String table) {
     return call(r -> new Master.DeleteTable(table, r));
   }
@@ -293,6 +297,26 @@ class MasterTest {
     oldIds.forEach(id -> assertNull(d.tablet(id)));
     assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL)).isSuccess());
     assertFalse(oldIds.contains(directory().tabletsOf("t").get(0).id()));
+  }
+
+  @Test
+  void aProtectedTableAndItsFamiliesCannotBeDeletedAndTheProtectionOutlivesARestart() {
+    assertTrue(create("t", Map.of("f", GcPolicy.KEEP_ALL, "g", GcPolicy.KEEP_ALL)).isSuccess());
+    StatusReply<TableInfo> on = options("t", new TableOptions.Change(true, null));
+    assertEquals(new TableOptions(true, 0), on.getValue().options());
+    StatusReply<TableInfo> kept = options("t", new TableOptions.Change(null, 86_400_000_000L));
+    assertEquals(new TableOptions(true, 86_400_000_000L), kept.getValue().options(), "a change keeps what it does not name");
+
+    restart();
+
+    assertEquals(new TableOptions(true, 86_400_000_000L), directory().table("t").options());
+    assertEquals(ErrorCode.FAILED_PRECONDITION, codeOf(delete("t")));
+    assertEquals(ErrorCode.FAILED_PRECONDITION, codeOf(modify("t", new FamilyChange("g", Kind.DROP, GcPolicy.KEEP_ALL))));
+    assertTrue(modify("t", new FamilyChange("h", Kind.CREATE, GcPolicy.KEEP_ALL)).isSuccess(), "families may be added");
+    assertNotNull(directory().table("t"));
+    assertTrue(options("t", new TableOptions.Change(false, null)).isSuccess());
+    assertTrue(delete("t").isSuccess());
+    assertEquals(ErrorCode.NOT_FOUND, codeOf(options("t", new TableOptions.Change(true, null))));
   }
 
   @Test

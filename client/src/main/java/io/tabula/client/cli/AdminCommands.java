@@ -12,8 +12,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /**
- * The table administration commands: createtable, deletetable, ls, createfamily, setgcpolicy,
- * setlocalitygroup, localitygroups.
+ * The table administration commands: createtable, deletetable, updatetable, ls, createfamily,
+ * setgcpolicy, setlocalitygroup, localitygroups.
  */
 final class AdminCommands {
   private AdminCommands() {}
@@ -88,6 +88,54 @@ final class AdminCommands {
     @Override
     int run(TabulaClient client) {
       Blocking.join(client.admin().deleteTable(table));
+      return 0;
+    }
+  }
+
+  @Command(name = "updatetable", mixinStandardHelpOptions = true,
+      description = {"Changes a table's settings: deletion protection, as cbt's updatetable does.",
+          "While deletion protection is enabled, deleting the table or one of its families is refused.",
+          "Without a setting, prints the table's. Examples:",
+          "  tabula updatetable webtable deletion-protection=enabled",
+          "  tabula updatetable webtable --deletion-protection=false"})
+  static final class UpdateTable extends ClientCommand {
+    @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
+    String table;
+
+    @Parameters(index = "1..*", paramLabel = "deletion-protection=enabled|disabled",
+        description = "The setting to change, as cbt writes it.")
+    List<String> args = List.of();
+
+    @picocli.CommandLine.Option(names = "--deletion-protection", arity = "0..1", fallbackValue = "true",
+        paramLabel = "true|false", description = "Deletion protection on (the default when given alone) or off.")
+    Boolean option;
+
+    private Boolean protection;
+
+    @Override
+    void check() {
+      String given = CbtArgs.parse(cmd(), args, Set.of("deletion-protection"), Set.of()).get("deletion-protection");
+      if (given != null && option != null) {
+        throw usage("give deletion protection once: deletion-protection=" + given + " or --deletion-protection");
+      }
+      if (given != null) {
+        protection = switch (given) {
+          case "enabled" -> true;
+          case "disabled" -> false;
+          default -> throw usage("deletion-protection=" + given + ": must be enabled or disabled");
+        };
+      } else {
+        protection = option;
+      }
+    }
+
+    @Override
+    int run(TabulaClient client) {
+      if (protection != null) {
+        Blocking.join(client.admin().setDeletionProtection(table, protection));
+      }
+      out().println("deletion-protection=" + (Blocking.join(client.admin().deletionProtection(table)) ? "enabled"
+          : "disabled"));
       return 0;
     }
   }

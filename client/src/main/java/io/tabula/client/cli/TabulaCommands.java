@@ -31,7 +31,7 @@ public final class TabulaCommands {
   static final String CREDENTIALS_MIXIN = "credentials";
 
   private static final List<Class<?>> COMMANDS = List.of(AdminCommands.Ls.class, AdminCommands.CreateTable.class,
-      AdminCommands.DeleteTable.class, AdminCommands.CreateFamily.class, AdminCommands.SetGcPolicy.class,
+      AdminCommands.DeleteTable.class, AdminCommands.UpdateTable.class, AdminCommands.CreateFamily.class, AdminCommands.SetGcPolicy.class,
       AdminCommands.SetLocalityGroup.class, AdminCommands.LocalityGroups.class,
       RowCommands.SetCells.class, RowCommands.Lookup.class, ScanCommands.Read.class, ScanCommands.Count.class,
       RowCommands.DeleteRow.class, ImportCommand.class, ExportCommand.class, ClusterCommands.Nodes.class,

@@ -3,6 +3,7 @@ package io.tabula.cluster.grpc;
 import com.google.bigtable.admin.v2.AuthorizedView;
 import com.google.bigtable.admin.v2.Backup;
 import com.google.bigtable.admin.v2.BigtableTableAdmin;
+import com.google.bigtable.admin.v2.ChangeStreamConfig;
 import com.google.bigtable.admin.v2.CheckConsistencyRequest;
 import com.google.bigtable.admin.v2.CheckConsistencyResponse;
 import com.google.bigtable.admin.v2.ColumnFamily;
@@ -45,6 +46,7 @@ import com.google.bigtable.admin.v2.UndeleteTableRequest;
 import com.google.bigtable.admin.v2.UpdateAuthorizedViewRequest;
 import com.google.bigtable.admin.v2.UpdateBackupRequest;
 import com.google.bigtable.admin.v2.UpdateSchemaBundleRequest;
+import com.google.bigtable.admin.v2.UpdateTableMetadata;
 import com.google.bigtable.admin.v2.UpdateTableRequest;
 import com.google.iam.v1.GetIamPolicyRequest;
 import com.google.iam.v1.Policy;
@@ -52,13 +54,17 @@ import com.google.iam.v1.SetIamPolicyRequest;
 import com.google.iam.v1.TestIamPermissionsRequest;
 import com.google.iam.v1.TestIamPermissionsResponse;
 import com.google.longrunning.Operation;
+import com.google.protobuf.Any;
 import com.google.protobuf.Empty;
+import com.google.protobuf.Timestamp;
 import io.tabula.actors.Stages;
 import io.tabula.actors.master.Master;
 import io.tabula.actors.master.TableInfo;
+import io.tabula.actors.master.TableOptions;
 import io.tabula.actors.tablet.TabletActor;
 import io.tabula.cluster.routing.Router;
 import io.tabula.persistence.schema.GcPolicy;
+import io.tabula.protocol.errors.ErrorCode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -109,6 +115,15 @@ public final class AdminService implements BigtableTableAdmin {
       t.families().forEach((name, gc) -> b.putColumnFamilies(name, ColumnFamily.newBuilder()
           .setGcRule(GcRules.toRule(gc)).build()));
       b.setGranularity(Table.TimestampGranularity.MILLIS);
+    }
+    // As Cloud Bigtable answers: these in every view but NAME_ONLY's name alone.
+    if (withSchema) {
+      b.setDeletionProtection(t.options().deletionProtection());
+      long retention = t.options().changeStreamRetentionMicros();
+      if (retention > 0) {
+        b.setChangeStreamConfig(ChangeStreamConfig.newBuilder().setRetentionPeriod(com.google.protobuf.Duration
+            .newBuilder().setSeconds(retention / 1_000_000).setNanos((int) (retention % 1_000_000) * 1000)));
+      }
     }
     return b.build();
   }
@@ -277,9 +292,72 @@ public final class AdminService implements BigtableTableAdmin {
     return no("CreateTableFromSnapshot");
   }
 
+  /** The change-stream retention Cloud Bigtable allows: 1 to 7 days. */
+  static final Duration MIN_RETENTION = Duration.ofDays(1);
+  static final Duration MAX_RETENTION = Duration.ofDays(7);
+
+  /**
+   * Deletion protection and change-stream retention, the fields {@code update_mask} names
+   * (relative to {@code table}); {@code row_key_schema} is refused as not supported. Done at
+   * once: the operation answered is already done, with the table as changed.
+   */
   @Override
   public CompletionStage<Operation> updateTable(UpdateTableRequest in) {
-    return no("UpdateTable");
+    return GrpcErrors.unary(() -> {
+      String name = in.getTable().getName();
+      String table = Names.tableId("table.name", name);
+      String instance = Names.instanceOf(name);
+      if (in.getUpdateMask().getPathsCount() == 0) {
+        throw GrpcErrors.invalid("update_mask", "must name the fields to change: deletion_protection,"
+            + " change_stream_config");
+      }
+      Boolean protection = null;
+      Long retention = null;
+      for (int i = 0; i < in.getUpdateMask().getPathsCount(); i++) {
+        String path = in.getUpdateMask().getPaths(i);
+        switch (path) {
+          case "deletion_protection" -> protection = in.getTable().getDeletionProtection();
+          case "change_stream_config", "change_stream_config.retention_period" -> retention = retentionMicros(in);
+          case "row_key_schema" -> throw GrpcErrors.status(ErrorCode.FAILED_PRECONDITION, "update_mask.paths[" + i
+              + "]: row key schemas (for SQL) are not supported by Tabula", "update_mask.paths[" + i + "]");
+          case "automated_backup_policy", "automated_backup_policy.retention_period",
+              "automated_backup_policy.frequency" -> throw GrpcErrors.status(ErrorCode.FAILED_PRECONDITION,
+                  "update_mask.paths[" + i + "]: automated backups are not supported by Tabula",
+                  "update_mask.paths[" + i + "]");
+          default -> throw GrpcErrors.invalid("update_mask.paths[" + i + "]", "'" + path + "' is not a field"
+              + " UpdateTable changes (deletion_protection, change_stream_config)");
+        }
+      }
+      TableOptions.Change change = new TableOptions.Change(protection, retention);
+      Timestamp started = now();
+      return seen(this.<TableInfo>askMaster(r -> new Master.ChangeOptions(table, change, r)))
+          .thenApply(t -> Operation.newBuilder()
+              .setName(name + "/operations/update-" + started.getSeconds() + started.getNanos())
+              .setMetadata(Any.pack(UpdateTableMetadata.newBuilder().setName(name).setStartTime(started)
+                  .setEndTime(now()).build()))
+              .setDone(true)
+              .setResponse(Any.pack(toProto(instance, t, true)))
+              .build());
+    });
+  }
+
+  /** The retention {@code in} sets, in microseconds: 0 (no change stream) when its config is cleared. */
+  private static long retentionMicros(UpdateTableRequest in) {
+    if (!in.getTable().hasChangeStreamConfig() || !in.getTable().getChangeStreamConfig().hasRetentionPeriod()) {
+      return 0;
+    }
+    com.google.protobuf.Duration p = in.getTable().getChangeStreamConfig().getRetentionPeriod();
+    Duration d = Duration.ofSeconds(p.getSeconds(), p.getNanos());
+    if (d.compareTo(MIN_RETENTION) < 0 || d.compareTo(MAX_RETENTION) > 0) {
+      throw GrpcErrors.invalid("table.change_stream_config.retention_period", "must be from 1 to 7 days, was "
+          + d.getSeconds() + " s");
+    }
+    return d.toNanos() / 1000;
+  }
+
+  private static Timestamp now() {
+    java.time.Instant now = java.time.Instant.now();
+    return Timestamp.newBuilder().setSeconds(now.getEpochSecond()).setNanos(now.getNano()).build();
   }
 
   @Override

@@ -10,6 +10,7 @@ import com.google.cloud.bigtable.admin.v2.models.ColumnFamily;
 import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
 import com.google.cloud.bigtable.admin.v2.models.ModifyColumnFamiliesRequest;
 import com.google.cloud.bigtable.admin.v2.models.Table;
+import com.google.cloud.bigtable.admin.v2.models.UpdateTableRequest;
 import com.google.cloud.bigtable.data.v2.models.BulkMutation;
 import com.google.cloud.bigtable.data.v2.models.Mutation;
 import com.google.cloud.bigtable.data.v2.models.Query;
@@ -84,6 +85,66 @@ class AdminConformanceTest {
             peer.admin().deleteTable(table);
             return "ok";
           });
+    });
+  }
+
+  @Test
+  void deletionProtectionKeepsTheTableAndItsFamilies() {
+    harness.same("admin-deletion-protection", (peer, table) -> {
+      BigtableTableAdminClient admin = peer.admin();
+      peer.data().bulkMutateRows(BulkMutation.create(TableId.of(table))
+          .add("r", Mutation.create().setCell(FAMILY, "q", 1000, "v").setCell(FAMILY2, "q", 1000, "w")));
+      Table on = admin.updateTable(UpdateTableRequest.of(table).setDeletionProtection(true));
+      String protectedState = "returned protected " + on.isDeletionProtected()
+          + "\nget protected " + admin.getTable(table).isDeletionProtected()
+          + "\ndelete " + Render.outcome(() -> {
+            admin.deleteTable(table);
+            return "ok";
+          })
+          + "\ndrop family " + Render.outcome(() -> families(admin.modifyFamilies(ModifyColumnFamiliesRequest
+              .of(table).dropFamily(FAMILY2))))
+          + "\nadd family " + Render.outcome(() -> families(admin.modifyFamilies(ModifyColumnFamiliesRequest
+              .of(table).addFamily("more"))))
+          + "\nrows " + Render.rows(peer.data().readRows(Query.create(TableId.of(table))));
+      Table off = admin.updateTable(UpdateTableRequest.of(table).setDeletionProtection(false));
+      return protectedState + "\nreturned protected " + off.isDeletionProtected()
+          + "\ndrop family " + Render.outcome(() -> families(admin.modifyFamilies(ModifyColumnFamiliesRequest
+              .of(table).dropFamily(FAMILY2))))
+          + "\ndelete " + Render.outcome(() -> {
+            admin.deleteTable(table);
+            return "ok";
+          })
+          + "\nexists " + admin.exists(table);
+    });
+  }
+
+  /**
+   * The emulator echoes a retention back but keeps none, and takes any; Tabula keeps it with the
+   * table (for change streams) and, as Cloud Bigtable, takes 1 to 7 days only.
+   */
+  @Test
+  void changeStreamRetentionIsKeptWithTheTable() {
+    harness.differs("admin-change-stream-retention", """
+        returned PT36H
+        get null
+        eight days PT192H
+        off null
+        get null""", """
+        returned PT36H
+        get PT36H
+        eight days error INVALID_ARGUMENT
+        off null
+        get null""", (peer, table) -> {
+      BigtableTableAdminClient admin = peer.admin();
+      Table on = admin.updateTable(UpdateTableRequest.of(table).addChangeStreamRetention(
+          org.threeten.bp.Duration.ofHours(36)));
+      String set = "returned " + on.getChangeStreamRetention() + "\nget " + admin.getTable(table)
+          .getChangeStreamRetention();
+      String tooLong = Render.outcome(() -> admin.updateTable(UpdateTableRequest.of(table).addChangeStreamRetention(
+          org.threeten.bp.Duration.ofDays(8))).getChangeStreamRetention().toString());
+      Table off = admin.updateTable(UpdateTableRequest.of(table).disableChangeStreamRetention());
+      return set + "\neight days " + tooLong + "\noff " + off.getChangeStreamRetention()
+          + "\nget " + admin.getTable(table).getChangeStreamRetention();
     });
   }
 
