@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import io.tabula.persistence.backup.BackupManifestCodec;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
@@ -16,12 +17,15 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * The master's mark-and-sweep of SSTables (paper §6): deletes the files that no tablet
- * references any more, such as the files a split or a merge left shared between tablets,
- * which no tablet owns and so none deletes when its compactions replace them.
+ * The master's mark-and-sweep of SSTables (paper §6): deletes the files that no tablet and no
+ * backup references any more, such as the files a split or a merge left shared between
+ * tablets, which no tablet owns and so none deletes when its compactions replace them.
  *
- * <p>Mark: the files named by the manifest of every tablet the master's directory has (read
- * from storage, which is the truth; the directory may lag a flush). A tablet that is gone from
+ * <p>Mark: the files named by the manifest of every tablet the master's directory has and by
+ * every backup manifest (read from storage, which is the truth; the directory may lag a
+ * flush). The marks are one set for every table: a table restored from a backup names files in
+ * the folders of the table the backup was taken of. If any manifest cannot be read, the sweep
+ * deletes nothing that time. A tablet that is gone from
  * the directory (the parent of a recorded split or merge) marks nothing, so its files go once
  * its children no longer name them. Sweep: the {@code .sst} files under those tables' folders
  * that nothing marked. A file is deleted only once it has been found unmarked by sweeps of one
@@ -136,22 +140,33 @@ public final class FileSweeper {
     long started = nanoTime.getAsLong();
     Map<String, Set<String>> tablets = directory.get();
     Set<String> marked = new HashSet<>();
+    Set<String> foreignNamers = new HashSet<>();
+    for (Map.Entry<String, Set<String>> t : tablets.entrySet()) {
+      Set<String> inTable = mark(t.getKey(), t.getValue());
+      if (inTable == null) {
+        // Its tablets may name any table's files (a restored table names its backup's): none is swept now.
+        return new Result(0, 0, List.of(), List.copyOf(storage.list("tables")), Outcome.FINISHED);
+      }
+      marked.addAll(inTable);
+      if (namesForeign(t.getKey(), inTable)) {
+        foreignNamers.add(t.getKey());
+      }
+    }
+    Set<String> backedUp = backupMarks();
+    if (backedUp == null) {
+      return new Result(0, 0, List.of(), List.copyOf(storage.list("tables")), Outcome.FINISHED);
+    }
+    marked.addAll(backedUp);
     List<String> skipped = new ArrayList<>();
     List<Candidate> unmarked = new ArrayList<>();
     for (String table : storage.list("tables")) {
       Set<String> ids = tablets.get(table);
-      Set<String> inTable = ids == null ? Set.of() : mark(table, ids);
-      if (inTable == null) {
-        skipped.add(table);
-        continue;
-      }
-      marked.addAll(inTable);
       String root = Storage.path("tables", table);
       for (String tablet : storage.list(root)) {
         String dir = Storage.path(root, tablet);
         for (String f : storage.list(dir)) {
           Candidate c = new Candidate(table, tablet, Storage.path(dir, f));
-          if (unreferenced(c, ids, inTable)) {
+          if (unreferenced(c, ids, marked)) {
             unmarked.add(c);
           }
         }
@@ -167,7 +182,7 @@ public final class FileSweeper {
         due.computeIfAbsent(c.table(), t -> new ArrayList<>()).add(c);
       }
     }
-    Pass pass = new Pass(marks, directory, master, started);
+    Pass pass = new Pass(marks, directory, master, started, tablets.keySet(), foreignNamers);
     Outcome outcome = pass.deleteDue(due, skipped);
     if (outcome == Outcome.FINISHED) {
       outcome = pass.checks();
@@ -195,13 +210,20 @@ public final class FileSweeper {
     private final Supplier<Map<String, Set<String>>> directory;
     private final MasterCheck master;
     private final long started;
+    /** The tables of the directory when the sweep began. */
+    private final Set<String> tablesAtStart;
+    /** Those whose manifests named files in another table's folders then (restored tables). */
+    private final Set<String> foreignNamers;
     private final List<String> deleted = new ArrayList<>();
 
-    Pass(Marks marks, Supplier<Map<String, Set<String>>> directory, MasterCheck master, long started) {
+    Pass(Marks marks, Supplier<Map<String, Set<String>>> directory, MasterCheck master, long started,
+        Set<String> tablesAtStart, Set<String> foreignNamers) {
       this.marks = marks;
       this.directory = directory;
       this.master = master;
       this.started = started;
+      this.tablesAtStart = Set.copyOf(tablesAtStart);
+      this.foreignNamers = Set.copyOf(foreignNamers);
     }
 
     /** Deletes what is due, table by table, a batch at a time (see the class comment); adds to {@code skipped}. */
@@ -261,15 +283,32 @@ public final class FileSweeper {
     }
 
     /**
-     * Those of {@code batch} that are still garbage by the manifests of {@code table}'s tablets
-     * in the directory as it is now, read again; null if one cannot be read or is missing.
+     * Those of {@code batch} that are still garbage by the manifests, read again, of every
+     * tablet in the directory as it is now that could name them: {@code table}'s own, those of
+     * tables that named other tables' files when the sweep began, those of tables made since
+     * (a restore), and every backup's; null if one cannot be read or is missing. A table that
+     * named only its own files cannot come to name another's: only a new table starts with
+     * files it did not write.
      */
-    private List<Candidate> markAgain(String table, List<Candidate> batch) {
-      Set<String> ids = directory.get().get(table);
-      Set<String> named = ids == null ? Set.of() : mark(table, ids);
-      if (named == null) {
+    private List<Candidate> markAgain(String table, List<Candidate> batch) throws IOException {
+      Map<String, Set<String>> now = directory.get();
+      Set<String> ids = now.get(table);
+      Set<String> again = new java.util.TreeSet<>(foreignNamers);
+      again.add(table);
+      now.keySet().stream().filter(t -> !tablesAtStart.contains(t)).forEach(again::add);
+      Set<String> named = new HashSet<>();
+      for (String t : again) {
+        Set<String> inTable = now.containsKey(t) ? mark(t, now.get(t)) : Set.of();
+        if (inTable == null) {
+          return null;
+        }
+        named.addAll(inTable);
+      }
+      Set<String> backedUp = backupMarks();
+      if (backedUp == null) {
         return null;
       }
+      named.addAll(backedUp);
       List<Candidate> garbage = new ArrayList<>();
       for (Candidate c : batch) {
         if (unreferenced(c, ids, named)) {
@@ -320,6 +359,30 @@ public final class FileSweeper {
     } catch (IOException stillInUse) {
       // Not empty any more (or gone): the next sweep looks again.
     }
+  }
+
+  /** Whether {@code named}, the files {@code table}'s manifests name, include one in another table's folders. */
+  private static boolean namesForeign(String table, Set<String> named) {
+    String own = Storage.path("tables", table) + "/";
+    return named.stream().anyMatch(p -> !p.startsWith(own));
+  }
+
+  /**
+   * Every file a backup manifest names (docs/backups.md); null if one cannot be read. A
+   * backup's folder without a manifest is a backup being made, whose files its tablets have
+   * disowned, so no tablet deletes them, and which is written within a quarter of the grace of
+   * its first listing (or given up), so no sweep finds them unmarked for a whole grace first.
+   */
+  private Set<String> backupMarks() {
+    Set<String> files = new HashSet<>();
+    try {
+      for (String id : BackupManifestCodec.ids(storage)) {
+        files.addAll(BackupManifestCodec.read(storage, id).paths());
+      }
+    } catch (IOException e) {
+      return null;
+    }
+    return files;
   }
 
   /**

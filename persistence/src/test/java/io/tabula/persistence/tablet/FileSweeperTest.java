@@ -219,6 +219,92 @@ class FileSweeperTest {
     assertEquals(List.of(), sweep(sweeper, directory).deleted(), "the new tablet's files stay");
   }
 
+  /** A backup {@code id} of table {@code table} naming {@code files}, written as a backup is. */
+  private static void backup(Storage storage, String id, String table, String... files) throws IOException {
+    Map<String, List<io.tabula.persistence.backup.BackupManifest.FileEntry>> named = Map.of("default",
+        java.util.Arrays.stream(files).map(f -> new io.tabula.persistence.backup.BackupManifest.FileEntry(f, 3))
+            .toList());
+    io.tabula.persistence.backup.BackupManifestCodec.write(storage, new io.tabula.persistence.backup.BackupManifest(id,
+        table, 1_000_000L, SCHEMA, List.of(new io.tabula.persistence.backup.BackupManifest.TabletFiles(new byte[0],
+            new byte[0], named))));
+  }
+
+  /** The SSTables tablet {@code id} of {@code table} names now. */
+  private static List<String> sstables(Storage storage, String table, String id) throws IOException {
+    List<String> out = new ArrayList<>();
+    ManifestCodec.read(storage, Tablet.dirOf(table, id)).groups().values()
+        .forEach(l -> l.forEach(r -> out.add(r.path())));
+    return out;
+  }
+
+  @Test
+  void aFileABackupNamesOutlivesItsTableAndGoesWithTheBackup() throws Exception {
+    Storage storage = new FileStorage(root);
+    tabletA(storage);
+    List<String> files = sstables(storage, "tbl", "a");
+    assertEquals(1, files.size());
+    backup(storage, "b1", "tbl", files.get(0));
+    server.closeTable("tbl");
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    Map<String, Set<String>> none = Map.of();
+    sweep(sweeper, none);
+    later();
+    FileSweeper.Result r = sweep(sweeper, none);
+    assertTrue(storage.exists(files.get(0)), "the backup's file stays: " + r);
+    assertTrue(r.deleted().stream().anyMatch(p -> p.contains("MANIFEST")), "the deleted table's manifest goes: " + r);
+    later();
+    assertTrue(storage.exists(files.get(0)), "and stays: " + sweep(sweeper, none));
+
+    // The backup is deleted (its manifest first): the file goes a grace later.
+    storage.delete(io.tabula.persistence.backup.BackupManifestCodec.path("b1"));
+    storage.delete(io.tabula.persistence.backup.BackupManifestCodec.folder("b1"));
+    sweep(sweeper, none);
+    later();
+    FileSweeper.Result gone = sweep(sweeper, none);
+    assertEquals(List.of(files.get(0)), gone.deleted());
+    assertFalse(storage.exists("tables/tbl"), "the table's folder went once empty");
+  }
+
+  @Test
+  void aRestoredTableKeepsTheFilesItNamesInAnotherTablesFolders() throws Exception {
+    Storage storage = new FileStorage(root);
+    Tablet source = tabletA(storage);
+    String file = sstables(storage, "tbl", "a").get(0);
+    // A table made from a backup of "tbl": its tablet names the file, which it did not write.
+    Tablet copy = server.createTablet("copy", "c1", new byte[0], new byte[0]);
+    copy.freezeAndFlush().join();
+    name(storage, Tablet.dirOf("copy", "c1"), file);
+    server.closeTable("tbl");
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    Map<String, Set<String>> directory = Map.of("copy", Set.of("c1"));
+    sweep(sweeper, directory);
+    later();
+    FileSweeper.Result r = sweep(sweeper, directory);
+    assertTrue(storage.exists(file), "the restored table names it: " + r);
+    assertTrue(r.deleted().stream().anyMatch(p -> p.startsWith("tables/tbl/a/MANIFEST")), r.toString());
+    later();
+    assertTrue(storage.exists(file), "and keeps it: " + sweep(sweeper, directory));
+    assertTrue(source != null);
+  }
+
+  @Test
+  void anUnreadableBackupManifestStopsEveryDeletion() throws Exception {
+    Storage storage = new FileStorage(root);
+    tabletA(storage);
+    server.closeTable("tbl");
+    storage.createDirectories("backups/broken");
+    try (WritableFile f = storage.create(io.tabula.persistence.backup.BackupManifestCodec.path("broken"))) {
+      f.append(new byte[] {1, 2, 3});
+    }
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    sweep(sweeper, Map.of());
+    later();
+    FileSweeper.Result r = sweep(sweeper, Map.of());
+    assertEquals(List.of(), r.deleted(), "a backup that cannot be read may name any file");
+    assertEquals(List.of("tbl"), r.tablesSkipped());
+    assertTrue(storage.exists(Tablet.dirOf("tbl", "a")));
+  }
+
   /** Opens {@link #server} over {@code storage}. */
   private void open(Storage storage) throws IOException {
     server = TabletServer.open(storage, TabletServer.Options.defaults("n1"), () -> 5_000_000L, t -> SCHEMA,
