@@ -131,6 +131,13 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   public record PrepareMove(ActorRef<StatusReply<Done>> replyTo) implements Request {}
 
   /**
+   * For a backup (docs/backups.md): flush, then disown and list the tablet's SSTables
+   * ({@link Tablet#listForBackup}); answered with its row range and files.
+   */
+  public record ListForBackup(ActorRef<StatusReply<io.tabula.persistence.backup.BackupManifest.TabletFiles>> replyTo)
+      implements Request {}
+
+  /**
    * The tablet is handed to another node (Cluster Sharding's stop message for the entity):
    * once nothing is in flight, the tablet is flushed and closed, so its next owner has
    * nothing to replay, and the actor stops.
@@ -305,6 +312,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(DropRows.class, this::onDropRows)
         .onMessage(Retire.class, this::onRetire)
         .onMessage(PrepareMove.class, this::onPrepareMove)
+        .onMessage(ListForBackup.class, this::onListForBackup)
         .onMessage(CloseForMerge.class, this::onCloseForMerge)
         .onMessage(MergeInto.class, this::onMergeInto)
         .onMessageEquals(HandOff.INSTANCE, this::onHandOff)
@@ -386,6 +394,12 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   private Behavior<Command> onPrepareMove(PrepareMove p) {
     CompletableFuture.runAsync(() -> tablet.freezeAndFlush().join(), blockingIo).whenComplete((ok, err) ->
         p.replyTo().tell(err == null ? StatusReply.ack() : refusal(err)));
+    return this;
+  }
+
+  private Behavior<Command> onListForBackup(ListForBackup l) {
+    tablet.listForBackup().whenComplete((files, err) -> l.replyTo().tell(err == null ? StatusReply.success(files)
+        : refusal(err)));
     return this;
   }
 

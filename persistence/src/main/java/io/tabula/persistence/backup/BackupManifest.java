@@ -11,12 +11,16 @@ import java.util.Map;
  * the master's file sweep for as long as a backup names them (docs/formats/backup-manifest.md).
  * Immutable.
  *
- * @param snapshotMicros when the last tablet was listed (µs since the epoch): no write that
- *     began after it is in the backup
+ * @param startMicros when the backup began (µs since the epoch): every write acknowledged
+ *     before it is in the backup
+ * @param snapshotMicros when the last tablet was listed: no write that began after it is in
+ *     the backup
+ * @param hot whether it was made as Cloud Bigtable's HOT backup (restores are equally quick
+ *     either way here: nothing is copied)
  * @param tablets in row order, covering every row once
  */
-public record BackupManifest(String backupId, String sourceTable, long snapshotMicros, TableSchema schema,
-    List<TabletFiles> tablets) {
+public record BackupManifest(String backupId, String sourceTable, long startMicros, long snapshotMicros, boolean hot,
+    TableSchema schema, List<TabletFiles> tablets) {
   public BackupManifest {
     tablets = List.copyOf(tablets);
   }

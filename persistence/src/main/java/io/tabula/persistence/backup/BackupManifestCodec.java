@@ -31,6 +31,8 @@ public final class BackupManifestCodec {
   /** "TBLABKUP". */
   static final long MAGIC = 0x54424C41424B5550L;
   static final int VERSION = 1;
+  static final int TYPE_STANDARD = 1;
+  static final int TYPE_HOT = 2;
   static final int HEADER_BYTES = 20;
   /** The largest body read: a manifest names ~100 bytes per file; 256 MiB is millions of files. */
   static final int MAX_BODY_BYTES = 256 << 20;
@@ -92,7 +94,8 @@ public final class BackupManifestCodec {
 
   static byte[] encode(BackupManifest m) {
     ByteSink body = new ByteSink(1024);
-    body.putString(m.backupId()).putString(m.sourceTable()).putLong(m.snapshotMicros());
+    body.putString(m.backupId()).putString(m.sourceTable()).putLong(m.startMicros()).putLong(m.snapshotMicros())
+        .putByte(m.hot() ? TYPE_HOT : TYPE_STANDARD);
     TableSchema s = m.schema();
     Map<String, ColumnFamily> families = new TreeMap<>(s.families());
     body.putVar(families.size());
@@ -170,7 +173,13 @@ public final class BackupManifestCodec {
     try {
       String id = ByteSink.readString(in);
       String table = ByteSink.readString(in);
+      long began = in.getLong();
       long snapshot = in.getLong();
+      int typeAt = in.position();
+      int type = in.get() & 0xFF;
+      if (type != TYPE_STANDARD && type != TYPE_HOT) {
+        throw new CorruptionException(path, typeAt, "unknown backup type " + type);
+      }
       int familyCount = count(path, in);
       List<ColumnFamily> families = new ArrayList<>();
       for (int i = 0; i < familyCount; i++) {
@@ -211,7 +220,8 @@ public final class BackupManifestCodec {
       if (in.hasRemaining()) {
         throw new CorruptionException(path, in.position(), in.remaining() + " unexpected bytes after the body");
       }
-      return new BackupManifest(id, table, snapshot, TableSchema.of(families, groups), tablets);
+      return new BackupManifest(id, table, began, snapshot, type == TYPE_HOT, TableSchema.of(families, groups),
+          tablets);
     } catch (BufferUnderflowException | IllegalArgumentException | NegativeArraySizeException e) {
       throw new CorruptionException(path, in.position(), "malformed body: " + e.getMessage());
     }

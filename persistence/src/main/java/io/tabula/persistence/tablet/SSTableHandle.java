@@ -17,6 +17,8 @@ final class SSTableHandle {
   private final Storage storage;
   private final String path;
   private final boolean owned;
+  /** Set once, by the tablet's files lock, when a backup names the file; read by whichever thread releases it last. */
+  private volatile boolean disowned;
   private final SSTableReader reader;
   private final AtomicInteger refs = new AtomicInteger();
   private volatile boolean obsolete;
@@ -38,8 +40,14 @@ final class SSTableHandle {
     return path;
   }
 
+  /** Whether this tablet may delete the file once a compaction replaced it: it wrote it, and no backup named it. */
   boolean owned() {
-    return owned;
+    return owned && !disowned;
+  }
+
+  /** A backup names the file (docs/backups.md): the tablet never deletes it; the master's sweep may. */
+  void disown() {
+    disowned = true;
   }
 
   SSTableReader reader() {
@@ -79,7 +87,7 @@ final class SSTableHandle {
         if (scanCache != null) {
           scanCache.invalidateFile(reader.scanCacheId());
         }
-        if (obsolete && owned) {
+        if (obsolete && owned()) {
           storage.delete(path);
         }
       } catch (IOException e) {

@@ -271,6 +271,45 @@ final class TabletFiles {
     }
   }
 
+  /**
+   * For a backup (docs/backups.md): the SSTables of the installed version by group, newest
+   * first, after a manifest in which none of them is owned any more is committed, so that no
+   * owner of the tablet, now or after a move, deletes them once a compaction replaces them; the
+   * master's sweep deletes them once no backup and no tablet names them. Refused (an {@link
+   * IOException}) once the tablet closed or split.
+   */
+  Map<String, List<String>> disownAll() throws IOException {
+    lock.lock();
+    try {
+      if (closed || manifest.state() != TabletManifest.State.ACTIVE) {
+        throw new TabletUnavailableException("tablet " + tablet.id() + " was " + (closed ? "closed" : "split")
+            + " before a backup could list its files");
+      }
+      Map<String, List<TabletManifest.FileRef>> groups = new LinkedHashMap<>();
+      Map<String, List<String>> out = new LinkedHashMap<>();
+      boolean owned = false;
+      for (Map.Entry<String, List<TabletManifest.FileRef>> g : manifest.groups().entrySet()) {
+        List<TabletManifest.FileRef> refs = new ArrayList<>();
+        List<String> paths = new ArrayList<>();
+        for (TabletManifest.FileRef r : g.getValue()) {
+          owned |= r.owned();
+          refs.add(new TabletManifest.FileRef(r.path(), false));
+          paths.add(r.path());
+        }
+        groups.put(g.getKey(), refs);
+        out.put(g.getKey(), paths);
+      }
+      if (owned) {
+        mayDeleteAfter(commit(manifest.withFiles(groups, redoPoint, tablet.nextSequenceSnapshot() - 1,
+            serverTimes.max(), nextFileNumber.get())));
+      }
+      tablet.currentVersion().files.values().forEach(l -> l.forEach(SSTableHandle::disown));
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Records the split in this tablet's manifest (the commit point), then writes the children's. */
   List<ManifestCodec.Versioned> recordSplit(TabletManifest.SplitInfo info, long lastSequence) throws IOException {
     lock.lock();

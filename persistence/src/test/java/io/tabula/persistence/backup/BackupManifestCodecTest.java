@@ -47,7 +47,8 @@ class BackupManifestCodecTest {
             "small"),
         new ColumnFamily("raw", GcPolicy.KEEP_ALL, "small")),
         List.of(new LocalityGroup("small", 4096, Compression.LZ4, 10, true), LocalityGroup.defaults("default")));
-    return new BackupManifest("nightly-1", "webtable", 1_700_000_000_123_456L, schema, List.of(
+    return new BackupManifest("nightly-1", "webtable", 1_700_000_000_000_000L, 1_700_000_000_123_456L, true, schema,
+        List.of(
         new BackupManifest.TabletFiles(new byte[0], b("com.m"), Map.of(
             "default", List.of(new BackupManifest.FileEntry("tables/webtable/webtable-1/000007.sst", 1_048_576),
                 new BackupManifest.FileEntry("tables/webtable/webtable-1/000003.sst", 65_536)),
@@ -76,7 +77,9 @@ class BackupManifestCodecTest {
     BackupManifest back = BackupManifestCodec.decode("nightly.manifest", golden);
     assertEquals("nightly-1", back.backupId());
     assertEquals("webtable", back.sourceTable());
+    assertEquals(1_700_000_000_000_000L, back.startMicros());
     assertEquals(1_700_000_000_123_456L, back.snapshotMicros());
+    assertEquals(true, back.hot());
     assertEquals(sample().schema().families(), back.schema().families());
     assertEquals(sample().schema().group("small"), back.schema().group("small"));
     assertEquals(2, back.tablets().size());
@@ -100,6 +103,29 @@ class BackupManifestCodecTest {
       byte[] cut = java.util.Arrays.copyOf(good, n);
       assertThrows(CorruptionException.class, () -> BackupManifestCodec.decode("m", cut), "cut to " + n + " bytes");
     }
+  }
+
+  @Test
+  void anExpiryIsThirtyTwoBytesAndAChangeTakesTheNextVersionOrLosesToOneThatDid() throws IOException {
+    BackupExpiry e = new BackupExpiry(1_700_086_400_000_000L, 0);
+    assertEquals("54424c4142455850" + "00000001" + "00060a3835f5a000" + "0000000000000000" + "b8f8d143",
+        java.util.HexFormat.of().formatHex(e.encode()));
+    byte[] good = e.encode();
+    for (int i = 0; i < good.length; i++) {
+      byte[] bad = good.clone();
+      bad[i] ^= 0x01;
+      assertThrows(CorruptionException.class, () -> BackupExpiry.decode("e", bad), "flipped byte " + i);
+    }
+    FileStorage storage = new FileStorage(dir);
+    storage.createDirectories(BackupManifestCodec.folder("b"));
+    assertThrows(java.nio.file.NoSuchFileException.class, () -> BackupExpiry.read(storage, "b"));
+    assertEquals(true, BackupExpiry.write(storage, "b", 1, e));
+    BackupExpiry later = new BackupExpiry(1_700_172_800_000_000L, 1_700_000_000_000_000L);
+    assertEquals(true, BackupExpiry.write(storage, "b", 2, later));
+    assertEquals(false, BackupExpiry.write(storage, "b", 2, e), "version 2 was taken");
+    assertEquals(new BackupExpiry.Versioned(2, later), BackupExpiry.read(storage, "b"));
+    assertEquals(List.of("EXPIRY-0000000002"), BackupExpiry.versions(storage.list(BackupManifestCodec.folder("b"))),
+        "older versions and the losing write's temporary file are gone: " + storage.list("backups/b"));
   }
 
   @Test

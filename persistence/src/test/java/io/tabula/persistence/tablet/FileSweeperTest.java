@@ -225,7 +225,7 @@ class FileSweeperTest {
         java.util.Arrays.stream(files).map(f -> new io.tabula.persistence.backup.BackupManifest.FileEntry(f, 3))
             .toList());
     io.tabula.persistence.backup.BackupManifestCodec.write(storage, new io.tabula.persistence.backup.BackupManifest(id,
-        table, 1_000_000L, SCHEMA, List.of(new io.tabula.persistence.backup.BackupManifest.TabletFiles(new byte[0],
+        table, 1_000_000L, 1_000_000L, false, SCHEMA, List.of(new io.tabula.persistence.backup.BackupManifest.TabletFiles(new byte[0],
             new byte[0], named))));
   }
 
