@@ -190,6 +190,30 @@ class CliTest {
   }
 
   @Test
+  void backupsAreMadeListedRestoredAndDeletedAsWithCbt() {
+    tabula("createtable", "ledger", "families=f").assertOk();
+    tabula("set", "ledger", "r1", "f:a=one").assertOk();
+    Run made = tabula("createbackup", "ledger-b", "ledger", "7d");
+    made.assertOk();
+    assertTrue(made.out().contains("ledger-b") && made.out().contains("READY"), made.out());
+    tabula("set", "ledger", "r2", "f:a=two").assertOk();
+    Run listed = tabula("listbackups");
+    listed.assertOk();
+    assertTrue(listed.out().lines().anyMatch(l -> l.startsWith("ledger-b") && l.contains("ledger")), listed.out());
+    tabula("updatebackup", "ledger-b", "30d").assertOk();
+    tabula("restore", "ledger-copy", "ledger-b").assertOk();
+    assertEquals(1, count("ledger-copy"), "the restored table has the row written before the backup");
+    assertEquals(2, count("ledger"));
+    assertOneErrorLine(tabula("createbackup", "x", "ledger", "soon"), 2, "tabula: ttl soon: must be a number");
+    Run tooShort = tabula("createbackup", "x", "ledger", "1h");
+    assertEquals(1, tooShort.code(), tooShort.err());
+    assertTrue(tooShort.err().contains("backup.expire_time"), tooShort.err());
+    tabula("deletebackup", "ledger-b").assertOk();
+    assertFalse(tabula("listbackups").out().contains("ledger-b"));
+    assertEquals(1, count("ledger-copy"), "the restored table serves without its backup");
+  }
+
+  @Test
   void setThenLookupPrintsCellsInCbtStyle() {
     tabula("createtable", "cells", "families=f,g").assertOk();
     tabula("set", "cells", "r1", "--timestamp", "1000000", "f:a=old").assertOk();

@@ -148,6 +148,79 @@ public final class TabulaAdmin {
         .thenApply(Table::getDeletionProtection);
   }
 
+  /** The cluster backups live under: a Tabula instance has one, {@code tabula} unless its nodes say otherwise. */
+  public static final String CLUSTER = "tabula";
+
+  private String backupName(String backupId) {
+    return client.instanceName() + "/clusters/" + CLUSTER + "/backups/" + backupId;
+  }
+
+  /**
+   * Backs table {@code table} up as {@code backupId}, kept for {@code ttl} (6 hours to 90 days):
+   * every write acknowledged before the call is in it (docs/backups.md).
+   */
+  public CompletionStage<BackupDescription> createBackup(String table, String backupId, java.time.Duration ttl) {
+    java.time.Instant expire = java.time.Instant.now().plus(ttl);
+    com.google.bigtable.admin.v2.CreateBackupRequest req = com.google.bigtable.admin.v2.CreateBackupRequest.newBuilder()
+        .setParent(client.instanceName() + "/clusters/" + CLUSTER).setBackupId(backupId)
+        .setBackup(com.google.bigtable.admin.v2.Backup.newBuilder().setSourceTable(client.tableName(table))
+            .setExpireTime(timestamp(expire)))
+        .build();
+    return retrier.run(false, n -> client.seed().admin.createBackup(req), err -> { })
+        .thenApply(op -> BackupDescription.of(unpack(op.getResponse(), com.google.bigtable.admin.v2.Backup.class)));
+  }
+
+  /** Every backup, newest first. */
+  public CompletionStage<List<BackupDescription>> listBackups() {
+    com.google.bigtable.admin.v2.ListBackupsRequest req = com.google.bigtable.admin.v2.ListBackupsRequest.newBuilder()
+        .setParent(client.instanceName() + "/clusters/" + CLUSTER).build();
+    return listFrom(req, new ArrayList<>());
+  }
+
+  private CompletionStage<List<BackupDescription>> listFrom(com.google.bigtable.admin.v2.ListBackupsRequest req,
+      List<BackupDescription> out) {
+    return retrier.run(true, n -> client.seed().admin.listBackups(req), err -> { }).thenCompose(page -> {
+      page.getBackupsList().forEach(b -> out.add(BackupDescription.of(b)));
+      return page.getNextPageToken().isEmpty() ? java.util.concurrent.CompletableFuture.completedFuture(out)
+          : listFrom(req.toBuilder().setPageToken(page.getNextPageToken()).build(), out);
+    });
+  }
+
+  /** Keeps backup {@code backupId} until {@code ttl} from now. */
+  public CompletionStage<BackupDescription> updateBackup(String backupId, java.time.Duration ttl) {
+    com.google.bigtable.admin.v2.UpdateBackupRequest req = com.google.bigtable.admin.v2.UpdateBackupRequest.newBuilder()
+        .setBackup(com.google.bigtable.admin.v2.Backup.newBuilder().setName(backupName(backupId))
+            .setExpireTime(timestamp(java.time.Instant.now().plus(ttl))))
+        .setUpdateMask(com.google.protobuf.FieldMask.newBuilder().addPaths("expire_time")).build();
+    return retrier.run(true, n -> client.seed().admin.updateBackup(req), err -> { }).thenApply(BackupDescription::of);
+  }
+
+  public CompletionStage<Void> deleteBackup(String backupId) {
+    com.google.bigtable.admin.v2.DeleteBackupRequest req = com.google.bigtable.admin.v2.DeleteBackupRequest.newBuilder()
+        .setName(backupName(backupId)).build();
+    return retrier.run(false, n -> client.seed().admin.deleteBackup(req), err -> { }).thenApply(x -> null);
+  }
+
+  /** Makes table {@code table} from backup {@code backupId}: it serves at once (docs/backups.md). */
+  public CompletionStage<Void> restore(String table, String backupId) {
+    com.google.bigtable.admin.v2.RestoreTableRequest req = com.google.bigtable.admin.v2.RestoreTableRequest.newBuilder()
+        .setParent(client.instanceName()).setTableId(table).setBackup(backupName(backupId)).build();
+    return retrier.run(false, n -> client.seed().admin.restoreTable(req), err -> { }).thenApply(x -> null);
+  }
+
+  private static com.google.protobuf.Timestamp timestamp(java.time.Instant i) {
+    return com.google.protobuf.Timestamp.newBuilder().setSeconds(i.getEpochSecond()).setNanos(i.getNano()).build();
+  }
+
+  private static <T extends com.google.protobuf.Message> T unpack(com.google.protobuf.Any any, Class<T> type) {
+    try {
+      return any.unpack(type);
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw new IllegalStateException("the node answered an operation whose response is not a " + type.getSimpleName(),
+          e);
+    }
+  }
+
   /** The table's locality groups, the default group first, then by name. */
   public CompletionStage<List<LocalityGroupDescription>> localityGroups(String table) {
     GetLocalityGroupsRequest req = GetLocalityGroupsRequest.newBuilder().setTableName(client.tableName(table)).build();

@@ -245,6 +245,11 @@ final class ClusterMasterNodes implements MasterNodes {
     FileSweeper.MasterCheck stillMaster = () -> lease.checkLease() && (journals == null || journals.holdsJournal());
     return CompletableFuture.supplyAsync(() -> {
       try {
+        // Expired backups first (docs/backups.md): their files are then the sweep's like any unnamed file.
+        List<String> expired = fileSweeper.expireBackups(System.currentTimeMillis() * 1000, stillMaster);
+        if (!expired.isEmpty()) {
+          LOG.info("deleted {} expired or unfinished backups: {}", expired.size(), expired);
+        }
         return fileSweeper.sweep(marks, tablets, stillMaster);
       } catch (IOException e) {
         throw new UncheckedIOException(e);

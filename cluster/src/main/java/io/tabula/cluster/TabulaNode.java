@@ -384,7 +384,7 @@ public final class TabulaNode implements AutoCloseable {
     ServerBinding binding = !config.getBoolean("tabula.node.serve-grpc") ? null
         : Starting.await(BigtableServices.bind(system, settings, security, router, master,
             table -> NodeShutdown.dropTable(system, tablets, engine, table, settings.askTimeout()),
-            metrics == null ? null : metrics.grpc()), wait, "binding the gRPC port");
+            metrics == null ? null : metrics.grpc(), storage), wait, "binding the gRPC port");
     // Ready once Up, serving every tablet it owns, and past its warm-up (if it makes one).
     AtomicBoolean warm = new AtomicBoolean(false);
     TabulaRoutes.attach(system, new TabulaRoutes.NodeView(system, cluster, directory::get, directory::isMasters, master, () -> {

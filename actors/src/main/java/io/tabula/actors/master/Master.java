@@ -4,7 +4,6 @@ import io.tabula.actors.tablet.TabletActor;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.persistence.sstable.Compression;
-import io.tabula.protocol.errors.Refused;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.protocol.kryo.KryoSerializable;
@@ -81,6 +80,14 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   /** A change of table {@code table}'s IAM policy or authorized views; answers the table as changed. */
   public record ChangeAccess(String table, TableAccess.Change change, ActorRef<StatusReply<TableInfo>> replyTo)
       implements Command {}
+
+  /**
+   * A table made from a backup (docs/backups.md): {@code table} as the backup's schema gives it,
+   * with {@code tablets} (ids made away from the master, manifests already written, covering
+   * every row once) naming the backup's files; answers the table.
+   */
+  public record CreateRestoredTable(TableInfo table, List<TabletInfo> tablets,
+      ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
 
   /** A change of table {@code table}'s settings ({@code UpdateTable}); answers the table as changed. */
   public record ChangeOptions(String table, TableOptions.Change change, ActorRef<StatusReply<TableInfo>> replyTo)
@@ -308,6 +315,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   private final FileSweeps fileSweeps;
   private final MasterViews views;
   private final TabletOpenings openings;
+  private final TableCommands tables;
 
   private Master(PersistenceId id, ActorContext<Command> ctx, ActorRef<Topic.Command<DirectoryFeed.Change>> topic,
       LongSupplier clockMicros, LongSupplier nanoTime, Placements placements, FileSweeps fileSweeps,
@@ -323,6 +331,7 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     this.fileSweeps = fileSweeps;
     this.views = views;
     this.openings = new TabletOpenings(Effect(), ctx, placements, openChecks, this::publish);
+    this.tables = new TableCommands(Effect(), placements, clockMicros, this::publish);
   }
 
   /**
@@ -423,7 +432,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
   @Override
   public CommandHandler<Command, Event, Directory> commandHandler() {
     return newCommandHandlerBuilder().forAnyState()
-        .onCommand(CreateTable.class, this::onCreateTable)
+        .onCommand(CreateTable.class, tables::onCreateTable)
+        .onCommand(CreateRestoredTable.class, tables::onCreateRestoredTable)
         .onCommand(StageSplits.class, (d, c) -> {
           Refusal refused = staged.stage(c.upload(), c.splits(), nanoTime.getAsLong());
           return Effect().reply(c.replyTo(), refused != null ? refused.reply() : StatusReply.ack());
@@ -434,14 +444,16 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "the initial splits sent for table "
                 + c.name() + " are not all here (the master changed while they were sent): retry").reply());
           }
-          return onCreateTable(d, new CreateTable(c.name(), c.families(), splits, c.replyTo()));
+          return tables.onCreateTable(d, new CreateTable(c.name(), c.families(), splits, c.replyTo()));
         })
-        .onCommand(DeleteTable.class, this::onDeleteTable)
-        .onCommand(ModifyFamilies.class, this::onModifyFamilies)
-        .onCommand(SetLocalityGroup.class, this::onSetLocalityGroup)
-        .onCommand(ChangeAccess.class, (d, c) -> changeTable(d, c.table(), c.replyTo(),
+        .onCommand(DeleteTable.class, tables::onDeleteTable)
+        .onCommand(ModifyFamilies.class, (d, c) -> tables.change(d, c.table(), c.replyTo(),
+            t -> TableChanges.modifyFamilies(t, c.changes())))
+        .onCommand(SetLocalityGroup.class, (d, c) -> tables.change(d, c.table(), c.replyTo(),
+            t -> TableChanges.setLocalityGroup(t, c)))
+        .onCommand(ChangeAccess.class, (d, c) -> tables.change(d, c.table(), c.replyTo(),
             t -> new AccessChanged(t.name(), t.access().after(c.change()))))
-        .onCommand(ChangeOptions.class, (d, c) -> changeTable(d, c.table(), c.replyTo(),
+        .onCommand(ChangeOptions.class, (d, c) -> tables.change(d, c.table(), c.replyTo(),
             t -> new OptionsChanged(t.name(), t.options().after(c.change()))))
         .onCommand(GetDirectory.class, (d, c) -> Effect().reply(c.replyTo(), d))
         .onCommand(GetChanges.class, (d, c) -> Effect().reply(c.replyTo(), feed.since(d, c.since(),
@@ -522,59 +534,6 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
     }
     ctx.getLog().info("draining node {}: {} tablets to move", c.node(), d.tabletsPerNode().getOrDefault(c.node(), 0));
     return Effect().reply(c.replyTo(), StatusReply.success(d.tabletsPerNode().getOrDefault(c.node(), 0)));
-  }
-
-  private Effect<Event, Directory> onCreateTable(Directory d, CreateTable c) {
-    if (d.table(c.name()) != null) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.ALREADY_EXISTS, "table " + c.name()
-          + " already exists").reply());
-    }
-    TableCreated created = TableChanges.create(new TableInfo(c.name(), c.families(), clockMicros.getAsLong()),
-        c.splits(), d.nextTabletNumber());
-    List<Event> events = new ArrayList<>(List.of(created));
-    Map<String, String> spread = placements.spread(d, created.tablets().stream().map(TabletInfo::id).toList());
-    if (!spread.isEmpty()) {
-      events.add(new TabletsAssigned(spread));
-    }
-    return Effect().persist(events).thenRun(this::publish)
-        .thenReply(c.replyTo(), s -> StatusReply.success(s.table(c.name())));
-  }
-
-  private Effect<Event, Directory> onDeleteTable(Directory d, DeleteTable c) {
-    TableInfo t = d.table(c.name());
-    if (t == null) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.NOT_FOUND, "table " + c.name() + " not found").reply());
-    }
-    if (t.options().deletionProtection()) {
-      return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.FAILED_PRECONDITION, "table " + c.name()
-          + " is protected from deletion: turn its deletion_protection off (UpdateTable) first").reply());
-    }
-    return Effect().persist(new TableDeleted(c.name())).thenRun(this::publish)
-        .thenReply(c.replyTo(), s -> StatusReply.ack());
-  }
-
-  private Effect<Event, Directory> onModifyFamilies(Directory d, ModifyFamilies c) {
-    return changeTable(d, c.table(), c.replyTo(), t -> TableChanges.modifyFamilies(t, c.changes()));
-  }
-
-  private Effect<Event, Directory> onSetLocalityGroup(Directory d, SetLocalityGroup c) {
-    return changeTable(d, c.table(), c.replyTo(), t -> TableChanges.setLocalityGroup(t, c));
-  }
-
-  /** Persists {@code change} of table {@code name} and answers the table as changed, or the refusal. */
-  private Effect<Event, Directory> changeTable(Directory d, String name, ActorRef<StatusReply<TableInfo>> replyTo,
-      java.util.function.Function<TableInfo, Event> change) {
-    TableInfo t = d.table(name);
-    if (t == null) {
-      return Effect().reply(replyTo, Refusal.of(ErrorCode.NOT_FOUND, "table " + name + " not found").reply());
-    }
-    Event e;
-    try {
-      e = change.apply(t);
-    } catch (Refused r) {
-      return Effect().reply(replyTo, r.refusal().reply());
-    }
-    return Effect().persist(e).thenRun(this::publish).thenReply(replyTo, s -> StatusReply.success(s.table(name)));
   }
 
   /** Publishes the events journaled since the last change published (docs/cluster.md, "How the directory travels"). */

@@ -47,6 +47,34 @@ final class TableChanges {
     return new Master.TableCreated(table, tablets, n);
   }
 
+  /**
+   * The table {@code c} restores (made at {@code nowMicros}): refused if a table of its name
+   * exists, if a tablet's id is another's, or if its tablets do not cover every row once, in
+   * row order.
+   */
+  static Master.TableCreated restored(Directory d, Master.CreateRestoredTable c, long nowMicros) {
+    TableInfo t = c.table();
+    if (d.table(t.name()) != null) {
+      throw refused(ErrorCode.ALREADY_EXISTS, "table " + t.name() + " already exists");
+    }
+    byte[] next = new byte[0];
+    for (int i = 0; i < c.tablets().size(); i++) {
+      TabletInfo ti = c.tablets().get(i);
+      if (!ti.table().equals(t.name()) || !java.util.Arrays.equals(ti.startRow(), next) || (i > 0 && next.length == 0)
+          || d.tablet(ti.id()) != null) {
+        throw refused(ErrorCode.INVALID_ARGUMENT, "the restored tablets of table " + t.name() + " do not cover"
+            + " every row once with fresh ids (tablet " + i + ", " + ti.id() + ")");
+      }
+      next = ti.endRow();
+    }
+    if (c.tablets().isEmpty() || next.length != 0) {
+      throw refused(ErrorCode.INVALID_ARGUMENT, "the restored tablets of table " + t.name() + " end before the"
+          + " last row");
+    }
+    return new Master.TableCreated(new TableInfo(t.name(), t.families(), nowMicros, t.groups(), t.familyGroups(),
+        TableAccess.NONE, TableOptions.NONE), c.tablets(), d.nextTabletNumber());
+  }
+
   /** Every change of {@code changes} to {@code t}'s families, or none. */
   static FamiliesChanged modifyFamilies(TableInfo t, List<FamilyChange> changes) {
     Map<String, GcPolicy> families = new TreeMap<>(t.families());

@@ -132,7 +132,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   /**
    * For a backup (docs/backups.md): flush, then disown and list the tablet's SSTables
-   * ({@link Tablet#listForBackup}); answered with its row range and files.
+   * ({@link io.tabula.persistence.tablet.TabletBackups#list}); answered with its row range and files.
    */
   public record ListForBackup(ActorRef<StatusReply<io.tabula.persistence.backup.BackupManifest.TabletFiles>> replyTo)
       implements Request {}
@@ -398,7 +398,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   }
 
   private Behavior<Command> onListForBackup(ListForBackup l) {
-    tablet.listForBackup().whenComplete((files, err) -> l.replyTo().tell(err == null ? StatusReply.success(files)
+    io.tabula.persistence.tablet.TabletBackups.list(tablet).whenComplete((files, err) -> l.replyTo().tell(err == null ? StatusReply.success(files)
         : refusal(err)));
     return this;
   }

@@ -82,8 +82,8 @@ import org.apache.pekko.pattern.StatusReply;
 /**
  * The Cloud Bigtable table-admin API over the master: table and family changes go to the
  * master (which records them and tells every node), row drops to the tablets; IAM policies
- * and authorized views go to {@link AccessService}. RPCs about backups, snapshots and schema
- * bundles answer UNIMPLEMENTED.
+ * and authorized views go to {@link AccessService}, backups to {@link BackupService}. RPCs about
+ * snapshots and schema bundles answer UNIMPLEMENTED, as does CopyBackup for now.
  */
 public final class AdminService implements BigtableTableAdmin {
   private final ActorSystem<?> system;
@@ -95,8 +95,12 @@ public final class AdminService implements BigtableTableAdmin {
   /** IAM policies and authorized views. */
   private final AccessService access;
 
+  /** Backups over the storage root. */
+  private final BackupService backups;
+
   AdminService(ActorSystem<?> system, ActorRef<Master.Command> master, Router router, Duration timeout,
-      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted) {
+      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted, BackupService backups) {
+    this.backups = backups;
     this.system = system;
     this.master = master;
     this.router = router;
@@ -412,32 +416,32 @@ public final class AdminService implements BigtableTableAdmin {
 
   @Override
   public CompletionStage<Operation> createBackup(CreateBackupRequest in) {
-    return no("CreateBackup");
+    return backups.createBackup(in);
   }
 
   @Override
   public CompletionStage<Backup> getBackup(GetBackupRequest in) {
-    return no("GetBackup");
+    return backups.getBackup(in);
   }
 
   @Override
   public CompletionStage<Backup> updateBackup(UpdateBackupRequest in) {
-    return no("UpdateBackup");
+    return backups.updateBackup(in);
   }
 
   @Override
   public CompletionStage<Empty> deleteBackup(DeleteBackupRequest in) {
-    return no("DeleteBackup");
+    return backups.deleteBackup(in);
   }
 
   @Override
   public CompletionStage<ListBackupsResponse> listBackups(ListBackupsRequest in) {
-    return no("ListBackups");
+    return backups.listBackups(in);
   }
 
   @Override
   public CompletionStage<Operation> restoreTable(RestoreTableRequest in) {
-    return no("RestoreTable");
+    return backups.restoreTable(in, this);
   }
 
   @Override

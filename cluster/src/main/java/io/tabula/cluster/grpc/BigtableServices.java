@@ -61,7 +61,8 @@ public final class BigtableServices {
   public static CompletionStage<ServerBinding> bind(ActorSystem<?> system, NodeSettings settings,
       NodeSecurity security, Router router,
       ActorRef<Master.Command> master,
-      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted, GrpcMetrics metrics) {
+      java.util.function.Function<String, CompletionStage<Void>> onTableDeleted, GrpcMetrics metrics,
+      io.tabula.persistence.storage.Storage storage) {
     // metrics: what times the calls, or null (metrics off)
     // With port 0 the port is known only once bound. No request arrives before that; join() waits out the
     // moment between the bind and this stage's completion.
@@ -73,7 +74,12 @@ public final class BigtableServices {
     Materializer mat = SystemMaterializer.get(system).materializer();
     Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtablePowerApiHandlerFactory.partial(
         dataService, com.google.bigtable.v2.Bigtable.name, mat, GrpcErrors.handler(), system);
-    AdminService adminService = new AdminService(system, master, router, settings.askTimeout(), onTableDeleted);
+    com.typesafe.config.Config config = system.settings().config();
+    BackupService backups = new BackupService(router, storage, config.getString("tabula.instance.cluster-id"),
+        system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking()),
+        () -> System.currentTimeMillis() * 1000, config.getDuration("tabula.master.sweep-files-grace").dividedBy(4));
+    AdminService adminService = new AdminService(system, master, router, settings.askTimeout(), onTableDeleted,
+        backups);
     Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(adminService,
         com.google.bigtable.admin.v2.BigtableTableAdmin.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> locations = LocationsHandlerFactory.partial(
@@ -81,8 +87,7 @@ public final class BigtableServices {
     Function<HttpRequest, CompletionStage<HttpResponse>> groups = LocalityGroupsHandlerFactory.partial(
         new LocalityGroupsService(adminService, router), LocalityGroups.name, mat, GrpcErrors.handler(), system);
     org.apache.pekko.cluster.typed.Cluster cluster = org.apache.pekko.cluster.typed.Cluster.get(system);
-    InstanceAdminService instanceService = new InstanceAdminService(system.settings().config().getConfig(
-        "tabula.instance"), () -> upMembers(cluster), security.guard()::instancePolicy);
+    InstanceAdminService instanceService = new InstanceAdminService(config.getConfig("tabula.instance"), () -> upMembers(cluster), security.guard()::instancePolicy);
     Function<HttpRequest, CompletionStage<HttpResponse>> instances = BigtableInstanceAdminHandlerFactory.partial(
         instanceService, com.google.bigtable.admin.v2.BigtableInstanceAdmin.name, mat, GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,

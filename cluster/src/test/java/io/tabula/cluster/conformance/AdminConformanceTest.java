@@ -148,6 +148,53 @@ class AdminConformanceTest {
     });
   }
 
+  /**
+   * Backups, which the emulator does not serve (it exits on them): a backup holds the rows
+   * written before it, and a table restored from it serves them, through the node the client
+   * calls (in a cluster, the tablets listed and the table restored are other nodes' too).
+   */
+  @Test
+  void aBackupRestoresIntoATableWithTheRowsWrittenBeforeIt() {
+    harness.tabulaAlone("admin-backup-restore", """
+        backup READY of %TABLE%
+        restored
+        row "a"
+          cf:"q" @1000 = "before"
+        row "m"
+          cf:"q" @1000 = "before"
+        row "z"
+          cf:"q" @1000 = "before"
+        3 rows
+        listed true
+        deleted: not found""", (peer, table) -> {
+          BigtableTableAdminClient admin = peer.admin();
+          BulkMutation before = BulkMutation.create(TableId.of(table));
+          for (String key : new String[] {"a", "m", "z"}) {
+            before.add(key, Mutation.create().setCell(FAMILY, "q", 1000, "before"));
+          }
+          peer.data().bulkMutateRows(before);
+          String backupId = table + "-b";
+          com.google.cloud.bigtable.admin.v2.models.Backup b = admin.createBackup(
+              com.google.cloud.bigtable.admin.v2.models.CreateBackupRequest.of("tabula", backupId)
+                  .setSourceTableId(table).setExpireTime(org.threeten.bp.Instant.now().plusSeconds(86_400)));
+          peer.data().bulkMutateRows(BulkMutation.create(TableId.of(table))
+              .add("after", Mutation.create().setCell(FAMILY, "q", 1000, "after"))
+              .add("a", Mutation.create().setCell(FAMILY, "q", 1000, "changed")));
+          try {
+            admin.restoreTable(com.google.cloud.bigtable.admin.v2.models.RestoreTableRequest.of("tabula", backupId)
+                .setTableId(table + "-r"));
+          } catch (java.util.concurrent.ExecutionException | InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+          String out = "backup " + b.getState() + " of " + b.getSourceTableId().replace(table, "%TABLE%")
+              + "\nrestored\n" + Render.rows(peer.data().readRows(Query.create(TableId.of(table + "-r"))))
+              + "\nlisted " + admin.listBackups("tabula").contains(backupId);
+          admin.deleteBackup("tabula", backupId);
+          return out + "\ndeleted: " + Render.outcome(() -> admin.getBackup("tabula", backupId).getId())
+              .replace("error NOT_FOUND", "not found");
+        });
+  }
+
   @Test
   void dropRowRangeByPrefixAndAll() {
     harness.same("admin-drop-row-range", (peer, table) -> {

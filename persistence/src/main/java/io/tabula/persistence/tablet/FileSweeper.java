@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import io.tabula.persistence.backup.BackupExpiry;
 import io.tabula.persistence.backup.BackupManifestCodec;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
@@ -359,6 +360,60 @@ public final class FileSweeper {
     } catch (IOException stillInUse) {
       // Not empty any more (or gone): the next sweep looks again.
     }
+  }
+
+  /**
+   * Deletes the backups whose expiry is before {@code nowMicros} (the master's clock; µs since
+   * the epoch), and the folders of backups never finished (no manifest) last written more than
+   * a day ago by the storage's clock: their manifest first, so from then on they name no file,
+   * then the rest of the folder. The next sweeps collect their files once nothing else names
+   * them. Asks the master's check before each backup. Returns the ids deleted.
+   */
+  public synchronized List<String> expireBackups(long nowMicros, MasterCheck master) throws IOException {
+    List<String> deleted = new ArrayList<>();
+    long storageNow = -1;
+    for (String id : storage.list(BackupManifestCodec.FOLDER)) {
+      boolean expired;
+      if (storage.exists(BackupManifestCodec.path(id))) {
+        try {
+          expired = BackupExpiry.read(storage, id).expiry().expireMicros() < nowMicros;
+        } catch (java.nio.file.NoSuchFileException noExpiry) {
+          expired = false; // a backup always has one: made before its manifest
+        }
+      } else {
+        if (storageNow < 0) {
+          storageNow = storageNow();
+        }
+        expired = true;
+        for (String f : storage.list(BackupManifestCodec.folder(id))) {
+          expired &= storageNow - storage.modifiedMillis(Storage.path(BackupManifestCodec.folder(id), f))
+              > UNFINISHED_BACKUP_MILLIS;
+        }
+      }
+      if (expired) {
+        if (!master.stillMaster()) {
+          break;
+        }
+        deleteBackup(id);
+        deleted.add(id);
+      }
+    }
+    return deleted;
+  }
+
+  /** A backup folder without a manifest older than this was never finished. */
+  static final long UNFINISHED_BACKUP_MILLIS = 24L * 3600 * 1000;
+
+  /** Deletes backup {@code id}: its manifest first, then the rest of its folder. */
+  private void deleteBackup(String id) throws IOException {
+    String dir = BackupManifestCodec.folder(id);
+    if (storage.exists(BackupManifestCodec.path(id))) {
+      storage.delete(BackupManifestCodec.path(id));
+    }
+    for (String f : storage.list(dir)) {
+      storage.delete(Storage.path(dir, f));
+    }
+    deleteEmptyFolder(dir);
   }
 
   /** Whether {@code named}, the files {@code table}'s manifests name, include one in another table's folders. */

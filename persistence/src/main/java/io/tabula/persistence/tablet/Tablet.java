@@ -449,28 +449,9 @@ public final class Tablet implements Closeable {
     return flushes.freezeAndFlush();
   }
 
-  /**
-   * What a backup needs of this tablet (docs/backups.md): freezes the memtable, flushes every
-   * frozen one, then disowns and lists the tablet's SSTables with their lengths. Every write this
-   * tablet acknowledged before the call is in the files listed. The listing and its manifest
-   * commit run on the background executor; the answer fails if the tablet closed or split first.
-   */
-  public CompletableFuture<io.tabula.persistence.backup.BackupManifest.TabletFiles> listForBackup() {
-    return freezeAndFlush().thenApplyAsync(flushed -> {
-      try {
-        Map<String, List<io.tabula.persistence.backup.BackupManifest.FileEntry>> out = new HashMap<>();
-        for (Map.Entry<String, List<String>> g : files.disownAll().entrySet()) {
-          List<io.tabula.persistence.backup.BackupManifest.FileEntry> entries = new ArrayList<>();
-          for (String p : g.getValue()) {
-            entries.add(new io.tabula.persistence.backup.BackupManifest.FileEntry(p, env.storage().size(p)));
-          }
-          out.put(g.getKey(), entries);
-        }
-        return new io.tabula.persistence.backup.BackupManifest.TabletFiles(startRow, endRow, out);
-      } catch (IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-    }, env.background());
+  /** The tablet's manifest and the changes to its files, for {@link TabletBackups}. */
+  TabletFiles fileSet() {
+    return files;
   }
 
   /**

@@ -81,7 +81,7 @@ class BackupListingTest {
     t.freezeAndFlush().join();
     t.apply(put("r2")).join(); // still in the memtable when the backup begins
 
-    BackupManifest.TabletFiles listed = t.listForBackup().join();
+    BackupManifest.TabletFiles listed = TabletBackups.list(t).join();
     Set<String> files = paths(listed);
     assertEquals(2, files.size(), "the flushed file and the memtable's: " + listed.files());
     for (List<BackupManifest.FileEntry> l : listed.files().values()) {

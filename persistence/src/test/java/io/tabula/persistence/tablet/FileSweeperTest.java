@@ -288,6 +288,38 @@ class FileSweeperTest {
   }
 
   @Test
+  void expiredAndUnfinishedBackupsGoAndTheirFilesWithTheSweepsAfter() throws Exception {
+    Storage storage = new FileStorage(root);
+    tabletA(storage);
+    String file = sstables(storage, "tbl", "a").get(0);
+    server.closeTable("tbl");
+    long now = 2_000_000_000_000_000L;
+    backup(storage, "old", "tbl", file);
+    io.tabula.persistence.backup.BackupExpiry.write(storage, "old", 1, new io.tabula.persistence.backup.BackupExpiry(
+        now - 1, 0));
+    backup(storage, "kept", "tbl");
+    io.tabula.persistence.backup.BackupExpiry.write(storage, "kept", 1, new io.tabula.persistence.backup.BackupExpiry(
+        now + 1, 0));
+    // Two backups never finished (an expiry, no manifest): one a day old, one being made now.
+    for (String id : List.of("abandoned", "making")) {
+      storage.createDirectories("backups/" + id);
+      io.tabula.persistence.backup.BackupExpiry.write(storage, id, 1, new io.tabula.persistence.backup.BackupExpiry(
+          now + 1, 0));
+    }
+    Path abandoned = root.resolve("backups/abandoned/EXPIRY-0000000001");
+    Files.setLastModifiedTime(abandoned, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofHours(25)
+        .toMillis()));
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    assertEquals(List.of(), sweeper.expireBackups(now, () -> false), "a node that is not the master deletes none");
+    assertEquals(List.of("abandoned", "old"), sweeper.expireBackups(now, master::get));
+    assertEquals(List.of("kept", "making"), storage.list("backups"));
+    assertTrue(storage.exists(file), "the expired backup's file waits for the sweeps");
+    sweep(sweeper, Map.of());
+    later();
+    assertTrue(sweep(sweeper, Map.of()).deleted().contains(file), "and goes a grace later");
+  }
+
+  @Test
   void anUnreadableBackupManifestStopsEveryDeletion() throws Exception {
     Storage storage = new FileStorage(root);
     tabletA(storage);

@@ -1,0 +1,142 @@
+package io.tabula.cluster.conformance;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.api.gax.rpc.AlreadyExistsException;
+import com.google.api.gax.rpc.InvalidArgumentException;
+import com.google.api.gax.rpc.NotFoundException;
+import com.google.cloud.bigtable.admin.v2.BigtableTableAdminClient;
+import com.google.cloud.bigtable.admin.v2.models.Backup;
+import com.google.cloud.bigtable.admin.v2.models.CreateBackupRequest;
+import com.google.cloud.bigtable.admin.v2.models.CreateTableRequest;
+import com.google.cloud.bigtable.admin.v2.models.RestoreTableRequest;
+import com.google.cloud.bigtable.admin.v2.models.UpdateBackupRequest;
+import com.google.cloud.bigtable.data.v2.BigtableDataClient;
+import com.google.cloud.bigtable.data.v2.models.BulkMutation;
+import com.google.cloud.bigtable.data.v2.models.Mutation;
+import com.google.cloud.bigtable.data.v2.models.Query;
+import com.google.cloud.bigtable.data.v2.models.Row;
+import com.google.cloud.bigtable.data.v2.models.RowMutation;
+import com.google.cloud.bigtable.data.v2.models.TableId;
+import io.tabula.cluster.TabulaNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.threeten.bp.Instant;
+import org.threeten.bp.temporal.ChronoUnit;
+
+/**
+ * Backups through the official Java admin and data clients against a node (docs/backups.md):
+ * a backup holds exactly the rows written before it, whatever is written or deleted after; it
+ * outlives its table; a table restored from it serves those rows and takes writes; the backup
+ * can be listed, read, given a new expiry and deleted, and a table restored from it keeps
+ * serving after. Bad requests get the status Cloud Bigtable gives, naming the field.
+ */
+class BackupsTest {
+  private static final String CLUSTER = "tabula";
+
+  @TempDir
+  Path dir;
+
+  private static List<String> keys(BigtableDataClient data, String table) {
+    List<String> out = new ArrayList<>();
+    for (Row r : data.readRows(Query.create(TableId.of(table)))) {
+      out.add(r.getKey().toStringUtf8());
+    }
+    return out;
+  }
+
+  @Test
+  void aBackupKeepsItsMomentOutlivesItsTableAndRestoresIntoATableThatServes() throws Exception {
+    try (TabulaNode node = TabulaNode.start(dir, 0, 0);
+        BigtableTableAdminClient admin = BigtableTableAdminClient.create(ConformancePeer.adminSettings(node.grpcPort()));
+        BigtableDataClient data = BigtableDataClient.create(ConformancePeer.dataSettings(node.grpcPort()))) {
+      admin.createTable(CreateTableRequest.of("orders").addFamily("cf").addSplit(
+          com.google.protobuf.ByteString.copyFromUtf8("m")));
+      BulkMutation before = BulkMutation.create(TableId.of("orders"));
+      List<String> expected = new ArrayList<>();
+      for (int i = 0; i < 40; i++) {
+        String key = (i % 2 == 0 ? "a" : "x") + String.format("%03d", i);
+        before.add(key, Mutation.create().setCell("cf", "q", 1000, "v" + i));
+        expected.add(key);
+      }
+      data.bulkMutateRows(before);
+      expected.sort(null);
+      Instant expire = Instant.now().plus(7, ChronoUnit.DAYS);
+
+      Backup b = admin.createBackup(CreateBackupRequest.of(CLUSTER, "orders-1").setSourceTableId("orders")
+          .setExpireTime(expire));
+      assertEquals("orders-1", b.getId());
+      assertEquals("orders", b.getSourceTableId());
+      assertEquals(Backup.State.READY, b.getState());
+      assertTrue(b.getSizeBytes() > 0, "size " + b.getSizeBytes());
+      assertFalse(b.getStartTime().isAfter(b.getEndTime()));
+
+      // After the backup: a write and a delete the backup must not see.
+      data.mutateRow(RowMutation.create(TableId.of("orders"), "later").setCell("cf", "q", 1000, "no"));
+      data.mutateRow(RowMutation.create(TableId.of("orders"), "a000").deleteRow());
+      assertEquals(List.of("orders-1"), admin.listBackups(CLUSTER));
+      assertEquals(b.getSizeBytes(), admin.getBackup(CLUSTER, "orders-1").getSizeBytes());
+
+      admin.deleteTable("orders");
+      admin.restoreTable(RestoreTableRequest.of(CLUSTER, "orders-1").setTableId("orders-back"));
+      assertEquals(expected, keys(data, "orders-back"), "exactly the rows written before the backup");
+      Row row = data.readRow(TableId.of("orders-back"), "x001");
+      assertEquals("v1", row.getCells("cf", "q").get(0).getValue().toStringUtf8());
+      data.mutateRow(RowMutation.create(TableId.of("orders-back"), "new").setCell("cf", "q", 1000, "yes"));
+      assertTrue(keys(data, "orders-back").contains("new"));
+
+      Instant later = Instant.now().plus(30, ChronoUnit.DAYS).truncatedTo(ChronoUnit.SECONDS);
+      assertEquals(later, admin.updateBackup(UpdateBackupRequest.of(CLUSTER, "orders-1").setExpireTime(later))
+          .getExpireTime());
+      assertEquals(later, admin.getBackup(CLUSTER, "orders-1").getExpireTime());
+
+      admin.deleteBackup(CLUSTER, "orders-1");
+      assertThrows(NotFoundException.class, () -> admin.getBackup(CLUSTER, "orders-1"));
+      assertEquals(List.of(), admin.listBackups(CLUSTER));
+      List<String> now = new ArrayList<>(expected);
+      now.add("new");
+      now.sort(null);
+      assertEquals(now, keys(data, "orders-back"), "the restored table keeps serving without its backup");
+    }
+  }
+
+  @Test
+  void badRequestsGetTheStatusesCloudBigtableGives() throws Exception {
+    try (TabulaNode node = TabulaNode.start(dir, 0, 0);
+        BigtableTableAdminClient admin = BigtableTableAdminClient.create(ConformancePeer.adminSettings(node.grpcPort()));
+        BigtableDataClient data = BigtableDataClient.create(ConformancePeer.dataSettings(node.grpcPort()))) {
+      admin.createTable(CreateTableRequest.of("t").addFamily("cf"));
+      data.mutateRow(RowMutation.create(TableId.of("t"), "r").setCell("cf", "q", 1000, "v"));
+      Instant week = Instant.now().plus(7, ChronoUnit.DAYS);
+      assertThrows(NotFoundException.class, () -> admin.createBackup(CreateBackupRequest.of(CLUSTER, "b")
+          .setSourceTableId("missing").setExpireTime(week)));
+      InvalidArgumentException past = assertThrows(InvalidArgumentException.class, () -> admin.createBackup(
+          CreateBackupRequest.of(CLUSTER, "b").setSourceTableId("t").setExpireTime(Instant.now().minusSeconds(60))));
+      assertTrue(past.getMessage().contains("backup.expire_time"), past.getMessage());
+      assertThrows(InvalidArgumentException.class, () -> admin.createBackup(CreateBackupRequest.of(CLUSTER, "b")
+          .setSourceTableId("t").setExpireTime(Instant.now().plus(91, ChronoUnit.DAYS))));
+      assertThrows(NotFoundException.class, () -> admin.createBackup(CreateBackupRequest.of("elsewhere", "b")
+          .setSourceTableId("t").setExpireTime(week)));
+      assertThrows(InvalidArgumentException.class, () -> admin.createBackup(CreateBackupRequest.of(CLUSTER,
+          "no/slashes").setSourceTableId("t").setExpireTime(week)));
+      admin.createBackup(CreateBackupRequest.of(CLUSTER, "b").setSourceTableId("t").setExpireTime(week));
+      assertThrows(AlreadyExistsException.class, () -> admin.createBackup(CreateBackupRequest.of(CLUSTER, "b")
+          .setSourceTableId("t").setExpireTime(week)));
+      assertThrows(AlreadyExistsException.class, () -> admin.restoreTable(RestoreTableRequest.of(CLUSTER, "b")
+          .setTableId("t")));
+      assertThrows(NotFoundException.class, () -> admin.restoreTable(RestoreTableRequest.of(CLUSTER, "nothing")
+          .setTableId("t2")));
+      assertThrows(InvalidArgumentException.class, () -> admin.updateBackup(UpdateBackupRequest.of(CLUSTER, "b")
+          .setExpireTime(Instant.now().plusSeconds(60))));
+      assertThrows(NotFoundException.class, () -> admin.deleteBackup(CLUSTER, "nothing"));
+      assertTrue(Files.exists(dir.resolve("backups/b/MANIFEST")), "the backup is a manifest under the storage root");
+    }
+  }
+}
