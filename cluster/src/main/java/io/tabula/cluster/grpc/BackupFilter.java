@@ -28,8 +28,10 @@ import org.apache.pekko.grpc.GrpcServiceException;
  * all matched without regard to case. What a comparison means depends on the field:
  *
  * <ul>
- *   <li>{@code name}, {@code source_table}: {@code :} holds when the full resource name
- *       contains the value; {@code =} when the value is the last segment of the name (the
+ *   <li>{@code name}, {@code source_table}: {@code :} with a bare value holds when the full
+ *       resource name contains the value, and with a quoted one as {@code =} (the API's own
+ *       examples: {@code name:"exact"} is the backup named "exact", {@code name:howl} any whose
+ *       name contains "howl"); {@code =} when the value is the last segment of the name (the
  *       backup or table id) or the full name, {@code !=} when it is neither; {@code <},
  *       {@code >}, {@code <=}, {@code >=} compare the full name with a value holding a
  *       {@code /} and the id with any other.
@@ -361,7 +363,8 @@ final class BackupFilter {
         return new Present(field);
       }
       return switch (field.kind()) {
-        case TEXT -> new Text(field, op, value.toLowerCase(Locale.ROOT));
+        // As the API's own example has it: name:"exact" is the name "exact", name:howl contains "howl".
+        case TEXT -> new Text(field, op == Op.HAS && quoted ? Op.EQ : op, value.toLowerCase(Locale.ROOT));
         case STATE -> new StateIs(op, state(value, valueAt));
         case TIME -> {
           Instant t = Rfc3339.instant(value).orElseThrow(() -> error(valueAt, field

@@ -89,7 +89,8 @@ class BackupQueryTest {
 
   @Test
   void theExamplesOfTheProtoCommentMeanWhatItSays() {
-    assertEquals(ids("exact", "Exact-Copy"), match("name:\"exact\""), "HAS on a string: contains, any case");
+    assertEquals(ids("exact"), match("name:\"exact\""), "HAS of a quoted string: the name itself, as the API's example");
+    assertEquals(ids("exact", "Exact-Copy"), match("name:exact"), "HAS of a bare word: contains, any case");
     assertEquals(ids("howl-1", "howl-2"), match("name:howl"));
     assertEquals(ids("howl-1", "howl-2", "Exact-Copy"), match("source_table:prod"));
     assertEquals(ids("howl-2"), match("state:CREATING"));
@@ -161,10 +162,10 @@ class BackupQueryTest {
   @Test
   void textHasIsContainsOfTheFullName() {
     assertEquals(ALL, match("name:backups/"), "the full name, not only the id");
-    assertEquals(ALL, match("name:\"projects/p/instances/i/clusters/c\""));
+    assertEquals(ALL, match("name:projects/p/instances/i/clusters/c"));
     assertEquals(ids("howl-1"), match("name:\"howl-1\""));
-    assertEquals(ids("howl-1", "howl-2", "Exact-Copy"), match("source_table:\"tables/prod-\""));
-    assertEquals(ALL, match("name:\"\""), "every name contains the empty string");
+    assertEquals(ids("howl-1", "howl-2", "Exact-Copy"), match("source_table:tables/prod-"));
+    assertEquals(ids(), match("name:\"\""), "a quoted value is the name itself, and no name is empty");
   }
 
   @Test
@@ -226,9 +227,9 @@ class BackupQueryTest {
   void quotedValuesTakeEscapesAndSingleQuotes() {
     Backup odd = Backup.newBuilder().setName(CLUSTER + "say\"hi\\there'").build();
     assertTrue(BackupQuery.parse("name:\"say\\\"hi\\\\there'\"", "").matches(odd));
-    assertTrue(BackupQuery.parse("name:'\\'' name:'\"hi'", "").matches(odd));
+    assertTrue(BackupQuery.parse("name:'say\"hi\\\\there\\''", "").matches(odd));
     assertTrue(BackupQuery.parse("name:\"a (b) OR c\"", "").matches(
-        Backup.newBuilder().setName(CLUSTER + "x-a (b) or c").build()), "operators inside quotes are text");
+        Backup.newBuilder().setName(CLUSTER + "A (b) or c").build()), "operators inside quotes are text");
     assertTrue(BackupQuery.parse("name:o'brien", "").matches(Backup.newBuilder().setName(CLUSTER + "o'brien").build()));
   }
 
@@ -433,7 +434,7 @@ class BackupQueryTest {
   void aTokenContinuesOnlyTheQueryItCameFrom() {
     String token = BackupQuery.parse("name:howl", "size_bytes").page(FOUR, 1, "").getNextPageToken();
     assertFalse(token.isEmpty());
-    assertEquals(1, BackupQuery.parse("NAME : \"HOWL\"", " size_bytes ASC").page(FOUR, 1, token).getBackupsCount(),
+    assertEquals(1, BackupQuery.parse("NAME : HOWL", " size_bytes ASC").page(FOUR, 1, token).getBackupsCount(),
         "the same query, written otherwise");
     assertTrue(refused("page_token", () -> BackupQuery.parse("name:exact", "size_bytes").page(FOUR, 1, token))
         .contains("another filter or order_by"));
