@@ -82,6 +82,11 @@ final class BackupService {
     this.listingBudget = listingBudget;
   }
 
+  /** The instance's one cluster, which backups live under. */
+  String clusterId() {
+    return clusterId;
+  }
+
   /** A backup's name, taken apart. */
   record Name(String instance, String cluster, String id) {
     String full() {
@@ -450,12 +455,17 @@ final class BackupService {
   }
 
   private <T> CompletionStage<T> onIo(IoWork<T> work) {
+    return onIo(blockingIo, work);
+  }
+
+  /** {@code work} on {@code executor}; an {@link IOException} fails the stage (unchecked). */
+  static <T> CompletionStage<T> onIo(Executor executor, IoWork<T> work) {
     return CompletableFuture.supplyAsync(() -> {
       try {
         return work.run();
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-    }, blockingIo);
+    }, executor);
   }
 }

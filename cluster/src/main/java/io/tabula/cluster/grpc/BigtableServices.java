@@ -90,8 +90,12 @@ public final class BigtableServices {
     InstanceAdminService instanceService = new InstanceAdminService(config.getConfig("tabula.instance"), () -> upMembers(cluster), security.guard()::instancePolicy);
     Function<HttpRequest, CompletionStage<HttpResponse>> instances = BigtableInstanceAdminHandlerFactory.partial(
         instanceService, com.google.bigtable.admin.v2.BigtableInstanceAdmin.name, mat, GrpcErrors.handler(), system);
+    Function<HttpRequest, CompletionStage<HttpResponse>> operations = com.google.longrunning.OperationsHandlerFactory
+        .partial(new OperationsService(backups, router, storage, system.dispatchers().lookup(
+            org.apache.pekko.actor.typed.DispatcherSelector.blocking())), com.google.longrunning.Operations.name, mat,
+            GrpcErrors.handler(), system);
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
-        instances, locations, groups);
+        instances, operations, locations, groups);
     // The policies of tables and views, from this node's copy of the directory (every node holds every table).
     StrictCalls strict = new StrictCalls(dataService, system, services, security.guard().withTables(table -> {
       io.tabula.actors.master.TableInfo t = router.directory().table(table);

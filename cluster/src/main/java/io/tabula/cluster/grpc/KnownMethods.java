@@ -21,6 +21,7 @@ public final class KnownMethods {
       BigtableProto.getDescriptor().findServiceByName("Bigtable"),
       BigtableTableAdminProto.getDescriptor().findServiceByName("BigtableTableAdmin"),
       BigtableInstanceAdminProto.getDescriptor().findServiceByName("BigtableInstanceAdmin"),
+      com.google.longrunning.OperationsProto.getDescriptor().findServiceByName("Operations"),
       LocationsProto.getDescriptor().getServices().get(0),
       LocalityGroupsProto.getDescriptor().getServices().get(0));
   private static final Set<String> PATHS = new HashSet<>();

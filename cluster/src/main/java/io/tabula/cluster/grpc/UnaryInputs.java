@@ -20,7 +20,8 @@ import java.util.Map;
  */
 final class UnaryInputs {
   private static final Map<String, Descriptor> BY_PATH = build(BigtableProto.getDescriptor(),
-      BigtableTableAdminProto.getDescriptor(), BigtableInstanceAdminProto.getDescriptor(), LocationsProto.getDescriptor());
+      BigtableTableAdminProto.getDescriptor(), BigtableInstanceAdminProto.getDescriptor(),
+      com.google.longrunning.OperationsProto.getDescriptor(), LocationsProto.getDescriptor());
 
   /**
    * The largest request a write method takes (Cloud Bigtable's limit for a MutateRows

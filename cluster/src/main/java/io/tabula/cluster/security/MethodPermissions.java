@@ -113,6 +113,11 @@ public final class MethodPermissions {
       instanceAdmin(m, "Update" + kind, resource + "update");
       instanceAdmin(m, "Delete" + kind, resource + "delete");
     }
+    // The operations the table admin answers are done when answered: looking at one is reading the instance.
+    for (String rpc : new String[] {"ListOperations", "GetOperation", "DeleteOperation", "CancelOperation",
+        "WaitOperation"}) {
+      m.put("/google.longrunning.Operations/" + rpc, new Needed("bigtable.instances.get", Optional.empty()));
+    }
     m.put("/tabula.v1.Locations/Locate", table("sampleRowKeys"));
     m.put("/tabula.v1.LocalityGroups/GetLocalityGroups", new Needed("bigtable.tables.get", Optional.empty()));
     m.put("/tabula.v1.LocalityGroups/SetLocalityGroup", new Needed("bigtable.tables.update", Optional.empty()));

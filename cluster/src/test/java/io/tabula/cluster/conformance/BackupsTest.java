@@ -82,6 +82,17 @@ class BackupsTest {
       data.mutateRow(RowMutation.create(TableId.of("orders"), "later").setCell("cf", "q", 1000, "no"));
       data.mutateRow(RowMutation.create(TableId.of("orders"), "a000").deleteRow());
       assertEquals(List.of("orders-1"), admin.listBackups(CLUSTER));
+      // Its operation, through google.longrunning.Operations, as the client's own polling would read it.
+      com.google.longrunning.OperationsClient operations = admin.getBaseClient().getOperationsClient();
+      String backupName = "projects/" + ConformancePeer.PROJECT + "/instances/" + ConformancePeer.INSTANCE
+          + "/clusters/" + CLUSTER + "/backups/orders-1";
+      com.google.longrunning.Operation op = operations.getOperation(backupName + "/operations/create");
+      assertTrue(op.getDone());
+      assertEquals(backupName, op.getResponse().unpack(com.google.bigtable.admin.v2.Backup.class).getName());
+      assertEquals(List.of(op.getName()), java.util.stream.StreamSupport.stream(operations.listOperations(
+          "projects/" + ConformancePeer.PROJECT + "/instances/" + ConformancePeer.INSTANCE, "").iterateAll()
+          .spliterator(), false).map(com.google.longrunning.Operation::getName).toList());
+      assertThrows(NotFoundException.class, () -> operations.getOperation(backupName + "x/operations/create"));
       assertEquals(b.getSizeBytes(), admin.getBackup(CLUSTER, "orders-1").getSizeBytes());
 
       admin.deleteTable("orders");

@@ -20,6 +20,7 @@ class MethodPermissionsTest {
       BigtableProto.getDescriptor().findServiceByName("Bigtable"),
       BigtableTableAdminProto.getDescriptor().findServiceByName("BigtableTableAdmin"),
       BigtableInstanceAdminProto.getDescriptor().findServiceByName("BigtableInstanceAdmin"),
+      com.google.longrunning.OperationsProto.getDescriptor().findServiceByName("Operations"),
       LocationsProto.getDescriptor().getServices().get(0),
       LocalityGroupsProto.getDescriptor().getServices().get(0));
 
