@@ -245,10 +245,18 @@ final class ClusterMasterNodes implements MasterNodes {
     FileSweeper.MasterCheck stillMaster = () -> lease.checkLease() && (journals == null || journals.holdsJournal());
     return CompletableFuture.supplyAsync(() -> {
       try {
-        // Expired backups first (docs/backups.md): their files are then the sweep's like any unnamed file.
-        List<String> expired = fileSweeper.expireBackups(System.currentTimeMillis() * 1000, stillMaster);
-        if (!expired.isEmpty()) {
-          LOG.info("deleted {} expired or unfinished backups: {}", expired.size(), expired);
+        // Expired backups first (docs/backups.md): their files are then the sweep's like any unnamed file. A
+        // failure here keeps the sweep from nothing.
+        try {
+          FileSweeper.Expired expired = fileSweeper.expireBackups(System.currentTimeMillis() * 1000, stillMaster);
+          if (!expired.deleted().isEmpty()) {
+            LOG.info("deleted {} expired or unfinished backups: {}", expired.deleted().size(), expired.deleted());
+          }
+          if (!expired.problems().isEmpty()) {
+            LOG.warn("backups not expired this time (looked at again at the next sweep): {}", expired.problems());
+          }
+        } catch (IOException e) {
+          LOG.warn("expiring backups failed this time; the next sweep tries again: {}", e.toString());
         }
         return fileSweeper.sweep(marks, tablets, stillMaster);
       } catch (IOException e) {

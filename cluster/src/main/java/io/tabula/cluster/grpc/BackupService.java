@@ -54,6 +54,7 @@ import java.util.regex.Pattern;
  * blocking-I/O executor. Stateless apart from its settings; thread-safe.
  */
 final class BackupService {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BackupService.class);
   private static final Pattern CLUSTER = Pattern.compile("(projects/[^/]+/instances/[^/]+)/clusters/([^/]+)");
   private static final Pattern BACKUP = Pattern.compile(
       "((projects/[^/]+/instances/[^/]+)/clusters/([^/]+))/backups/([^/]+)");
@@ -132,9 +133,25 @@ final class BackupService {
         if (storage.exists(BackupManifestCodec.path(id))) {
           throw GrpcErrors.status(ErrorCode.ALREADY_EXISTS, "backup " + name.full() + " already exists", null);
         }
+        if (!storage.list(BackupManifestCodec.folder(id)).isEmpty()) {
+          throw GrpcErrors.status(ErrorCode.FAILED_PRECONDITION, "backup " + name.full() + " is being made or"
+              + " deleted; try again later or choose another id", null);
+        }
         return null;
-      }).thenCompose(x -> router.table(table)).thenCompose(t -> walk(t, name, now))
+      }).thenCompose(x -> router.table(table)).thenCompose(t -> walk(t, name, now)
+          .thenCompose(listed -> router.table(table).thenApply(again -> {
+            if (!again.schema().families().equals(listed.schema.families())
+                || !again.schema().groupNames().equals(listed.schema.groupNames())) {
+              throw GrpcErrors.status(ErrorCode.ABORTED, "backup " + name.full() + ": the table's families or"
+                  + " locality groups changed while it was listed; try again", null);
+            }
+            return listed;
+          })))
           .thenCompose(listed -> onIo(() -> {
+            if (System.nanoTime() > listed.deadline) {
+              throw GrpcErrors.status(ErrorCode.UNAVAILABLE, "backup " + name.full() + " gave up: listing the"
+                  + " table's tablets took longer than " + listingBudget.toSeconds() + " s", null);
+            }
             BackupManifest m = new BackupManifest(id, table, now, clockMicros.getAsLong(), hot, listed.schema,
                 listed.tablets);
             // The expiry first: the manifest is the backup's commit point, and a backup always has an expiry.
@@ -147,6 +164,14 @@ final class BackupService {
               BackupManifestCodec.write(storage, m);
             } catch (java.nio.file.FileAlreadyExistsException e) {
               throw GrpcErrors.status(ErrorCode.ALREADY_EXISTS, "backup " + name.full() + " already exists", null);
+            }
+            // Checked at run time: every file listed is still there now that the manifest names it.
+            for (String p : m.paths()) {
+              if (!storage.exists(p)) {
+                delete(storage, id);
+                throw GrpcErrors.status(ErrorCode.ABORTED, "backup " + name.full() + ": " + p + " was gone before"
+                    + " the backup named it; try again", null);
+              }
             }
             Backup b = toProto(name, m, new BackupExpiry(expire, hotToStandard));
             return Operation.newBuilder()
@@ -161,8 +186,12 @@ final class BackupService {
     });
   }
 
-  /** A table's schema and its tablets' listings, in row order. */
-  private record Listed(io.tabula.persistence.schema.TableSchema schema, List<BackupManifest.TabletFiles> tablets) {}
+  /**
+   * A table's schema and its tablets' listings, in row order; {@code deadline} (System.nanoTime)
+   * is when the manifest must be written by.
+   */
+  private record Listed(io.tabula.persistence.schema.TableSchema schema, List<BackupManifest.TabletFiles> tablets,
+      long deadline) {}
 
   /**
    * Asks the tablet holding each row in turn, from the first, to flush, disown and list its
@@ -172,7 +201,7 @@ final class BackupService {
   private CompletionStage<Listed> walk(TableInfo t, Name name, long startedMicros) {
     List<BackupManifest.TabletFiles> out = new ArrayList<>();
     long deadline = System.nanoTime() + listingBudget.toNanos();
-    return step(t.name(), new byte[0], out, deadline, name).thenApply(x -> new Listed(t.schema(), out));
+    return step(t.name(), new byte[0], out, deadline, name).thenApply(x -> new Listed(t.schema(), out, deadline));
   }
 
   private CompletionStage<Void> step(String table, byte[] row, List<BackupManifest.TabletFiles> out, long deadline,
@@ -183,7 +212,14 @@ final class BackupService {
     }
     return router.<BackupManifest.TabletFiles>ask(table, row, (info, reply) -> new TabletActor.ListForBackup(reply))
         .thenCompose(answer -> {
-          BackupManifest.TabletFiles files = answer.value();
+          // The tablet holding the row may have begun before it (a merge since the earlier part was listed): the
+          // rows before were listed already, so this listing covers the rows from this one on.
+          BackupManifest.TabletFiles files = answer.value().from(row);
+          if (files.endRow().length != 0
+              && io.tabula.persistence.encoding.ByteArrays.compare(files.endRow(), row) <= 0) {
+            return CompletableFuture.failedFuture(GrpcErrors.status(ErrorCode.ABORTED, "backup " + name.full()
+                + ": a tablet answered for rows that do not hold the row asked; try again", null));
+          }
           out.add(files);
           return files.endRow().length == 0 ? CompletableFuture.completedFuture(null)
               : step(table, files.endRow(), out, deadline, name);
@@ -215,7 +251,8 @@ final class BackupService {
           String id = TabletIds.fresh(table);
           Map<String, List<String>> files = new TreeMap<>();
           t.files().forEach((g, l) -> files.put(g, l.stream().map(BackupManifest.FileEntry::path).toList()));
-          TabletBackups.createRestored(storage, table, id, t.startRow(), t.endRow(), files, m.snapshotMicros());
+          TabletBackups.createRestored(storage, table, id, t.startRow(), t.endRow(), files, t.lastSequence(),
+              Math.max(m.snapshotMicros(), t.maxServerTime()));
           tablets.add(new TabletInfo(table, id, t.startRow(), t.endRow(), files, 0));
         }
         return new Restoring(m, tablets);
@@ -284,6 +321,8 @@ final class BackupService {
             all.add(read(new Name(instance, clusterId, id)));
           } catch (org.apache.pekko.grpc.GrpcServiceException gone) {
             // deleted between the listing and the read
+          } catch (io.tabula.persistence.storage.CorruptionException damaged) {
+            LOG.warn("ListBackups leaves out backup {}: {}", id, damaged.getMessage());
           }
         }
         return query.page(all, in.getPageSize(), in.getPageToken());
@@ -323,8 +362,17 @@ final class BackupService {
             hotUntil = in.getBackup().hasHotToStandardTime()
                 ? micros("backup.hot_to_standard_time", in.getBackup().getHotToStandardTime()) : 0;
           }
+          if (hotUntil != 0 && (changeHot || changeExpiry) && (hotUntil > expire || (changeHot
+              && hotUntil < clockMicros.getAsLong() + MIN_HOT.toNanos() / 1000))) {
+            throw GrpcErrors.invalid("backup.hot_to_standard_time", "must be at least 24 hours from now and no later"
+                + " than the backup's expire_time");
+          }
           BackupExpiry next = new BackupExpiry(expire, hotUntil);
           if (BackupExpiry.write(storage, name.id(), now.version() + 1, next)) {
+            if (!storage.exists(BackupManifestCodec.path(name.id()))) {
+              delete(storage, name.id()); // deleted meanwhile: the change must not leave a folder behind
+              throw GrpcErrors.notFound("backup " + name.full() + " not found (deleted meanwhile)");
+            }
             return toProto(name, m, next);
           }
           if (attempt == 3) {
@@ -364,7 +412,11 @@ final class BackupService {
   /** Backup {@code name} as the API shows it; NOT_FOUND if it has no manifest. */
   Backup read(Name name) throws IOException {
     BackupManifest m = manifest(name);
-    return toProto(name, m, BackupExpiry.read(storage, name.id()).expiry());
+    try {
+      return toProto(name, m, BackupExpiry.read(storage, name.id()).expiry());
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw GrpcErrors.notFound("backup " + name.full() + " not found (deleted meanwhile)");
+    }
   }
 
   BackupManifest manifest(Name name) throws IOException {
@@ -419,7 +471,8 @@ final class BackupService {
       throw GrpcErrors.invalid(field, "is required");
     }
     long expire = micros(field, t);
-    if (expire < nowMicros + MIN_EXPIRY.toNanos() / 1000) {
+    // A minute's slack: a client asking for exactly 6 hours computes them on its own clock, before the call.
+    if (expire < nowMicros + MIN_EXPIRY.minusMinutes(1).toNanos() / 1000) {
       throw GrpcErrors.invalid(field, "must be at least 6 hours from now, was "
           + Instant.ofEpochSecond(t.getSeconds(), t.getNanos()));
     }

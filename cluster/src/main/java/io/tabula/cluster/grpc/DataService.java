@@ -393,8 +393,9 @@ public final class DataService implements BigtablePowerApi {
 
   /**
    * What the official clients ask before their first call when they are not built for an
-   * emulator: no sessions (the node serves the classic calls), asked again every five minutes,
-   * valid until then. A polling configuration is given, not {@code stop_polling}: the Java
+   * emulator: no sessions (the node serves the classic calls), asked again every five minutes;
+   * valid for ten years, so that a client that cannot ask again keeps it rather than falling
+   * back to its defaults, which may turn sessions on. A polling configuration is given, not {@code stop_polling}: the Java
    * client fills a missing one in with an interval of zero.
    */
   private static final ClientConfiguration CLIENT_CONFIGURATION = ClientConfiguration.newBuilder()

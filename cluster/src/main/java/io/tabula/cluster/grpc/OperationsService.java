@@ -115,7 +115,12 @@ final class OperationsService implements Operations {
       String table = Names.checkTableId("name", t.group(2));
       return router.table(table).handle((info, err) -> {
         if (err != null) {
-          throw GrpcErrors.notFound("operation " + name + " not found: its table is gone");
+          boolean gone = io.tabula.protocol.errors.Refusal.in(err).map(r -> r.code()
+              == io.tabula.protocol.errors.ErrorCode.NOT_FOUND).orElse(false);
+          if (gone) {
+            throw GrpcErrors.notFound("operation " + name + " not found: its table is gone");
+          }
+          throw GrpcErrors.from(err); // the master did not answer, say: the client asks again
         }
         String tableName = Names.tableName(t.group(1), table);
         Message metadata = t.group(3).equals("restore")

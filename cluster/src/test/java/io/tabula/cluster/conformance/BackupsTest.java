@@ -34,9 +34,9 @@ import org.threeten.bp.temporal.ChronoUnit;
 /**
  * Backups through the official Java admin and data clients against a node (docs/backups.md):
  * a backup holds exactly the rows written before it, whatever is written or deleted after; it
- * outlives its table; a table restored from it serves those rows and takes writes; the backup
- * can be listed, read, given a new expiry and deleted, and a table restored from it keeps
- * serving after. Bad requests get the status Cloud Bigtable gives, naming the field.
+ * outlives its table, with the master's sweep running every half second; a table restored
+ * from it serves those rows and takes writes; the backup can be listed, read, given a new
+ * expiry and deleted, and a table restored from it keeps serving after, sweeps later. Bad requests get the status Cloud Bigtable gives, naming the field.
  */
 class BackupsTest {
   private static final String CLUSTER = "tabula";
@@ -52,9 +52,23 @@ class BackupsTest {
     return out;
   }
 
+  /** The master's sweep every half second with a grace of 4 s: the tests wait sweeps out. */
+  private static final java.time.Duration GRACE = java.time.Duration.ofSeconds(4);
+
+  private TabulaNode sweepingNode() {
+    return TabulaNode.start(com.typesafe.config.ConfigFactory.parseMap(java.util.Map.of(
+        "tabula.node.data-dir", dir.toString(), "tabula.node.grpc-port", 0, "tabula.node.http-port", 0,
+        "tabula.master.sweep-files-every", "500ms", "tabula.master.sweep-files-grace", GRACE.toMillis() + "ms")));
+  }
+
+  /** Long enough for two sweeps a grace apart to find a file unnamed, and for it to be older than the grace. */
+  private static void sweepsPass() throws InterruptedException {
+    Thread.sleep(GRACE.multipliedBy(2).plusSeconds(2).toMillis());
+  }
+
   @Test
   void aBackupKeepsItsMomentOutlivesItsTableAndRestoresIntoATableThatServes() throws Exception {
-    try (TabulaNode node = TabulaNode.start(dir, 0, 0);
+    try (TabulaNode node = sweepingNode();
         BigtableTableAdminClient admin = BigtableTableAdminClient.create(ConformancePeer.adminSettings(node.grpcPort()));
         BigtableDataClient data = BigtableDataClient.create(ConformancePeer.dataSettings(node.grpcPort()))) {
       admin.createTable(CreateTableRequest.of("orders").addFamily("cf").addSplit(
@@ -96,6 +110,11 @@ class BackupsTest {
       assertEquals(b.getSizeBytes(), admin.getBackup(CLUSTER, "orders-1").getSizeBytes());
 
       admin.deleteTable("orders");
+      sweepsPass();
+      try (java.util.stream.Stream<Path> left = Files.walk(dir.resolve("tables/orders"))) {
+        assertTrue(left.noneMatch(p -> p.getFileName().toString().startsWith("MANIFEST")),
+            "the deleted table's manifests were swept, so the sweeps ran");
+      }
       admin.restoreTable(RestoreTableRequest.of(CLUSTER, "orders-1").setTableId("orders-back"));
       assertEquals(expected, keys(data, "orders-back"), "exactly the rows written before the backup");
       Row row = data.readRow(TableId.of("orders-back"), "x001");
@@ -109,6 +128,7 @@ class BackupsTest {
       assertEquals(later, admin.getBackup(CLUSTER, "orders-1").getExpireTime());
 
       admin.deleteBackup(CLUSTER, "orders-1");
+      sweepsPass(); // the restored table alone names the files now, in the deleted table's folders
       assertThrows(NotFoundException.class, () -> admin.getBackup(CLUSTER, "orders-1"));
       assertEquals(List.of(), admin.listBackups(CLUSTER));
       List<String> now = new ArrayList<>(expected);

@@ -32,10 +32,21 @@ public record BackupManifest(String backupId, String sourceTable, long startMicr
    * A tablet's rows {@code [startRow, endRow)} (an empty end: the end of the table) and its
    * SSTables by locality group, newest first; rows of a file outside the range are not the
    * tablet's (files shared after a split hold their sibling's rows too).
+   *
+   * @param lastSequence the highest sequence number the tablet had assigned when listed: no
+   *     cell in the files has a higher one (a restored tablet starts past it)
+   * @param maxServerTime the highest server-assigned timestamp (µs) the tablet had handed out:
+   *     a restored tablet never hands out a lower one
    */
-  public record TabletFiles(byte[] startRow, byte[] endRow, Map<String, List<FileEntry>> files) {
+  public record TabletFiles(byte[] startRow, byte[] endRow, Map<String, List<FileEntry>> files, long lastSequence,
+      long maxServerTime) {
     public TabletFiles {
       files = Map.copyOf(files);
+    }
+
+    /** The same files for the rows from {@code start} on (the walk's row: an earlier part was listed before). */
+    public TabletFiles from(byte[] start) {
+      return new TabletFiles(start, endRow, files, lastSequence, maxServerTime);
     }
   }
 

@@ -111,7 +111,8 @@ public final class BackupManifestCodec {
     }
     body.putVar(m.tablets().size());
     for (BackupManifest.TabletFiles t : m.tablets()) {
-      body.putLengthPrefixed(t.startRow()).putLengthPrefixed(t.endRow());
+      body.putLengthPrefixed(t.startRow()).putLengthPrefixed(t.endRow()).putLong(t.lastSequence())
+          .putLong(t.maxServerTime());
       Map<String, List<BackupManifest.FileEntry>> groups = new TreeMap<>(t.files());
       body.putVar(groups.size());
       groups.forEach((g, files) -> {
@@ -204,6 +205,8 @@ public final class BackupManifestCodec {
       for (int t = 0; t < tabletCount; t++) {
         byte[] start = ByteSink.readBytes(in);
         byte[] end = ByteSink.readBytes(in);
+        long lastSequence = in.getLong();
+        long maxServerTime = in.getLong();
         int n = count(path, in);
         Map<String, List<BackupManifest.FileEntry>> files = new LinkedHashMap<>();
         for (int g = 0; g < n; g++) {
@@ -215,7 +218,7 @@ public final class BackupManifestCodec {
           }
           files.put(group, entries);
         }
-        tablets.add(new BackupManifest.TabletFiles(start, end, files));
+        tablets.add(new BackupManifest.TabletFiles(start, end, files, lastSequence, maxServerTime));
       }
       if (in.hasRemaining()) {
         throw new CorruptionException(path, in.position(), in.remaining() + " unexpected bytes after the body");

@@ -367,38 +367,53 @@ public final class FileSweeper {
    * the epoch), and the folders of backups never finished (no manifest) last written more than
    * a day ago by the storage's clock: their manifest first, so from then on they name no file,
    * then the rest of the folder. The next sweeps collect their files once nothing else names
-   * them. Asks the master's check before each backup. Returns the ids deleted.
+   * them. Asks the master's check before each backup. A backup that cannot be judged or deleted
+   * (a damaged expiry, a stray file, a delete racing this one) keeps no other from expiring: it
+   * is looked at again next time, and named in what this returns.
    */
-  public synchronized List<String> expireBackups(long nowMicros, MasterCheck master) throws IOException {
+  public synchronized Expired expireBackups(long nowMicros, MasterCheck master) throws IOException {
     List<String> deleted = new ArrayList<>();
+    List<String> problems = new ArrayList<>();
     long storageNow = -1;
     for (String id : storage.list(BackupManifestCodec.FOLDER)) {
-      boolean expired;
-      if (storage.exists(BackupManifestCodec.path(id))) {
-        try {
-          expired = BackupExpiry.read(storage, id).expiry().expireMicros() < nowMicros;
-        } catch (java.nio.file.NoSuchFileException noExpiry) {
-          expired = false; // a backup always has one: made before its manifest
+      String dir = BackupManifestCodec.folder(id);
+      try {
+        if (!storage.exists(dir) || storage.exists(BackupManifestCodec.path(id))
+            ? !expired(id, nowMicros) : !abandoned(dir, storageNow < 0 ? (storageNow = storageNow()) : storageNow)) {
+          continue;
         }
-      } else {
-        if (storageNow < 0) {
-          storageNow = storageNow();
-        }
-        expired = true;
-        for (String f : storage.list(BackupManifestCodec.folder(id))) {
-          expired &= storageNow - storage.modifiedMillis(Storage.path(BackupManifestCodec.folder(id), f))
-              > UNFINISHED_BACKUP_MILLIS;
-        }
-      }
-      if (expired) {
         if (!master.stillMaster()) {
           break;
         }
         deleteBackup(id);
         deleted.add(id);
+      } catch (IOException e) {
+        problems.add(id + ": " + e);
       }
     }
-    return deleted;
+    return new Expired(deleted, problems);
+  }
+
+  /** What {@link #expireBackups} did: the backups deleted, and those it could not judge or delete, each with why. */
+  public record Expired(List<String> deleted, List<String> problems) {}
+
+  /** Whether backup {@code id}, which has a manifest, expired before {@code nowMicros}. */
+  private boolean expired(String id, long nowMicros) throws IOException {
+    try {
+      return BackupExpiry.read(storage, id).expiry().expireMicros() < nowMicros;
+    } catch (java.nio.file.NoSuchFileException noExpiry) {
+      return false; // deleted meanwhile (a backup's expiry is written before its manifest)
+    }
+  }
+
+  /** Whether {@code dir}, a backup folder without a manifest, was last written more than a day before {@code storageNow}. */
+  private boolean abandoned(String dir, long storageNow) throws IOException {
+    for (String f : storage.list(dir)) {
+      if (storageNow - storage.modifiedMillis(Storage.path(dir, f)) <= UNFINISHED_BACKUP_MILLIS) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** A backup folder without a manifest older than this was never finished. */

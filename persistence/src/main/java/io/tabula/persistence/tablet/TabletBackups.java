@@ -1,7 +1,6 @@
 package io.tabula.persistence.tablet;
 
 import io.tabula.persistence.backup.BackupManifest;
-import io.tabula.persistence.sstable.SSTableReader;
 import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -29,14 +28,16 @@ public final class TabletBackups {
     return t.freezeAndFlush().thenApplyAsync(flushed -> {
       try {
         Map<String, List<BackupManifest.FileEntry>> out = new HashMap<>();
-        for (Map.Entry<String, List<String>> g : t.fileSet().disownAll().entrySet()) {
+        TabletFiles.Disowned listed = t.fileSet().disownAll();
+        for (Map.Entry<String, List<String>> g : listed.files().entrySet()) {
           List<BackupManifest.FileEntry> entries = new ArrayList<>();
           for (String p : g.getValue()) {
             entries.add(new BackupManifest.FileEntry(p, t.env.storage().size(p)));
           }
           out.put(g.getKey(), entries);
         }
-        return new BackupManifest.TabletFiles(t.startRow(), t.endRow(), out);
+        return new BackupManifest.TabletFiles(t.startRow(), t.endRow(), out, listed.lastSequence(),
+            listed.maxServerTime());
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -46,28 +47,16 @@ public final class TabletBackups {
   /**
    * Writes the first manifest of a tablet restored from a backup (docs/backups.md), without
    * opening it: rows {@code [startRow, endRow)}, the backup's {@code files} by locality group
-   * (newest first), none of them owned, so the tablet never deletes them, and a floor of
-   * {@code maxServerTime} for its server-assigned timestamps (the backup's snapshot: no cell in
-   * its files was stamped later). Its sequence starts past the highest of its files' (each
-   * file's footer is read). If the tablet has a manifest already (a restore tried again), that
+   * (newest first), none of them owned, so the tablet never deletes them; its sequence starts
+   * past {@code lastSequence} (the files' cells keep the sequence numbers their writes took,
+   * which a read compares with the tablet's) and its server-assigned timestamps are never below
+   * {@code maxServerTime}. If the tablet has a manifest already (a restore tried again), that
    * one stays.
    */
   public static void createRestored(Storage storage, String table, String tabletId, byte[] startRow, byte[] endRow,
-      Map<String, List<String>> files, long maxServerTime) throws IOException {
+      Map<String, List<String>> files, long lastSequence, long maxServerTime) throws IOException {
     Map<String, List<TabletManifest.FileRef>> groups = new TreeMap<>();
-    long lastSequence = 0;
-    for (Map.Entry<String, List<String>> g : files.entrySet()) {
-      List<TabletManifest.FileRef> refs = new ArrayList<>();
-      for (String p : g.getValue()) {
-        refs.add(new TabletManifest.FileRef(p, false));
-        try (SSTableReader r = SSTableReader.open(storage.open(p), null, false)) {
-          lastSequence = Math.max(lastSequence, r.info().maxSequence());
-        }
-      }
-      groups.put(g.getKey(), refs);
-    }
-    // The files' cells keep the sequence numbers their writes took, which a read compares with the tablet's
-    // own: the tablet starts past the highest, as if it had written them.
+    files.forEach((g, paths) -> groups.put(g, paths.stream().map(p -> new TabletManifest.FileRef(p, false)).toList()));
     TabletManifest m = new TabletManifest(table, tabletId, startRow, endRow, TabletManifest.State.ACTIVE,
         lastSequence, lastSequence, maxServerTime, 1, groups, null);
     ManifestCodec.create(storage, Tablet.dirOf(table, tabletId), m);

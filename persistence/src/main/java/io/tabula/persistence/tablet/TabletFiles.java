@@ -273,12 +273,16 @@ final class TabletFiles {
 
   /**
    * For a backup (docs/backups.md): the SSTables of the installed version by group, newest
-   * first, after a manifest in which none of them is owned any more is committed, so that no
+   * first (with the tablet's last sequence and server-time floor: no cell in them exceeds
+   * either), after a manifest in which none of them is owned any more is committed, so that no
    * owner of the tablet, now or after a move, deletes them once a compaction replaces them; the
    * master's sweep deletes them once no backup and no tablet names them. Refused (an {@link
    * IOException}) once the tablet closed or split.
    */
-  Map<String, List<String>> disownAll() throws IOException {
+  /** What {@link #disownAll} lists: the files by group, the tablet's last sequence and server-time floor then. */
+  record Disowned(Map<String, List<String>> files, long lastSequence, long maxServerTime) {}
+
+  Disowned disownAll() throws IOException {
     lock.lock();
     try {
       if (closed || manifest.state() != TabletManifest.State.ACTIVE) {
@@ -304,7 +308,7 @@ final class TabletFiles {
             serverTimes.max(), nextFileNumber.get())));
       }
       tablet.currentVersion().files.values().forEach(l -> l.forEach(SSTableHandle::disown));
-      return out;
+      return new Disowned(out, tablet.nextSequenceSnapshot() - 1, serverTimes.max());
     } finally {
       lock.unlock();
     }

@@ -52,9 +52,11 @@ class BackupManifestCodecTest {
         new BackupManifest.TabletFiles(new byte[0], b("com.m"), Map.of(
             "default", List.of(new BackupManifest.FileEntry("tables/webtable/webtable-1/000007.sst", 1_048_576),
                 new BackupManifest.FileEntry("tables/webtable/webtable-1/000003.sst", 65_536)),
-            "small", List.of(new BackupManifest.FileEntry("tables/webtable/webtable-1/000006.sst", 4_096)))),
+            "small", List.of(new BackupManifest.FileEntry("tables/webtable/webtable-1/000006.sst", 4_096))), 4_800,
+            1_700_000_000_100_000L),
         new BackupManifest.TabletFiles(b("com.m"), new byte[0], Map.of(
-            "default", List.of(new BackupManifest.FileEntry("tables/webtable/webtable-2/000002.sst", 2_000_000))))));
+            "default", List.of(new BackupManifest.FileEntry("tables/webtable/webtable-2/000002.sst", 2_000_000))), 312,
+            1_700_000_000_123_000L)));
   }
 
   @Test
@@ -85,6 +87,8 @@ class BackupManifestCodecTest {
     assertEquals(2, back.tablets().size());
     assertArrayEquals(b("com.m"), back.tablets().get(0).endRow());
     assertArrayEquals(b("com.m"), back.tablets().get(1).startRow());
+    assertEquals(4_800, back.tablets().get(0).lastSequence());
+    assertEquals(1_700_000_000_123_000L, back.tablets().get(1).maxServerTime());
     assertEquals(Set.of("tables/webtable/webtable-1/000007.sst", "tables/webtable/webtable-1/000003.sst",
         "tables/webtable/webtable-1/000006.sst", "tables/webtable/webtable-2/000002.sst"), back.paths());
     assertEquals(1_048_576 + 65_536 + 4_096 + 2_000_000, back.bytes());

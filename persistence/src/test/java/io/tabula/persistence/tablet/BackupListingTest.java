@@ -90,6 +90,7 @@ class BackupListingTest {
       }
     }
     assertEquals(2, rowsIn(storage, files), "both acknowledged writes are in the listed files");
+    assertTrue(listed.lastSequence() >= 2, "the listing's last sequence covers its files': " + listed.lastSequence());
     ManifestCodec.read(storage, Tablet.dirOf("tbl", "a")).groups().values()
         .forEach(l -> l.forEach(r -> assertFalse(r.owned(), r.path() + " is still owned")));
 

@@ -226,7 +226,7 @@ class FileSweeperTest {
             .toList());
     io.tabula.persistence.backup.BackupManifestCodec.write(storage, new io.tabula.persistence.backup.BackupManifest(id,
         table, 1_000_000L, 1_000_000L, false, SCHEMA, List.of(new io.tabula.persistence.backup.BackupManifest.TabletFiles(new byte[0],
-            new byte[0], named))));
+            new byte[0], named, 0, 0))));
   }
 
   /** The SSTables tablet {@code id} of {@code table} names now. */
@@ -310,8 +310,19 @@ class FileSweeperTest {
     Files.setLastModifiedTime(abandoned, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofHours(25)
         .toMillis()));
     FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
-    assertEquals(List.of(), sweeper.expireBackups(now, () -> false), "a node that is not the master deletes none");
-    assertEquals(List.of("abandoned", "old"), sweeper.expireBackups(now, master::get));
+    // A damaged expiry keeps no other backup from expiring.
+    backup(storage, "damaged", "tbl");
+    try (WritableFile f = storage.create("backups/damaged/EXPIRY-0000000001")) {
+      f.append(new byte[] {1, 2, 3});
+    }
+    assertEquals(List.of(), sweeper.expireBackups(now, () -> false).deleted(), "a node that is not the master deletes none");
+    FileSweeper.Expired expired = sweeper.expireBackups(now, master::get);
+    assertEquals(List.of("abandoned", "old"), expired.deleted());
+    assertEquals(1, expired.problems().size(), expired.problems().toString());
+    assertTrue(expired.problems().get(0).startsWith("damaged: "), expired.problems().toString());
+    storage.delete("backups/damaged/EXPIRY-0000000001");
+    storage.delete(io.tabula.persistence.backup.BackupManifestCodec.path("damaged"));
+    storage.delete("backups/damaged");
     assertEquals(List.of("kept", "making"), storage.list("backups"));
     assertTrue(storage.exists(file), "the expired backup's file waits for the sweeps");
     sweep(sweeper, Map.of());
