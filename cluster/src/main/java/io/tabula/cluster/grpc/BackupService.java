@@ -246,6 +246,12 @@ final class BackupService {
           throw GrpcErrors.status(ErrorCode.ALREADY_EXISTS, "table " + table + " already exists", null);
         }
         BackupManifest m = manifest(name);
+        for (String p : m.paths()) {
+          if (!storage.exists(p)) {
+            throw GrpcErrors.status(ErrorCode.DATA_LOSS, "backup " + name.full() + " is damaged: its file " + p
+                + " is missing", null);
+          }
+        }
         List<TabletInfo> tablets = new ArrayList<>();
         for (BackupManifest.TabletFiles t : m.tablets()) {
           String id = TabletIds.fresh(table);

@@ -330,6 +330,31 @@ class FileSweeperTest {
     assertTrue(sweep(sweeper, Map.of()).deleted().contains(file), "and goes a grace later");
   }
 
+  /**
+   * A table restored while a sweep runs (in the directory only when the sweep marks again)
+   * keeps the files it names in another table's folders: the sweep marks every table made since
+   * it began before it deletes.
+   */
+  @Test
+  void aTableRestoredDuringASweepKeepsTheFilesItNames() throws Exception {
+    Storage storage = new FileStorage(root);
+    tabletA(storage);
+    String file = sstables(storage, "tbl", "a").get(0);
+    Tablet copy = server.createTablet("copy", "c1", new byte[0], new byte[0]);
+    copy.freezeAndFlush().join();
+    name(storage, Tablet.dirOf("copy", "c1"), file);
+    server.closeTable("tbl");
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    // The first sweep's directory has neither table: the file is unnamed from then on.
+    sweep(sweeper, Map.of());
+    later();
+    java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+    FileSweeper.Result r = sweeper.sweep(marks, () -> asked.getAndIncrement() == 0 ? Map.of()
+        : Map.of("copy", Set.of("c1")), master::get);
+    assertTrue(asked.get() > 1, "the sweep asked the directory again before deleting");
+    assertTrue(storage.exists(file), "the table made meanwhile names it: " + r);
+  }
+
   @Test
   void anUnreadableBackupManifestStopsEveryDeletion() throws Exception {
     Storage storage = new FileStorage(root);
