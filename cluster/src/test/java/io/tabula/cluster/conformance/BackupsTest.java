@@ -167,6 +167,13 @@ class BackupsTest {
       assertThrows(InvalidArgumentException.class, () -> admin.updateBackup(UpdateBackupRequest.of(CLUSTER, "b")
           .setExpireTime(Instant.now().plusSeconds(60))));
       assertThrows(NotFoundException.class, () -> admin.deleteBackup(CLUSTER, "nothing"));
+      // A backup whose file is gone (a disk lost it) is refused as damaged, naming the file.
+      String named = io.tabula.persistence.backup.BackupManifestCodec.read(
+          new io.tabula.persistence.storage.FileStorage(dir), "b").paths().iterator().next();
+      Files.delete(dir.resolve(named));
+      com.google.api.gax.rpc.DataLossException damaged = assertThrows(com.google.api.gax.rpc.DataLossException.class,
+          () -> admin.restoreTable(RestoreTableRequest.of(CLUSTER, "b").setTableId("t3")));
+      assertTrue(damaged.getMessage().contains(named), damaged.getMessage());
       assertTrue(Files.exists(dir.resolve("backups/b/MANIFEST")), "the backup is a manifest under the storage root");
     }
   }
