@@ -164,6 +164,11 @@ final class NodeProcess implements AutoCloseable {
   }
 
   /** The gRPC port on 127.0.0.1. */
+  /** The node's storage root ({@code --data}). */
+  Path dataDir() {
+    return folder.resolve("data");
+  }
+
   int port() {
     return port;
   }
