@@ -36,7 +36,8 @@ public final class ProtocolCheck extends JoinConfigCompatChecker {
    * 7: tables carry their IAM policy and authorized views ({@code TableAccess}), changed by
    * {@code Master.ChangeAccess}. 8: tables carry their options ({@code TableOptions}: deletion
    * protection, change-stream retention; form 3 of their bytes), changed by {@code
-   * Master.ChangeOptions}.
+   * Master.ChangeOptions}; backups list tablets ({@code TabletActor.ListForBackup}) and restore
+   * tables ({@code Master.CreateRestoredTable}).
    */
   static final int VERSION = 8;
   /** The node's protocol version; set by the node, never by an operator. */
