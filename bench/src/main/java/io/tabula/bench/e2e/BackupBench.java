@@ -169,23 +169,25 @@ public final class BackupBench implements Callable<Integer> {
       }
       inFlight.add(data.bulkMutateRowsAsync(bulk));
       if (inFlight.size() == 32) {
-        for (com.google.api.core.ApiFuture<Void> f : inFlight) {
-          try {
-            f.get();
-          } catch (Exception e) {
-            throw new IllegalStateException("the load failed", e);
-          }
-        }
-        inFlight.clear();
+        await(inFlight);
       }
     }
-    for (com.google.api.core.ApiFuture<Void> f : inFlight) {
-      try {
+    await(inFlight);
+  }
+
+  /** Waits for every batch of {@code inFlight}, then empties it; a batch that failed fails the load. */
+  private static void await(List<com.google.api.core.ApiFuture<Void>> inFlight) {
+    try {
+      for (com.google.api.core.ApiFuture<Void> f : inFlight) {
         f.get();
-      } catch (Exception e) {
-        throw new IllegalStateException("the load failed", e);
       }
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException("the load failed", e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("the load was interrupted", e);
     }
+    inFlight.clear();
   }
 
   private static long bytesUnder(Path dir) throws IOException {

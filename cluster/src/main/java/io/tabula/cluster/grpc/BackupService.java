@@ -408,10 +408,7 @@ final class BackupService {
    * sweep may collect what nothing else names), then the rest of its folder.
    */
   static void delete(Storage storage, String id) throws IOException {
-    storage.delete(BackupManifestCodec.path(id));
-    for (String f : storage.list(BackupManifestCodec.folder(id))) {
-      storage.delete(Storage.path(BackupManifestCodec.folder(id), f));
-    }
+    BackupManifestCodec.deleteContents(storage, id);
     storage.delete(BackupManifestCodec.folder(id));
   }
 

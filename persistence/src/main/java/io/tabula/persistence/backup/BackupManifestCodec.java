@@ -81,6 +81,20 @@ public final class BackupManifestCodec {
     return decode(p, file);
   }
 
+  /**
+   * Deletes what backup {@code id}'s folder holds: its manifest first (from then on the backup
+   * names no file, and the sweep may collect what nothing else names), then the rest. The
+   * folder itself is the caller's to delete.
+   */
+  public static void deleteContents(Storage storage, String id) throws IOException {
+    if (storage.exists(path(id))) {
+      storage.delete(path(id));
+    }
+    for (String f : storage.list(folder(id))) {
+      storage.delete(Storage.path(folder(id), f));
+    }
+  }
+
   /** The ids of the backups whose manifest is written, sorted (a folder without one is a backup being made or deleted). */
   public static List<String> ids(Storage storage) throws IOException {
     List<String> out = new ArrayList<>();

@@ -421,14 +421,8 @@ public final class FileSweeper {
 
   /** Deletes backup {@code id}: its manifest first, then the rest of its folder. */
   private void deleteBackup(String id) throws IOException {
-    String dir = BackupManifestCodec.folder(id);
-    if (storage.exists(BackupManifestCodec.path(id))) {
-      storage.delete(BackupManifestCodec.path(id));
-    }
-    for (String f : storage.list(dir)) {
-      storage.delete(Storage.path(dir, f));
-    }
-    deleteEmptyFolder(dir);
+    BackupManifestCodec.deleteContents(storage, id);
+    deleteEmptyFolder(BackupManifestCodec.folder(id));
   }
 
   /** Whether {@code named}, the files {@code table}'s manifests name, include one in another table's folders. */
