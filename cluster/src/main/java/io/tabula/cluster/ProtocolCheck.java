@@ -37,9 +37,11 @@ public final class ProtocolCheck extends JoinConfigCompatChecker {
    * {@code Master.ChangeAccess}. 8: tables carry their options ({@code TableOptions}: deletion
    * protection, change-stream retention; form 3 of their bytes), changed by {@code
    * Master.ChangeOptions}; backups list tablets ({@code TabletActor.ListForBackup}) and restore
-   * tables ({@code Master.CreateRestoredTable}).
+   * tables ({@code Master.CreateRestoredTable}). 9: families may be aggregate families (tables'
+   * bytes in form 4, {@code Master.FamiliesSet}, an aggregator in {@code FamilyChange} and the
+   * table commands), and mutations carry {@code AddToCell} and {@code MergeToCell}.
    */
-  static final int VERSION = 8;
+  static final int VERSION = 9;
   /** The node's protocol version; set by the node, never by an operator. */
   static final String KEY = "tabula.cluster.protocol";
   /** Where Pekko finds this check: a named entry of its checkers. */

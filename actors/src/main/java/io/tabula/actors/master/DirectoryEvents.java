@@ -42,6 +42,8 @@ final class DirectoryEvents {
       return d.withoutTable(x.name());
     } else if (e instanceof FamiliesChanged x) {
       return d.withTableInfo(d.table(x.table()).withFamilies(x.families()));
+    } else if (e instanceof Master.FamiliesSet x) {
+      return d.withTableInfo(d.table(x.table()).withFamilies(x.families(), x.aggregates()));
     } else if (e instanceof TabletSplit x) {
       return applySplit(d, x);
     } else if (e instanceof TabletFilesRecorded x) {

@@ -1,6 +1,7 @@
 package io.tabula.actors.master;
 
 import io.tabula.actors.tablet.TabletActor;
+import io.tabula.persistence.schema.Aggregator;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.persistence.sstable.Compression;
@@ -47,23 +48,42 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   public sealed interface Command extends KryoSerializable {}
 
-  /** Creates a table with its families and one tablet per initial split range. */
-  public record CreateTable(String name, Map<String, GcPolicy> families, List<byte[]> splits,
-      ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
+  /**
+   * Creates a table with its families and one tablet per initial split range; {@code
+   * aggregates} names the aggregate families' aggregators.
+   */
+  public record CreateTable(String name, Map<String, GcPolicy> families, Map<String, Aggregator> aggregates,
+      List<byte[]> splits, ActorRef<StatusReply<TableInfo>> replyTo) implements Command {
+    /** A table with no aggregate family. */
+    public CreateTable(String name, Map<String, GcPolicy> families, List<byte[]> splits,
+        ActorRef<StatusReply<TableInfo>> replyTo) {
+      this(name, families, Map.of(), splits, replyTo);
+    }
+  }
 
   /** A piece of upload {@code upload}'s initial splits, for a {@link CreateStagedTable} to come ({@link StagedSplits}). */
   public record StageSplits(String upload, List<byte[]> splits, ActorRef<StatusReply<Done>> replyTo)
       implements Command {}
 
   /** {@link CreateTable} with the {@code count} splits staged under {@code upload}. */
-  public record CreateStagedTable(String name, Map<String, GcPolicy> families, String upload, int count,
-      ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
+  public record CreateStagedTable(String name, Map<String, GcPolicy> families, Map<String, Aggregator> aggregates,
+      String upload, int count, ActorRef<StatusReply<TableInfo>> replyTo) implements Command {}
 
   public record DeleteTable(String name, ActorRef<StatusReply<Done>> replyTo) implements Command {}
 
-  /** One change of a table's families: create (must not exist), update (must exist) or drop. */
-  public record FamilyChange(String family, Kind kind, GcPolicy gcPolicy) implements KryoSerializable {
+  /**
+   * One change of a table's families: create (must not exist), update (must exist) or drop.
+   * {@code aggregator} makes a created family an aggregate family; an update that names one
+   * must name the family's own (a family's value type never changes); null: none, or not given.
+   */
+  public record FamilyChange(String family, Kind kind, GcPolicy gcPolicy, Aggregator aggregator)
+      implements KryoSerializable {
     public enum Kind { CREATE, UPDATE, DROP }
+
+    /** A change that names no aggregator. */
+    public FamilyChange(String family, Kind kind, GcPolicy gcPolicy) {
+      this(family, kind, gcPolicy, null);
+    }
   }
 
   /** Applies every change or none. */
@@ -249,7 +269,18 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
 
   public record TableDeleted(String name) implements Event {}
 
+  /** A table's families, the complete new set, as written before families could be aggregate families. */
   public record FamiliesChanged(String table, Map<String, GcPolicy> families) implements Event {}
+
+  /** A table's families and its aggregate families' aggregators, each the complete new set. */
+  public record FamiliesSet(String table, Map<String, GcPolicy> families, Map<String, Aggregator> aggregates)
+      implements Event {
+    public FamiliesSet {
+      // sorted maps, so an event's bytes do not depend on a map's iteration order
+      families = new java.util.TreeMap<>(families);
+      aggregates = new java.util.TreeMap<>(aggregates);
+    }
+  }
 
   public record TabletSplit(String table, String parentId, byte[] splitRow, String leftId, String rightId)
       implements Event {}
@@ -444,7 +475,8 @@ public final class Master extends EventSourcedBehavior<Master.Command, Master.Ev
             return Effect().reply(c.replyTo(), Refusal.of(ErrorCode.UNAVAILABLE, "the initial splits sent for table "
                 + c.name() + " are not all here (the master changed while they were sent): retry").reply());
           }
-          return tables.onCreateTable(d, new CreateTable(c.name(), c.families(), splits, c.replyTo()));
+          return tables.onCreateTable(d, new CreateTable(c.name(), c.families(), c.aggregates(), splits,
+              c.replyTo()));
         })
         .onCommand(DeleteTable.class, tables::onDeleteTable)
         .onCommand(ModifyFamilies.class, (d, c) -> tables.change(d, c.table(), c.replyTo(),

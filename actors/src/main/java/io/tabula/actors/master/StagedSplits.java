@@ -51,9 +51,16 @@ public final class StagedSplits {
    */
   public static CompletionStage<TableInfo> createTable(ActorRef<Master.Command> master, ActorSystem<?> system,
       Duration timeout, String table, Map<String, GcPolicy> families, List<byte[]> splits) {
+    return createTable(master, system, timeout, table, families, Map.of(), splits);
+  }
+
+  /** {@link #createTable(ActorRef, ActorSystem, Duration, String, Map, List)} with aggregate families. */
+  public static CompletionStage<TableInfo> createTable(ActorRef<Master.Command> master, ActorSystem<?> system,
+      Duration timeout, String table, Map<String, GcPolicy> families,
+      Map<String, io.tabula.persistence.schema.Aggregator> aggregates, List<byte[]> splits) {
     List<List<byte[]>> pieces = pieces(splits);
     if (pieces.size() <= 1) {
-      return ask(master, system, timeout, r -> new Master.CreateTable(table, families, splits, r));
+      return ask(master, system, timeout, r -> new Master.CreateTable(table, families, aggregates, splits, r));
     }
     String upload = UUID.randomUUID().toString();
     CompletableFuture<Done> staged = CompletableFuture.completedFuture(Done.getInstance());
@@ -61,7 +68,7 @@ public final class StagedSplits {
       staged = staged.thenCompose(x -> ask(master, system, timeout, r -> new Master.StageSplits(upload, piece, r)));
     }
     return staged.thenCompose(x -> ask(master, system, timeout,
-        r -> new Master.CreateStagedTable(table, families, upload, splits.size(), r)));
+        r -> new Master.CreateStagedTable(table, families, aggregates, upload, splits.size(), r)));
   }
 
   private static <T> CompletableFuture<T> ask(ActorRef<Master.Command> master, ActorSystem<?> system,

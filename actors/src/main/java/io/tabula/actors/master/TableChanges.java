@@ -1,9 +1,9 @@
 package io.tabula.actors.master;
 
-import io.tabula.actors.master.Master.FamiliesChanged;
 import io.tabula.actors.master.Master.FamilyChange;
 import io.tabula.actors.master.Master.LocalityGroupsChanged;
 import io.tabula.actors.master.Master.SetLocalityGroup;
+import io.tabula.persistence.schema.Aggregator;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.protocol.errors.ErrorCode;
@@ -72,12 +72,13 @@ final class TableChanges {
           + " last row");
     }
     return new Master.TableCreated(new TableInfo(t.name(), t.families(), nowMicros, t.groups(), t.familyGroups(),
-        TableAccess.NONE, TableOptions.NONE), c.tablets(), d.nextTabletNumber());
+        TableAccess.NONE, TableOptions.NONE, t.aggregates()), c.tablets(), d.nextTabletNumber());
   }
 
   /** Every change of {@code changes} to {@code t}'s families, or none. */
-  static FamiliesChanged modifyFamilies(TableInfo t, List<FamilyChange> changes) {
+  static Master.FamiliesSet modifyFamilies(TableInfo t, List<FamilyChange> changes) {
     Map<String, GcPolicy> families = new TreeMap<>(t.families());
+    Map<String, Aggregator> aggregates = new TreeMap<>(t.aggregates());
     for (int i = 0; i < changes.size(); i++) {
       FamilyChange ch = changes.get(i);
       boolean exists = families.containsKey(ch.family());
@@ -88,10 +89,18 @@ final class TableChanges {
             throw refused(ErrorCode.ALREADY_EXISTS, where + ".create: family " + ch.family() + " already exists");
           }
           families.put(ch.family(), ch.gcPolicy());
+          if (ch.aggregator() != null) {
+            aggregates.put(ch.family(), ch.aggregator());
+          }
         }
         case UPDATE -> {
           if (!exists) {
             throw refused(ErrorCode.NOT_FOUND, where + ".update: family " + ch.family() + " not found");
+          }
+          if (ch.aggregator() != null && ch.aggregator() != aggregates.get(ch.family())) {
+            throw refused(ErrorCode.INVALID_ARGUMENT, where + ".update.value_type: family " + ch.family()
+                + " is " + (aggregates.containsKey(ch.family()) ? "an aggregate family of another type"
+                : "a family of raw values") + "; a family's value type is fixed when it is created");
           }
           families.put(ch.family(), ch.gcPolicy());
         }
@@ -104,10 +113,11 @@ final class TableChanges {
                 + " deletion, so are its families: turn its deletion_protection off (UpdateTable) first");
           }
           families.remove(ch.family());
+          aggregates.remove(ch.family());
         }
       }
     }
-    return new FamiliesChanged(t.name(), families);
+    return new Master.FamiliesSet(t.name(), families, aggregates);
   }
 
   /**

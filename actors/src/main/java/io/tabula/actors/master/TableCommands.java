@@ -40,8 +40,8 @@ final class TableCommands {
       return effects.reply(c.replyTo(), Refusal.of(ErrorCode.ALREADY_EXISTS, "table " + c.name()
           + " already exists").reply());
     }
-    return created(d, TableChanges.create(new TableInfo(c.name(), c.families(), clockMicros.getAsLong()),
-        c.splits(), d.nextTabletNumber()), c.replyTo());
+    return created(d, TableChanges.create(new TableInfo(c.name(), c.families(), clockMicros.getAsLong())
+        .withFamilies(c.families(), c.aggregates()), c.splits(), d.nextTabletNumber()), c.replyTo());
   }
 
   /** Persists {@code created}, its tablets spread over the nodes, and answers the table. */

@@ -180,6 +180,13 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
   record RowDecided(Request request, TabletWrites.Decision decision, Throwable failure)
       implements Command, NoSerializationVerificationNeeded {}
 
+  /**
+   * An idempotent write has looked for its token in its row: {@code seen} (the row mutation
+   * was applied before), or not, or the look failed. Never leaves the node.
+   */
+  record TokenChecked(RowMutation mutation, boolean seen, Throwable failure,
+      java.util.function.Consumer<Throwable> done) implements Command, NoSerializationVerificationNeeded {}
+
   /** A row-range drop has deleted its rows (or failed to); never leaves the node. */
   record DropDone(DropRows request, RowGate.RangeHold hold, Throwable failure)
       implements Command, NoSerializationVerificationNeeded {}
@@ -295,6 +302,8 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
       d.request().replyTo().<Object>unsafeUpcast().tell(Refusal.of(ErrorCode.MOVED, why).reply());
     } else if (c instanceof DropDone d) {
       d.request().replyTo().tell(d.failure() == null ? StatusReply.ack() : refusal(d.failure()));
+    } else if (c instanceof TokenChecked t) {
+      t.done().accept(new io.tabula.persistence.tablet.TabletUnavailableException(why));
     }
   }
 
@@ -322,6 +331,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
           return this;
         })
         .onMessage(RowDecided.class, d -> same(() -> writes.decided(d)))
+        .onMessage(TokenChecked.class, t -> same(() -> writes.tokenChecked(t)))
         .onMessage(DropDone.class, d -> same(() -> writes.dropped(d)))
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessageEquals(RetryHeldWrites.INSTANCE, () -> same(writes::retryHeld))

@@ -8,6 +8,7 @@ import io.tabula.actors.tablet.TabletActor.DropRows;
 import io.tabula.actors.tablet.TabletActor.MutateBatch;
 import io.tabula.actors.tablet.TabletActor.ReadModifyWrite;
 import io.tabula.actors.tablet.TabletActor.RowDecided;
+import io.tabula.actors.tablet.TabletActor.TokenChecked;
 import io.tabula.actors.tablet.TabletActor.WriteFinished;
 import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.encoding.MutationCodec;
@@ -17,6 +18,7 @@ import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.read.ReadFilter;
 import io.tabula.persistence.tablet.Tablet;
+import io.tabula.persistence.tablet.TabletTokens;
 import io.tabula.protocol.errors.Refusal;
 import io.tabula.streams.filter.CompiledFilter;
 import io.tabula.streams.filter.FilterTooSlowException;
@@ -87,8 +89,44 @@ final class TabletWrites {
 
   /** Applies {@code rm} and answers {@code result} once it is durable. */
   <T> void write(RowMutation rm, ActorRef<StatusReply<T>> replyTo, T result) {
-    rows.write(rm.row(), () -> apply(rm, true, err -> replyTo.tell(err == null ? StatusReply.success(result)
-        : Refusals.of(err).reply())));
+    Consumer<Throwable> done = err -> replyTo.tell(err == null ? StatusReply.success(result) : Refusals.of(err).reply());
+    if (TabletTokens.of(rm) != null) {
+      idempotent(rm, done);
+      return;
+    }
+    rows.write(rm.row(), () -> apply(rm, true, done));
+  }
+
+  /**
+   * A write that carries an idempotency token ({@link TabletTokens}): exclusive on its row,
+   * like a check-and-mutate, it looks for its token on the blocking-I/O dispatcher, and is
+   * applied only if the row does not hold it; {@code done} learns the outcome either way (a
+   * retry of an applied write succeeds without applying it again).
+   */
+  private void idempotent(RowMutation rm, Consumer<Throwable> done) {
+    rows.exclusive(rm.row(), () -> {
+      CompletableFuture<Boolean> seen = CompletableFuture.supplyAsync(() -> {
+        try {
+          boolean found = TabletTokens.seen(tablet, rm.row(), TabletTokens.of(rm));
+          tablet.checkNotFenced();
+          return found;
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }, blockingIo);
+      ctx.pipeToSelf(seen, (found, err) -> new TokenChecked(rm, Boolean.TRUE.equals(found), err, done));
+    });
+  }
+
+  void tokenChecked(TokenChecked t) {
+    byte[] row = t.mutation().row();
+    if (t.failure() != null || t.seen()) {
+      rows.exclusiveDone(row);
+      t.done().accept(t.failure());
+    } else {
+      rows.exclusiveWrote(row);
+      apply(t.mutation(), true, t.done());
+    }
   }
 
   /**
@@ -108,8 +146,11 @@ final class TabletWrites {
     for (int i = 0; i < n; i++) {
       int at = i;
       RowMutation rm = b.mutations().get(i);
-      written.add(rm.row());
-      rows.write(rm.row(), () -> apply(rm, false, err -> {
+      boolean token = TabletTokens.of(rm) != null;
+      if (!token) {
+        written.add(rm.row()); // an idempotent write's row leaves the in-flight count on its own
+      }
+      Consumer<Throwable> done = err -> {
         if (err != null) {
           refusals[at] = Refusals.of(err);
         }
@@ -118,7 +159,12 @@ final class TabletWrites {
           b.replyTo().tell(StatusReply.success(new TabletActor.BatchOutcome(new ArrayList<>(Arrays.asList(refusals)))));
           self.tell(new WriteFinished(written));
         }
-      }));
+      };
+      if (token) {
+        idempotent(rm, done);
+      } else {
+        rows.write(rm.row(), () -> apply(rm, false, done));
+      }
     }
   }
 
@@ -219,6 +265,13 @@ final class TabletWrites {
 
   void readModifyWrite(ReadModifyWrite c) {
     rows.exclusive(c.row(), () -> decideOffThread(c, () -> {
+      for (int i = 0; i < c.rules().size(); i++) {
+        String family = c.rules().get(i).family();
+        if (tablet.schema().aggregator(family) != null) {
+          throw new io.tabula.persistence.model.InvalidMutationException("rules[" + i + "].family_name",
+              "names aggregate family '" + family + "', whose cells are written with AddToCell or MergeToCell");
+        }
+      }
       Optional<Row> row = read(c.row());
       // A server time like a write's (never below one handed out before, also on an earlier node),
       // and recorded as taken, so a later write's server time is never below these cells'.

@@ -252,7 +252,7 @@ class DirectoryFeedTest {
     assertEquals("wide", t.name());
     assertEquals(60_001, directory().tabletsOf("wide").size());
 
-    StatusReply<TableInfo> lost = call(x -> new Master.CreateStagedTable("lost", Map.of("f", GcPolicy.KEEP_ALL),
+    StatusReply<TableInfo> lost = call(x -> new Master.CreateStagedTable("lost", Map.of("f", GcPolicy.KEEP_ALL), Map.of(),
         "no-such-upload", 10, x));
     assertTrue(lost.isError());
     assertEquals(io.tabula.protocol.errors.ErrorCode.UNAVAILABLE,

@@ -2,6 +2,7 @@ package io.tabula.actors.master;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.tabula.persistence.schema.Aggregator;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
 import io.tabula.persistence.sstable.Compression;
@@ -83,6 +84,13 @@ class JournalGoldenTest {
     out.put("MergeAbandoned", new Master.MergeAbandoned("users-1", "users-2"));
     out.put("AccessChanged", new Master.AccessChanged("users", access()));
     out.put("OptionsChanged", new Master.OptionsChanged("users", new TableOptions(true, 3 * 86_400_000_000L)));
+    Map<String, GcPolicy> counters = new LinkedHashMap<>(families);
+    counters.put("visits", GcPolicy.maxVersions(30));
+    counters.put("visitors", GcPolicy.KEEP_ALL);
+    Map<String, Aggregator> aggregates = Map.of("visits", Aggregator.SUM, "visitors", Aggregator.HLL);
+    out.put("TableCreatedWithAggregates", new Master.TableCreated(table.withFamilies(counters, aggregates),
+        List.of(t1, t2), 3));
+    out.put("FamiliesSet", new Master.FamiliesSet("users", counters, aggregates));
     out.put("Directory", legacy.withPlacements(Map.of("users-1", new TabletPlacement("n3",
         TabletPlacement.State.MOVING, "n1", List.of("n1.19a2b3c4000-0a0b")), "users-2", TabletPlacement.UNASSIGNED
         .servedBy("n2"))));
@@ -140,6 +148,30 @@ class JournalGoldenTest {
     assertEquals(Map.of("raw", "mem"), created.table().familyGroups());
     Directory d = (Directory) s.deserialize(hex.parseHex(old.get("Directory")), KryoSerializer.IDENTIFIER, "").get();
     assertEquals(TableOptions.NONE, d.table("users").options());
+  }
+
+  /**
+   * Journals written before families could be aggregate families (the events and snapshots of
+   * {@code golden/master-journal-before-aggregates.txt}, tables in form 3) read back as the
+   * same tables with none, and write today's bytes.
+   */
+  @Test
+  void journalsFromBeforeAggregatesReadBack() throws IOException {
+    Serialization s = SerializationExtension.get(Adapter.toClassic(kit.system()));
+    Map<String, String> old = golden("/golden/master-journal-before-aggregates.txt");
+    Map<String, Object> now = samples();
+    HexFormat hex = HexFormat.of();
+    for (String key : List.of("TableCreated", "Directory", "LegacyTableCreated", "LegacyDirectory", "AccessChanged",
+        "OptionsChanged", "FamiliesChanged")) {
+      Object back = s.deserialize(hex.parseHex(old.get(key)), KryoSerializer.IDENTIFIER, "").get();
+      assertEquals(hex.formatHex(s.serialize(now.get(key)).get()), hex.formatHex(s.serialize(back).get()), key);
+    }
+    Master.TableCreated created = (Master.TableCreated) s.deserialize(hex.parseHex(old.get("TableCreated")),
+        KryoSerializer.IDENTIFIER, "").get();
+    assertEquals(Map.of(), created.table().aggregates());
+    Master.TableCreated typed = (Master.TableCreated) now.get("TableCreatedWithAggregates");
+    assertEquals(Aggregator.HLL, typed.table().schema().aggregator("visitors"));
+    assertEquals(null, typed.table().schema().aggregator("cf"));
   }
 
   /** The sample table with a locality group of its own, holding one family. */

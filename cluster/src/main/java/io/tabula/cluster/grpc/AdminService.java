@@ -116,8 +116,14 @@ public final class AdminService implements BigtableTableAdmin {
   static Table toProto(String instance, TableInfo t, boolean withSchema) {
     Table.Builder b = Table.newBuilder().setName(Names.tableName(instance, t.name()));
     if (withSchema) {
-      t.families().forEach((name, gc) -> b.putColumnFamilies(name, ColumnFamily.newBuilder()
-          .setGcRule(GcRules.toRule(gc)).build()));
+      t.families().forEach((name, gc) -> {
+        ColumnFamily.Builder cf = ColumnFamily.newBuilder().setGcRule(GcRules.toRule(gc));
+        io.tabula.persistence.schema.Aggregator a = t.aggregates().get(name);
+        if (a != null) {
+          cf.setValueType(ValueTypes.toType(a));
+        }
+        b.putColumnFamilies(name, cf.build());
+      });
       b.setGranularity(Table.TimestampGranularity.MILLIS);
     }
     // As Cloud Bigtable answers: these in every view but NAME_ONLY's name alone.
@@ -141,9 +147,16 @@ public final class AdminService implements BigtableTableAdmin {
       String instance = Names.instance("parent", in.getParent());
       String id = Names.checkTableId("table_id", in.getTableId());
       Map<String, GcPolicy> families = new LinkedHashMap<>();
+      Map<String, io.tabula.persistence.schema.Aggregator> aggregates = new LinkedHashMap<>();
       in.getTable().getColumnFamiliesMap().forEach((name, cf) -> {
-        checkFamily("table.column_families[" + name + "]", name);
-        families.put(name, GcRules.toPolicy("table.column_families[" + name + "].gc_rule", cf.getGcRule()));
+        String f = "table.column_families[" + name + "]";
+        checkFamily(f, name);
+        families.put(name, GcRules.toPolicy(f + ".gc_rule", cf.getGcRule()));
+        io.tabula.persistence.schema.Aggregator a = ValueTypes.toAggregator(f + ".value_type", cf.hasValueType(),
+            cf.getValueType());
+        if (a != null) {
+          aggregates.put(name, a);
+        }
       });
       if (in.getInitialSplitsCount() > MAX_INITIAL_SPLITS) {
         throw GrpcErrors.invalid("initial_splits", "has " + in.getInitialSplitsCount() + " rows, over the limit of "
@@ -160,7 +173,8 @@ public final class AdminService implements BigtableTableAdmin {
         }
         splits.add(in.getInitialSplits(i).getKey().toByteArray());
       }
-      return seen(io.tabula.actors.master.StagedSplits.createTable(master, system, timeout, id, families, splits))
+      return seen(io.tabula.actors.master.StagedSplits.createTable(master, system, timeout, id, families, aggregates,
+          splits))
           .thenApply(t -> toProto(instance, t, true));
     });
   }
@@ -221,9 +235,11 @@ public final class AdminService implements BigtableTableAdmin {
         checkFamily(f + ".id", m.getId());
         changes.add(switch (m.getModCase()) {
           case CREATE -> new Master.FamilyChange(m.getId(), Master.FamilyChange.Kind.CREATE,
-              GcRules.toPolicy(f + ".create.gc_rule", m.getCreate().getGcRule()));
+              GcRules.toPolicy(f + ".create.gc_rule", m.getCreate().getGcRule()), ValueTypes.toAggregator(
+                  f + ".create.value_type", m.getCreate().hasValueType(), m.getCreate().getValueType()));
           case UPDATE -> new Master.FamilyChange(m.getId(), Master.FamilyChange.Kind.UPDATE,
-              GcRules.toPolicy(f + ".update.gc_rule", m.getUpdate().getGcRule()));
+              GcRules.toPolicy(f + ".update.gc_rule", m.getUpdate().getGcRule()), ValueTypes.toAggregator(
+                  f + ".update.value_type", m.getUpdate().hasValueType(), m.getUpdate().getValueType()));
           case DROP -> new Master.FamilyChange(m.getId(), Master.FamilyChange.Kind.DROP, GcPolicy.KEEP_ALL);
           default -> throw GrpcErrors.invalid(f, "none of create, update or drop is set");
         });

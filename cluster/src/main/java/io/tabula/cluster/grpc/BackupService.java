@@ -289,8 +289,12 @@ final class BackupService {
   private static TableInfo tableOf(String name, io.tabula.persistence.schema.TableSchema schema) {
     Map<String, io.tabula.persistence.schema.GcPolicy> families = new TreeMap<>();
     Map<String, String> familyGroups = new TreeMap<>();
+    Map<String, io.tabula.persistence.schema.Aggregator> aggregates = new TreeMap<>();
     schema.families().forEach((f, cf) -> {
       families.put(f, cf.gcPolicy());
+      if (cf.aggregator() != null) {
+        aggregates.put(f, cf.aggregator());
+      }
       if (!cf.localityGroup().equals(io.tabula.persistence.schema.LocalityGroup.DEFAULT_NAME)) {
         familyGroups.put(f, cf.localityGroup());
       }
@@ -298,7 +302,7 @@ final class BackupService {
     Map<String, io.tabula.persistence.schema.LocalityGroup> groups = new TreeMap<>();
     schema.groupNames().forEach(g -> groups.put(g, schema.group(g)));
     return new TableInfo(name, families, 0, groups, familyGroups, io.tabula.actors.master.TableAccess.NONE,
-        io.tabula.actors.master.TableOptions.NONE);
+        io.tabula.actors.master.TableOptions.NONE, aggregates);
   }
 
   CompletionStage<Backup> getBackup(GetBackupRequest in) {

@@ -250,8 +250,9 @@ public final class DataService implements BigtablePowerApi {
     return GrpcErrors.unary(() -> {
       Views.Target target = target(in.getTableName(), in.getAuthorizedViewName(), "");
       String table = target.table();
-      RowMutation rm = Mutations.rowMutation(in.getRowKey(), in.getMutationsList(),
-          ClientFeatures.microsecondTimestamps(metadata));
+      RowMutation rm = Mutations.withIdempotency(Mutations.rowMutation(in.getRowKey(), in.getMutationsList(),
+          ClientFeatures.microsecondTimestamps(metadata)), "", in.hasIdempotency(), in.getIdempotency(),
+          System.currentTimeMillis() * 1000);
       target.view().ifPresent(v -> {
         Views.checkRow(v, "row_key", in.getRowKey());
         Views.checkMutations(v, "mutations", in.getMutationsList());
@@ -296,8 +297,10 @@ public final class DataService implements BigtablePowerApi {
       for (int i = 0; i < rows.length; i++) {
         int index = i;
         try {
-          rows[i] = Mutations.rowMutation(() -> "entries[" + index + "]", entries.get(i).getRowKey(),
-              entries.get(i).getMutationsList(), micros);
+          MutateRowsRequest.Entry e = entries.get(i);
+          rows[i] = Mutations.withIdempotency(Mutations.rowMutation(() -> "entries[" + index + "]", e.getRowKey(),
+              e.getMutationsList(), micros), "entries[" + index + "]", e.hasIdempotency(), e.getIdempotency(),
+              System.currentTimeMillis() * 1000);
         } catch (RuntimeException err) {
           invalid[i] = err;
         }

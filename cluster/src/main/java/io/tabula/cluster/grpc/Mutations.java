@@ -1,10 +1,12 @@
 package io.tabula.cluster.grpc;
 
+import com.google.bigtable.v2.Idempotency;
 import com.google.bigtable.v2.Mutation;
 import com.google.bigtable.v2.ReadModifyWriteRule;
 import com.google.protobuf.ByteString;
 import io.tabula.actors.tablet.ReadModifyWriteRule.Append;
 import io.tabula.actors.tablet.ReadModifyWriteRule.Increment;
+import io.tabula.persistence.compaction.TabletTokensWindow;
 import io.tabula.persistence.model.InvalidMutationException;
 import io.tabula.persistence.model.RowMutation;
 import java.util.ArrayList;
@@ -49,6 +51,42 @@ final class Mutations {
       throw GrpcErrors.invalid(prefix.get(), "at least one mutation is required");
     }
     return build(prefix, row, list(prefix, ms, micros));
+  }
+
+  /**
+   * {@code rm} with the idempotency token of its request ({@code idempotency} of field {@code
+   * field}, when {@code set}): the tablet applies a row mutation with a token it has seen
+   * within {@link TabletTokensWindow#MICROS} only once (docs/aggregates.md, "Idempotency"). A
+   * first attempt that began longer ago than that is refused with FAILED_PRECONDITION: its
+   * token may be forgotten, and applying it again could count it twice.
+   */
+  static RowMutation withIdempotency(RowMutation rm, String field, boolean set, Idempotency idempotency,
+      long nowMicros) {
+    if (!set) {
+      return rm;
+    }
+    int size = idempotency.getToken().size();
+    if (size < io.tabula.persistence.model.Mutation.Token.MIN_BYTES
+        || size > io.tabula.persistence.model.Mutation.Token.MAX_BYTES) {
+      throw GrpcErrors.invalid(within(field, "idempotency.token"), "is " + size + " bytes; a token is "
+          + io.tabula.persistence.model.Mutation.Token.MIN_BYTES + " to "
+          + io.tabula.persistence.model.Mutation.Token.MAX_BYTES + " bytes");
+    }
+    if (idempotency.hasStartTime()) {
+      com.google.protobuf.Timestamp t = idempotency.getStartTime();
+      long startMicros = t.getSeconds() > Long.MAX_VALUE / 1_000_000 ? Long.MAX_VALUE
+          : t.getSeconds() < 0 ? -1 : t.getSeconds() * 1_000_000 + t.getNanos() / 1000;
+      if (startMicros != 0 && startMicros < nowMicros - TabletTokensWindow.MICROS) {
+        throw GrpcErrors.status(io.tabula.protocol.errors.ErrorCode.FAILED_PRECONDITION, within(field,
+            "idempotency.start_time") + " is more than " + TabletTokensWindow.MICROS / 60_000_000 + " minutes ago:"
+            + " the mutation may have been applied and its token forgotten; it is not applied again",
+            within(field, "idempotency.start_time"));
+      }
+    }
+    List<io.tabula.persistence.model.Mutation> ms = new ArrayList<>(rm.mutations());
+    ms.add(new io.tabula.persistence.model.Mutation.Token(idempotency.getToken().toByteArray(),
+        io.tabula.persistence.model.Mutation.SERVER_TIME));
+    return new RowMutation(rm.row(), ms);
   }
 
   /** {@code name} inside {@code field}, or {@code name} alone for the request itself (empty field). */
@@ -173,10 +211,65 @@ final class Mutations {
       case DELETE_FROM_ROW -> {
         return io.tabula.persistence.model.Mutation.DeleteFromRow.INSTANCE;
       }
+      case ADD_TO_CELL -> {
+        Mutation.AddToCell a = m.getAddToCell();
+        String at = at(prefix, i, ".add_to_cell");
+        family(at + ".family_name", a.getFamilyName());
+        long input = switch (a.getInput().getKindCase()) {
+          case INT_VALUE -> a.getInput().getIntValue();
+          case KIND_NOT_SET -> 0; // NULL adds nothing, as Cloud Bigtable takes it
+          default -> throw GrpcErrors.invalid(at + ".input", "must be an int_value (the aggregate families here take"
+              + " Int64 input), was " + kind(a.getInput()));
+        };
+        return new io.tabula.persistence.model.Mutation.AddToCell(a.getFamilyName(),
+            qualifier(at, a.getColumnQualifier()), aggregateTimestamp(at, a.getTimestamp(), micros), input);
+      }
+      case MERGE_TO_CELL -> {
+        Mutation.MergeToCell mc = m.getMergeToCell();
+        String at = at(prefix, i, ".merge_to_cell");
+        family(at + ".family_name", mc.getFamilyName());
+        byte[] state = switch (mc.getInput().getKindCase()) {
+          case BYTES_VALUE -> mc.getInput().getBytesValue().toByteArray();
+          case RAW_VALUE -> mc.getInput().getRawValue().toByteArray(); // what the Java client sends
+          case KIND_NOT_SET -> null; // NULL merges nothing
+          default -> throw GrpcErrors.invalid(at + ".input", "must be a bytes_value or raw_value holding a state of"
+              + " the family's aggregate, was " + kind(mc.getInput()));
+        };
+        return new io.tabula.persistence.model.Mutation.MergeToCell(mc.getFamilyName(),
+            qualifier(at, mc.getColumnQualifier()), aggregateTimestamp(at, mc.getTimestamp(), micros), state);
+      }
       case MUTATION_NOT_SET -> throw GrpcErrors.invalid(at(prefix, i, ""), "no mutation is set");
       default -> throw GrpcErrors.invalid(at(prefix, i, ""), m.getMutationCase().name().toLowerCase()
-          + " mutations (aggregate cells) are not supported by Tabula");
+          + " mutations are not supported by Tabula");
     }
+  }
+
+  /** The qualifier of an aggregate mutation: a {@code raw_value}. */
+  private static byte[] qualifier(String at, com.google.bigtable.v2.Value q) {
+    if (q.getKindCase() != com.google.bigtable.v2.Value.KindCase.RAW_VALUE
+        && q.getKindCase() != com.google.bigtable.v2.Value.KindCase.KIND_NOT_SET) {
+      throw GrpcErrors.invalid(at + ".column_qualifier", "must be a raw_value, was " + kind(q));
+    }
+    return q.getRawValue().toByteArray();
+  }
+
+  /** The timestamp of an aggregate mutation: a {@code raw_timestamp_micros} of millisecond granularity, no server time. */
+  private static long aggregateTimestamp(String at, com.google.bigtable.v2.Value t, boolean micros) {
+    if (t.getKindCase() != com.google.bigtable.v2.Value.KindCase.RAW_TIMESTAMP_MICROS) {
+      throw GrpcErrors.invalid(at + ".timestamp", "must be a raw_timestamp_micros, was " + kind(t));
+    }
+    long ts = truncated(t.getRawTimestampMicros(), micros);
+    String bad = timestampProblem(ts);
+    if (bad != null) {
+      throw GrpcErrors.invalid(at + ".timestamp", bad);
+    }
+    return ts;
+  }
+
+  /** How a Value's kind is named in an error: its field, or "not set". */
+  private static String kind(com.google.bigtable.v2.Value v) {
+    return v.getKindCase() == com.google.bigtable.v2.Value.KindCase.KIND_NOT_SET ? "not set"
+        : v.getKindCase().name().toLowerCase();
   }
 
   private static final String EMPTY = "must not be empty";

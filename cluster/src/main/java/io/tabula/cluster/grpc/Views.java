@@ -122,6 +122,10 @@ final class Views {
             m.getSetCell().getColumnQualifier());
         case DELETE_FROM_COLUMN -> checkColumn(v, at + ".delete_from_column", m.getDeleteFromColumn().getFamilyName(),
             m.getDeleteFromColumn().getColumnQualifier());
+        case ADD_TO_CELL -> checkColumn(v, at + ".add_to_cell", m.getAddToCell().getFamilyName(),
+            m.getAddToCell().getColumnQualifier().getRawValue());
+        case MERGE_TO_CELL -> checkColumn(v, at + ".merge_to_cell", m.getMergeToCell().getFamilyName(),
+            m.getMergeToCell().getColumnQualifier().getRawValue());
         case DELETE_FROM_FAMILY -> {
           ViewInfo.FamilySubset s = v.families().get(m.getDeleteFromFamily().getFamilyName());
           if (s == null || !s.whole()) {
@@ -131,7 +135,7 @@ final class Views {
         }
         case DELETE_FROM_ROW -> throw outside(at + ".delete_from_row", "a whole row cannot be deleted through"
             + " authorized view " + v.name());
-        default -> { } // refused by the mutation's own checks
+        default -> { } // MUTATION_NOT_SET: refused by the mutation's own checks
       }
     }
   }

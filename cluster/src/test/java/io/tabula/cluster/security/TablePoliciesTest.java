@@ -108,6 +108,11 @@ class TablePoliciesTest {
           .setCell("f", "name", "x")), "a row outside the view");
       assertThrows(PermissionDeniedException.class, () -> bo.mutateRow(RowMutation.create(europe, "eu#3")
           .setCell("f", "secret", "x")), "a column outside the view");
+      assertThrows(PermissionDeniedException.class, () -> bo.mutateRow(RowMutation.create(europe, "eu#3")
+          .addToCell("f", "secret", 1000, 1)), "an aggregate write to a column outside the view");
+      assertThrows(PermissionDeniedException.class, () -> bo.mutateRow(RowMutation.create(europe, "eu#3")
+          .mergeToCell("f", "secret", 1000, com.google.protobuf.ByteString.copyFrom(new byte[8]))),
+          "an aggregate merge into a column outside the view");
       assertEquals(3, rows(asAdmin, Query.create(TableId.of("t"))).size());
     } finally {
       closeClients();

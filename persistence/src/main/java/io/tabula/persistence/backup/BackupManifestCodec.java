@@ -2,6 +2,7 @@ package io.tabula.persistence.backup;
 
 import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.encoding.VarInts;
+import io.tabula.persistence.schema.Aggregator;
 import io.tabula.persistence.schema.ColumnFamily;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
@@ -30,7 +31,9 @@ import java.util.zip.CRC32C;
 public final class BackupManifestCodec {
   /** "TBLABKUP". */
   static final long MAGIC = 0x54424C41424B5550L;
-  static final int VERSION = 1;
+  static final int VERSION = 2;
+  /** The version before families carried their aggregator: still read, as families of raw values. */
+  private static final int VERSION_WITHOUT_AGGREGATES = 1;
   static final int TYPE_STANDARD = 1;
   static final int TYPE_HOT = 2;
   static final int HEADER_BYTES = 20;
@@ -116,6 +119,7 @@ public final class BackupManifestCodec {
     families.values().forEach(f -> {
       body.putString(f.name()).putString(f.localityGroup());
       putRule(body, f.gcPolicy());
+      body.putByte(f.aggregator() == null ? 0 : f.aggregator().code());
     });
     body.putVar(s.groupNames().size());
     for (String g : s.groupNames()) {
@@ -171,7 +175,7 @@ public final class BackupManifestCodec {
       throw new CorruptionException(path, 0, String.format("bad magic 0x%016x", magic));
     }
     int version = in.getInt(8);
-    if (version != VERSION) {
+    if (version != VERSION && version != VERSION_WITHOUT_AGGREGATES) {
       throw new CorruptionException(path, 8, "unknown backup manifest version " + version);
     }
     int len = in.getInt(12);
@@ -200,7 +204,17 @@ public final class BackupManifestCodec {
       for (int i = 0; i < familyCount; i++) {
         String name = ByteSink.readString(in);
         String group = ByteSink.readString(in);
-        families.add(new ColumnFamily(name, rule(path, in, 0), group));
+        GcPolicy rule = rule(path, in, 0);
+        Aggregator aggregator = null;
+        if (version >= VERSION) {
+          int codeAt = in.position();
+          int code = in.get() & 0xFF;
+          aggregator = Aggregator.fromCode(code);
+          if (code != 0 && aggregator == null) {
+            throw new CorruptionException(path, codeAt, "unknown aggregator code " + code);
+          }
+        }
+        families.add(new ColumnFamily(name, rule, group, aggregator));
       }
       int groupCount = count(path, in);
       List<LocalityGroup> groups = new ArrayList<>();

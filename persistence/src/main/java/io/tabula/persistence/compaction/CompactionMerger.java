@@ -5,6 +5,7 @@ import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.CellKind;
 import io.tabula.persistence.read.ColumnVersions;
 import io.tabula.persistence.read.Tombstones;
+import io.tabula.persistence.schema.Aggregator;
 import io.tabula.persistence.schema.GcPolicy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +22,13 @@ import java.util.function.Function;
  *   <li>a minor or merging compaction keeps tombstones (older SSTables outside the merge
  *       may hold data they hide), except one made redundant by a wider or later tombstone;
  *   <li>a major compaction, whose input is every SSTable of the locality group, drops
- *       every tombstone: what they hid is gone with them.
+ *       every tombstone: what they hid is gone with them;
+ *   <li>an idempotency token is kept for {@link TabletTokensWindow#MICROS} after it was written;
+ *   <li>the operands of one cell of an aggregate family are written as their fold. Sound
+ *       because the input's sequences are contiguous (no entry outside it has a sequence
+ *       between two of its own: memtables and SSTables hold contiguous ranges, see {@link
+ *       io.tabula.persistence.tablet.Tablet}): a tombstone outside the input is older or newer
+ *       than every operand folded, so it hides all of them or none, as it does their fold.
  * </ul>
  *
  * Correct only when the input holds the newest entries of the group (the memtable, or the
@@ -40,42 +47,67 @@ public final class CompactionMerger {
   /** Statistics of one run. */
   public record Result(long read, long written, long dropped) {}
 
-  /**
-   * Copies what survives from {@code in} (positioned on its first entry) to {@code out}.
-   */
+  /** {@link #merge(CellIterator, Sink, Function, Function, long, boolean)} of a schema without aggregate families. */
   public static Result merge(CellIterator in, Sink out, Function<String, GcPolicy> gcPolicies, long nowMicros,
       boolean major) throws IOException {
+    return merge(in, out, gcPolicies, f -> null, nowMicros, major);
+  }
+
+  /**
+   * Copies what survives from {@code in} (positioned on its first entry) to {@code out}; the
+   * operands of a cell of an aggregate family ({@code aggregators} gives a family's, null for
+   * a family of raw values) that no delete hides are written as one, their fold, under the
+   * newest operand's key.
+   */
+  public static Result merge(CellIterator in, Sink out, Function<String, GcPolicy> gcPolicies,
+      Function<String, Aggregator> aggregators, long nowMicros, boolean major) throws IOException {
     Tombstones tombstones = new Tombstones();
     ColumnVersions versions = new ColumnVersions();
+    Pending pending = new Pending(out);
     long read = 0;
-    long written = 0;
     byte[] row = null;
     GcPolicy gc = GcPolicy.KEEP_ALL;
+    Aggregator aggregator = null;
     for (; in.valid(); in.next()) {
       CellKey k = in.key();
       byte[] v = in.value();
       read++;
       if (row == null || !Arrays.equals(row, k.row())) {
+        pending.flush();
         row = k.row();
         tombstones.startRow();
         versions.startRow();
       }
-      if (k.kind() != CellKind.PUT) {
+      if (k.kind() == CellKind.TOKEN) {
+        // an idempotency token: kept while a retry may still come
+        pending.flush();
+        if (nowMicros - k.timestamp() < TabletTokensWindow.MICROS) {
+          pending.write(k, v);
+        }
+        continue;
+      }
+      if (k.kind().isTombstone()) {
+        pending.flush();
         boolean redundant = tombstones.redundant(k);
         tombstones.accept(k, v);
         if (!major && !redundant) {
-          out.add(k, v);
-          written++;
+          pending.write(k, v);
         }
         continue;
       }
       tombstones.accept(k, v);
       ColumnVersions.Step step = versions.step(k);
       if (step == ColumnVersions.Step.SHADOWED) {
+        if (pending.folding() && !tombstones.hides(k)) {
+          pending.fold(aggregator, k, v);
+        }
         continue;
       }
+      pending.flush();
       if (step == ColumnVersions.Step.NEW_COLUMN) {
-        gc = gcPolicies.apply(new String(k.family(), StandardCharsets.UTF_8));
+        String family = new String(k.family(), StandardCharsets.UTF_8);
+        gc = gcPolicies.apply(family);
+        aggregator = aggregators.apply(family);
       }
       if (tombstones.hides(k)) {
         continue;
@@ -83,9 +115,62 @@ public final class CompactionMerger {
       if (gc == null || gc.collect(versions.nextRank(), k.timestamp(), nowMicros)) {
         continue;
       }
+      if (aggregator != null && k.kind() == CellKind.MERGE) {
+        pending.start(k, v);
+      } else {
+        pending.write(k, v);
+      }
+    }
+    pending.flush();
+    return new Result(read, pending.written, read - pending.written);
+  }
+
+  /**
+   * The aggregate cell being folded, written once the entries of its timestamp end. Folding
+   * a PUT (a whole value) ends the fold, and the result is then written as a PUT, so older
+   * operands outside the input stay shadowed as the PUT shadowed them.
+   */
+  private static final class Pending {
+    private final Sink out;
+    private CellKey key;
+    private byte[] value;
+    private boolean folding;
+    long written;
+
+    Pending(Sink out) {
+      this.out = out;
+    }
+
+    boolean folding() {
+      return key != null && folding;
+    }
+
+    void start(CellKey k, byte[] v) {
+      key = k;
+      value = v;
+      folding = true;
+    }
+
+    void fold(Aggregator aggregator, CellKey k, byte[] v) {
+      value = aggregator.merge(value, v);
+      if (k.kind() == CellKind.PUT) {
+        key = CellKey.put(key.row(), key.family(), key.qualifier(), key.timestamp(), key.sequence());
+        folding = false;
+      }
+    }
+
+    void write(CellKey k, byte[] v) throws IOException {
       out.add(k, v);
       written++;
     }
-    return new Result(read, written, read - written);
+
+    void flush() throws IOException {
+      if (key != null) {
+        CellKey k = key;
+        key = null;
+        write(k, value);
+        value = null;
+      }
+    }
   }
 }

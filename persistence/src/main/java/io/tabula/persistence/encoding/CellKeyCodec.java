@@ -79,7 +79,8 @@ public final class CellKeyCodec {
       case DELETE_ROW -> family.length == 0 && qualifier.length == 0 && timestamp == 0;
       case DELETE_FAMILY -> qualifier.length == 0 && timestamp == 0;
       case DELETE_COLUMN -> timestamp == 0;
-      case PUT -> true;
+      case PUT, MERGE -> true;
+      case TOKEN -> family.length == 0;
     };
     if (!normal) {
       throw new IllegalArgumentException(kind + " key carries a family, qualifier or timestamp it cannot have");

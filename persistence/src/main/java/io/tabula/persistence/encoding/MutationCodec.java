@@ -21,10 +21,14 @@ import java.util.List;
  *   2 DELETE_COLUMN  : bytes family | bytes qualifier | i64 startInclusive | i64 endExclusive
  *   3 DELETE_FAMILY  : bytes family
  *   4 DELETE_ROW     : (nothing)
+ *   5 MERGE_TO_CELL  : bytes family | bytes qualifier | i64 timestamp | bytes state
+ *   6 TOKEN          : bytes token | i64 timestamp (when the tablet wrote it)
  * bytes := varint length | that many bytes;  i64 := 8 bytes big-endian
  * </pre>
  *
- * The codes are {@link CellKind} codes. A row mutation never starts with a zero byte (its row
+ * The codes are {@link CellKind} codes. An {@code AddToCell} is logged as the MERGE_TO_CELL of
+ * its operand (the tablet turns one into the other with the family's aggregator), so replay
+ * needs no schema. A row mutation never starts with a zero byte (its row
  * is not empty, so the varint of its length is not 0): that byte marks the server time, so
  * replay tells a server time from a client's timestamp, and payloads written before server
  * times were logged read as they are. Stateless; thread-safe.
@@ -98,6 +102,13 @@ public final class MutationCodec {
             .putLong(d.startInclusive()).putLong(d.endExclusive());
       } else if (m instanceof Mutation.DeleteFromFamily f) {
         out.putByte(CellKind.DELETE_FAMILY.code()).putString(f.family());
+      } else if (m instanceof Mutation.MergeToCell mc) {
+        out.putByte(CellKind.MERGE.code()).putString(mc.family()).putLengthPrefixed(mc.qualifier())
+            .putLong(mc.timestamp()).putLengthPrefixed(mc.state());
+      } else if (m instanceof Mutation.Token t) {
+        out.putByte(CellKind.TOKEN.code()).putLengthPrefixed(t.token()).putLong(t.timestamp());
+      } else if (m instanceof Mutation.AddToCell) {
+        throw new IllegalArgumentException("an AddToCell is logged as the MergeToCell of its operand: " + m);
       } else {
         out.putByte(CellKind.DELETE_ROW.code());
       }
@@ -111,6 +122,10 @@ public final class MutationCodec {
       n += 1 + 3 * 5 + 16 + 4 * 64;
       if (m instanceof Mutation.SetCell s) {
         n += s.qualifier().length + s.value().length;
+      } else if (m instanceof Mutation.MergeToCell mc) {
+        n += mc.qualifier().length + mc.state().length;
+      } else if (m instanceof Mutation.Token t) {
+        n += t.token().length;
       } else if (m instanceof Mutation.DeleteFromColumn d) {
         n += d.qualifier().length;
       }
@@ -151,6 +166,9 @@ public final class MutationCodec {
             in.getLong(), in.getLong());
         case DELETE_FAMILY -> new Mutation.DeleteFromFamily(ByteSink.readString(in));
         case DELETE_ROW -> Mutation.DeleteFromRow.INSTANCE;
+        case MERGE -> new Mutation.MergeToCell(ByteSink.readString(in), ByteSink.readBytes(in), in.getLong(),
+            ByteSink.readBytes(in));
+        case TOKEN -> new Mutation.Token(ByteSink.readBytes(in), in.getLong());
       });
     }
     return new RowMutation(row, ms);

@@ -61,7 +61,8 @@ public final class CellKey {
       case DELETE_ROW -> new CellKey(row, ByteArrays.EMPTY, ByteArrays.EMPTY, 0, sequence, kind);
       case DELETE_FAMILY -> new CellKey(row, family, ByteArrays.EMPTY, 0, sequence, kind);
       case DELETE_COLUMN -> new CellKey(row, family, qualifier, 0, sequence, kind);
-      case PUT -> new CellKey(row, family, qualifier, timestamp, sequence, kind);
+      case PUT, MERGE -> new CellKey(row, family, qualifier, timestamp, sequence, kind);
+      case TOKEN -> new CellKey(row, ByteArrays.EMPTY, qualifier, timestamp, sequence, kind);
     };
   }
 
@@ -77,6 +78,15 @@ public final class CellKey {
   /** The smallest key of a family within a row. */
   public static CellKey firstOfFamily(byte[] row, byte[] family) {
     return new CellKey(row, family, ByteArrays.EMPTY, 0, Long.MAX_VALUE, CellKind.DELETE_FAMILY);
+  }
+
+  /**
+   * The smallest key of idempotency token {@code token} in {@code row}: a seek target that
+   * lands on its newest entry if the row has one (no family is empty, so nothing else sorts
+   * among the tokens).
+   */
+  public static CellKey firstOfToken(byte[] row, byte[] token) {
+    return new CellKey(row, ByteArrays.EMPTY, token, Long.MAX_VALUE, Long.MAX_VALUE, CellKind.TOKEN);
   }
 
   /** The smallest key of a column within a row. */

@@ -37,6 +37,47 @@ public sealed interface Mutation {
     }
   }
 
+  /**
+   * Adds {@code input} to the cell (family, qualifier, timestamp) of an aggregate family
+   * (Cloud Bigtable's {@code AddToCell}); the tablet turns it into the {@link MergeToCell}
+   * of the family's operand for the input before it logs it.
+   */
+  record AddToCell(String family, byte[] qualifier, long timestamp, long input) implements Mutation {
+    @Override
+    public String toString() {
+      return "Add(" + family + ":" + ByteArrays.show(qualifier) + "@" + timestamp + "+=" + input + ")";
+    }
+  }
+
+  /**
+   * Merges {@code state} into the cell (family, qualifier, timestamp) of an aggregate family
+   * (Cloud Bigtable's {@code MergeToCell}; see {@link io.tabula.persistence.schema.Aggregator}).
+   * A null state (the API's NULL input) has no effect: the tablet leaves it out.
+   */
+  record MergeToCell(String family, byte[] qualifier, long timestamp, byte[] state) implements Mutation {
+    @Override
+    public String toString() {
+      return "Merge(" + family + ":" + ByteArrays.show(qualifier) + "@" + timestamp + "<-"
+          + (state == null ? "NULL" : ByteArrays.show(state)) + ")";
+    }
+  }
+
+  /**
+   * The idempotency token of the row mutation it is part of (Cloud Bigtable's {@code
+   * Idempotency.token}); {@code timestamp} is when the tablet wrote it ({@link #SERVER_TIME}
+   * until then). A tablet that has the token in the row does not apply the row mutation again
+   * ({@code TabletTokens}).
+   */
+  record Token(byte[] token, long timestamp) implements Mutation {
+    public static final int MIN_BYTES = 8;
+    public static final int MAX_BYTES = 1024;
+
+    @Override
+    public String toString() {
+      return "Token(" + ByteArrays.show(token) + "@" + timestamp + ")";
+    }
+  }
+
   /** Deletes every cell of a family in the row. */
   record DeleteFromFamily(String family) implements Mutation {}
 
@@ -53,6 +94,10 @@ public sealed interface Mutation {
       return d.family();
     } else if (this instanceof DeleteFromFamily f) {
       return f.family();
+    } else if (this instanceof AddToCell a) {
+      return a.family();
+    } else if (this instanceof MergeToCell m) {
+      return m.family();
     }
     return null;
   }

@@ -45,6 +45,15 @@ public record RowMutation(byte[] row, List<Mutation> mutations) {
     if (m instanceof Mutation.DeleteFromRow) {
       return;
     }
+    if (m instanceof Mutation.Token t) {
+      if (t.token() == null || t.token().length < Mutation.Token.MIN_BYTES
+          || t.token().length > Mutation.Token.MAX_BYTES) {
+        throw new InvalidMutationException("idempotency.token", "is " + (t.token() == null ? "missing"
+            : t.token().length + " bytes") + "; a token is " + Mutation.Token.MIN_BYTES + " to "
+            + Mutation.Token.MAX_BYTES + " bytes");
+      }
+      return;
+    }
     if (family == null || family.isEmpty()) {
       throw new InvalidMutationException(at + ".family_name", "must not be empty");
     }
@@ -64,12 +73,29 @@ public record RowMutation(byte[] row, List<Mutation> mutations) {
         throw new InvalidMutationException(at + ".value", "is " + s.value().length + " bytes, over the limit of "
             + MAX_VALUE_BYTES);
       }
+    } else if (m instanceof Mutation.AddToCell a) {
+      requireQualifier(at, a.qualifier());
+      requireAggregateTimestamp(at, a.timestamp());
+    } else if (m instanceof Mutation.MergeToCell mc) {
+      requireQualifier(at, mc.qualifier());
+      requireAggregateTimestamp(at, mc.timestamp());
+      if (mc.state() != null && mc.state().length > MAX_VALUE_BYTES) {
+        throw new InvalidMutationException(at + ".input", "is " + mc.state().length + " bytes, over the limit of "
+            + MAX_VALUE_BYTES);
+      }
     } else if (m instanceof Mutation.DeleteFromColumn d) {
       requireQualifier(at, d.qualifier());
       if (d.startInclusive() < 0 || d.endExclusive() <= d.startInclusive()) {
         throw new InvalidMutationException(at + ".time_range", "[" + d.startInclusive() + ", "
             + d.endExclusive() + ") is not a non-empty range of non-negative timestamps");
       }
+    }
+  }
+
+  /** An aggregate cell's timestamp: set by the writer (there is no server time for it), never negative. */
+  private static void requireAggregateTimestamp(String at, long timestamp) {
+    if (timestamp < 0) {
+      throw new InvalidMutationException(at + ".timestamp", "is " + timestamp + "; must be >= 0");
     }
   }
 

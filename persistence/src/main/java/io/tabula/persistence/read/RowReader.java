@@ -5,6 +5,7 @@ import io.tabula.persistence.model.Cell;
 import io.tabula.persistence.model.CellKey;
 import io.tabula.persistence.model.CellKind;
 import io.tabula.persistence.model.Row;
+import io.tabula.persistence.schema.Aggregator;
 import io.tabula.persistence.schema.GcPolicy;
 import java.io.Closeable;
 import java.io.IOException;
@@ -17,7 +18,7 @@ import java.util.function.Function;
 /**
  * Turns a merged stream of entries into the rows a reader sees (paper §5.3): entries newer
  * than the snapshot are ignored, tombstones hide older writes, only the latest write of a
- * timestamp counts, the family's GC policy drops collectable versions, and the {@link
+ * timestamp counts (in an aggregate family, the fold of the operands no delete hides), the family's GC policy drops collectable versions, and the {@link
  * ReadFilter} keeps what was asked for.
  *
  * <p>Lazy: it holds one row at a time. Owns the iterator it reads. Not thread-safe.
@@ -26,6 +27,7 @@ public final class RowReader implements Closeable {
   private final CellIterator in;
   private final long snapshot;
   private final Function<String, GcPolicy> gcPolicies;
+  private final Function<String, Aggregator> aggregators;
   private final long nowMicros;
   private final ReadFilter filter;
   private final Tombstones tombstones = new Tombstones();
@@ -42,9 +44,19 @@ public final class RowReader implements Closeable {
    */
   public RowReader(CellIterator in, long snapshot, Function<String, GcPolicy> gcPolicies, long nowMicros,
       ReadFilter filter) {
+    this(in, snapshot, gcPolicies, f -> null, nowMicros, filter);
+  }
+
+  /**
+   * @param aggregators a family's {@link Aggregator}, null for a family of raw values: the
+   *     operands of one cell of an aggregate family are read as their fold
+   */
+  public RowReader(CellIterator in, long snapshot, Function<String, GcPolicy> gcPolicies,
+      Function<String, Aggregator> aggregators, long nowMicros, ReadFilter filter) {
     this.in = in;
     this.snapshot = snapshot;
     this.gcPolicies = gcPolicies;
+    this.aggregators = aggregators;
     this.nowMicros = nowMicros;
     this.filter = filter;
   }
@@ -67,24 +79,37 @@ public final class RowReader implements Closeable {
     versions.startRow();
     int kept = 0;
     GcPolicy gc = GcPolicy.KEEP_ALL;
+    Aggregator aggregator = null;
     boolean wanted = true;
+    // Whether the last cell added is an aggregate cell whose older operands (the entries of
+    // its timestamp that follow) are still to be folded into it.
+    boolean folding = false;
     for (; in.valid() && Arrays.equals(in.key().row(), row); in.next()) {
       CellKey k = in.key();
       if (k.sequence() > snapshot) {
         continue;
       }
       tombstones.accept(k, in.value());
-      if (k.kind() != CellKind.PUT) {
+      if (!k.kind().isCell()) {
         continue;
       }
       ColumnVersions.Step step = versions.step(k);
       if (step == ColumnVersions.Step.SHADOWED) {
+        if (folding && !tombstones.hides(k)) {
+          Cell last = cells.get(cells.size() - 1);
+          cells.set(cells.size() - 1, new Cell(last.family(), last.qualifier(), last.timestamp(),
+              aggregator.merge(last.value(), in.value())));
+          // A whole value (a PUT) ends the fold: what is older than it does not count.
+          folding = k.kind() == CellKind.MERGE;
+        }
         continue;
       }
+      folding = false;
       if (step == ColumnVersions.Step.NEW_COLUMN) {
         kept = 0;
         String family = familyName(k.family());
         gc = gcPolicies.apply(family);
+        aggregator = aggregators.apply(family);
         wanted = gc != null && filter.wantsFamily(family)
             && (filter.column() == null || filter.column().test(family, k.qualifier()));
       }
@@ -103,6 +128,7 @@ public final class RowReader implements Closeable {
       }
       kept++;
       cells.add(new Cell(familyName, k.qualifier(), k.timestamp(), in.value()));
+      folding = aggregator != null && k.kind() == CellKind.MERGE;
     }
     return cells.isEmpty() ? null : new Row(row, cells);
   }

@@ -41,6 +41,9 @@ public final class Tombstones {
 
   /** Takes note of {@code key} (and, for a column delete, its range in {@code value}). */
   public void accept(CellKey key, byte[] value) {
+    if (key.kind() == CellKind.TOKEN) {
+      return; // of no family: deletes nothing, and is deleted by nothing
+    }
     if (key.kind() == CellKind.DELETE_ROW) {
       rowDelete = Math.max(rowDelete, key.sequence());
       return;
@@ -89,7 +92,7 @@ public final class Tombstones {
     return switch (tombstone.kind()) {
       case DELETE_ROW -> seq < rowDelete;
       case DELETE_FAMILY, DELETE_COLUMN -> seq < rowDelete || (sameFamily && seq < familyDelete);
-      case PUT -> false;
+      case PUT, MERGE, TOKEN -> false;
     };
   }
 }

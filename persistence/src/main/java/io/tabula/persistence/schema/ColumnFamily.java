@@ -2,8 +2,17 @@ package io.tabula.persistence.schema;
 
 import java.nio.charset.StandardCharsets;
 
-/** A column family: its name, GC policy and the locality group it is stored in. */
-public record ColumnFamily(String name, GcPolicy gcPolicy, String localityGroup) {
+/**
+ * A column family: its name, GC policy, the locality group it is stored in, and, for an
+ * aggregate family, the {@link Aggregator} that folds the values written to a cell (null for
+ * a family of raw values, the usual kind).
+ */
+public record ColumnFamily(String name, GcPolicy gcPolicy, String localityGroup, Aggregator aggregator) {
+  /** A family of raw values. */
+  public ColumnFamily(String name, GcPolicy gcPolicy, String localityGroup) {
+    this(name, gcPolicy, localityGroup, null);
+  }
+
   public ColumnFamily {
     if (name == null || name.isEmpty()) {
       throw new IllegalArgumentException("column family name must not be empty");

@@ -76,6 +76,12 @@ public final class TableSchema {
     return cf == null ? null : cf.gcPolicy();
   }
 
+  /** The family's aggregator, or null for a family of raw values or one not in the schema. */
+  public Aggregator aggregator(String family) {
+    ColumnFamily cf = families.get(family);
+    return cf == null ? null : cf.aggregator();
+  }
+
   /** The group a family's cells go to; the default group for an unknown family. */
   public String groupOf(String family) {
     ColumnFamily cf = families.get(family);

@@ -104,7 +104,7 @@ public final class SSTableWriter implements Closeable {
       case DELETE_ROW -> rowTombstones++;
       case DELETE_FAMILY -> familyTombstones++;
       case DELETE_COLUMN -> columnTombstones++;
-      case PUT -> { }
+      case PUT, MERGE, TOKEN -> { }
     }
     rawKeyBytes += keyBytes;
     rawValueBytes += valueBytes;

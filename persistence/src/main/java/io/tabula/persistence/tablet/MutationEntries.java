@@ -38,6 +38,13 @@ final class MutationEntries {
       } else if (m instanceof Mutation.DeleteFromFamily f) {
         sink.add(CellKey.of(row, ByteArrays.utf8(f.family()), ByteArrays.EMPTY, 0, seq, CellKind.DELETE_FAMILY),
             ByteArrays.EMPTY);
+      } else if (m instanceof Mutation.MergeToCell mc) {
+        sink.add(CellKey.of(row, ByteArrays.utf8(mc.family()), mc.qualifier(), mc.timestamp(), seq, CellKind.MERGE),
+            mc.state());
+      } else if (m instanceof Mutation.Token t) {
+        sink.add(CellKey.of(row, ByteArrays.EMPTY, t.token(), t.timestamp(), seq, CellKind.TOKEN), ByteArrays.EMPTY);
+      } else if (m instanceof Mutation.AddToCell) {
+        throw new IllegalArgumentException("an AddToCell reaches the memtable as the MergeToCell of its operand: " + m);
       } else {
         sink.add(CellKey.of(row, ByteArrays.EMPTY, ByteArrays.EMPTY, 0, seq, CellKind.DELETE_ROW), ByteArrays.EMPTY);
       }
@@ -54,13 +61,18 @@ final class MutationEntries {
     long nowMicros = 0;
     List<Mutation> ms = rm.mutations();
     for (int i = 0; i < ms.size(); i++) {
-      if (ms.get(i) instanceof Mutation.SetCell s && s.timestamp() == Mutation.SERVER_TIME) {
-        if (out == null) {
-          out = new ArrayList<>(ms);
-          nowMicros = clock.getAsLong();
-        }
-        out.set(i, new Mutation.SetCell(s.family(), s.qualifier(), nowMicros, s.value()));
+      Mutation m = ms.get(i);
+      boolean serverTime = m instanceof Mutation.SetCell s ? s.timestamp() == Mutation.SERVER_TIME
+          : m instanceof Mutation.Token t && t.timestamp() == Mutation.SERVER_TIME;
+      if (!serverTime) {
+        continue;
       }
+      if (out == null) {
+        out = new ArrayList<>(ms);
+        nowMicros = clock.getAsLong();
+      }
+      out.set(i, m instanceof Mutation.SetCell s ? new Mutation.SetCell(s.family(), s.qualifier(), nowMicros, s.value())
+          : new Mutation.Token(((Mutation.Token) m).token(), nowMicros));
     }
     return out == null ? new MutationCodec.Logged(rm, MutationCodec.Logged.NO_SERVER_TIME)
         : new MutationCodec.Logged(new RowMutation(rm.row(), out), nowMicros);

@@ -34,7 +34,7 @@ final class SSTableFiles {
               env.options().sstableSyncEveryBytes()), group.sstableOptions());
         }
         writer[0].add(k, v);
-      }, schema::gcPolicy, env.clock().nowMicros(), major);
+      }, schema::gcPolicy, schema::aggregator, env.clock().nowMicros(), major);
       if (writer[0] == null) {
         return null;
       }

@@ -4,7 +4,6 @@ import io.tabula.persistence.encoding.ByteArrays;
 import io.tabula.persistence.encoding.MutationCodec;
 import io.tabula.persistence.memtable.Memtable;
 import io.tabula.persistence.model.InvalidMutationException;
-import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.read.ReadFilter;
@@ -15,7 +14,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -240,13 +238,9 @@ public final class Tablet implements Closeable {
     if (!containsRow(rm.row())) {
       throw new TabletUnavailableException("row " + ByteArrays.show(rm.row()) + " is outside tablet " + tabletId);
     }
-    TableSchema s = schema;
-    List<Mutation> ms = rm.mutations();
-    for (int i = 0; i < ms.size(); i++) {
-      String f = ms.get(i).familyOrNull();
-      if (f != null && s.family(f) == null) {
-        throw InvalidMutationException.unknownFamily("mutations[" + i + "].family_name", f);
-      }
+    RowMutation checked = TabletMutations.checked(schema, rm);
+    if (checked == null) {
+      return CompletableFuture.completedFuture(null);
     }
     if (mayWait) {
       flushes.awaitFlushCapacity();
@@ -256,16 +250,17 @@ public final class Tablet implements Closeable {
     }
     // The log records the server time taken (the floor of later lives), apart from cells' timestamps.
     MutationCodec.Logged payload = taken == MutationCodec.Logged.NO_SERVER_TIME
-        ? MutationEntries.withServerTime(rm, serverTimes::next)
-        : new MutationCodec.Logged(MutationEntries.withServerTime(rm, () -> taken).mutation(), taken);
+        ? MutationEntries.withServerTime(checked, serverTimes::next)
+        : new MutationCodec.Logged(MutationEntries.withServerTime(checked, () -> taken).mutation(), taken);
     RowMutation resolved = payload.mutation();
-    long base = sequence.begin(ms.size());
     // Into the memtable now, invisible until the log has it, so the log writer's thread does
     // no insert: its callback below only takes a failed write out again, makes the sequence
     // visible, and freezes the memtable when it is full (the flush itself runs elsewhere).
     // Group commits follow each other faster that way.
     long before = current.active.approximateBytes();
-    Memtable target = insert(resolved, base);
+    Inserted in = insert(resolved, NEW_SEQUENCE);
+    long base = in.base();
+    Memtable target = in.memtable();
     CompletableFuture<Void> logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(payload, out))
         .whenComplete((ok, err) -> {
           if (err != null) {
@@ -290,13 +285,25 @@ public final class Tablet implements Closeable {
     return flushes.flushBacklogFull();
   }
 
-  /** Adds the entries to the active memtable; returns it. */
-  private Memtable insert(RowMutation rm, long base) {
+  /** What {@link #insert} added to: the memtable, and the first sequence. */
+  private record Inserted(Memtable memtable, long base) {}
+
+  /** {@link #insert}'s base for a new write: take the next sequences. */
+  private static final long NEW_SEQUENCE = -1;
+
+  /**
+   * Adds the entries to the active memtable under sequence {@code base}, or under new ones
+   * ({@link #NEW_SEQUENCE}) taken under the version lock's read side as the add is, so no freeze
+   * falls between them: a memtable holds a contiguous range of sequences, which folding an
+   * aggregate cell's operands relies on ({@code CompactionMerger}).
+   */
+  private Inserted insert(RowMutation rm, long base) {
     memLock.readLock().lock();
     try {
+      long b = base == NEW_SEQUENCE ? sequence.begin(rm.mutations().size()) : base;
       Memtable m = current.active;
-      MutationEntries.forEach(rm, base, m::add);
-      return m;
+      MutationEntries.forEach(rm, b, m::add);
+      return new Inserted(m, b);
     } finally {
       memLock.readLock().unlock();
     }
@@ -487,12 +494,7 @@ public final class Tablet implements Closeable {
 
   /** The tablet's sizes, counted as {@link #approximateRangeBytes()} counts them. */
   public Sizes sizes() {
-    TabletVersion v = acquire();
-    try {
-      return new Sizes(TabletSizes.memtableBytes(v), TabletSizes.total(TabletSizes.rowSamples(v, this::containsRow)));
-    } finally {
-      v.release();
-    }
+    return TabletSizes.sizes(this);
   }
 
   /** A row of the tablet and the approximate bytes of the tablet's SSTable data at or before it. */
@@ -505,12 +507,7 @@ public final class Tablet implements Closeable {
    * outside the tablet (in SSTables shared with a sibling after a split) are left out.
    */
   public List<RowSample> rowSamples() {
-    TabletVersion v = acquire();
-    try {
-      return TabletSizes.rowSamples(v, this::containsRow);
-    } finally {
-      v.release();
-    }
+    return TabletSizes.rowSamples(this);
   }
 
   /**
@@ -523,14 +520,7 @@ public final class Tablet implements Closeable {
 
   /** SSTables per locality group, newest first (for tests and operations). */
   public Map<String, List<String>> files() {
-    Map<String, List<String>> out = new HashMap<>();
-    TabletVersion v = acquire();
-    try {
-      v.files.forEach((g, l) -> out.put(g, l.stream().map(SSTableHandle::path).toList()));
-    } finally {
-      v.release();
-    }
-    return out;
+    return TabletSizes.files(this);
   }
 
   /**

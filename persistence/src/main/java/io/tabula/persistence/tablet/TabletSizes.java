@@ -17,6 +17,38 @@ final class TabletSizes {
   private TabletSizes() {}
 
   /** Bytes in the active and frozen memtables. */
+  /** The tablet's sizes over its current version ({@link Tablet#sizes}). */
+  static Tablet.Sizes sizes(Tablet t) {
+    TabletVersion v = t.acquire();
+    try {
+      return new Tablet.Sizes(memtableBytes(v), total(rowSamples(v, t::containsRow)));
+    } finally {
+      v.release();
+    }
+  }
+
+  /** The tablet's row samples over its current version ({@link Tablet#rowSamples}). */
+  static List<Tablet.RowSample> rowSamples(Tablet t) {
+    TabletVersion v = t.acquire();
+    try {
+      return rowSamples(v, t::containsRow);
+    } finally {
+      v.release();
+    }
+  }
+
+  /** The tablet's SSTables per locality group, newest first ({@link Tablet#files}). */
+  static java.util.Map<String, List<String>> files(Tablet t) {
+    java.util.Map<String, List<String>> out = new java.util.HashMap<>();
+    TabletVersion v = t.acquire();
+    try {
+      v.files.forEach((g, l) -> out.put(g, l.stream().map(SSTableHandle::path).toList()));
+    } finally {
+      v.release();
+    }
+    return out;
+  }
+
   static long memtableBytes(TabletVersion v) {
     long b = v.active.approximateBytes();
     for (TabletVersion.Frozen f : v.frozen) {

@@ -61,6 +61,6 @@ final class VersionReader {
     }
     CellIterator merged = new RangeIterator(new MergingIterator(its), from, to);
     merged.seek(CellKey.firstOfRow(from));
-    return new RowReader(merged, snapshot, schema::gcPolicy, nowMicros, filter);
+    return new RowReader(merged, snapshot, schema::gcPolicy, schema::aggregator, nowMicros, filter);
   }
 }

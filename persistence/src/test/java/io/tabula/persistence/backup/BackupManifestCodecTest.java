@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.tabula.persistence.schema.Aggregator;
 import io.tabula.persistence.schema.ColumnFamily;
 import io.tabula.persistence.schema.GcPolicy;
 import io.tabula.persistence.schema.LocalityGroup;
@@ -37,7 +38,7 @@ class BackupManifestCodecTest {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  /** Two tablets of table "webtable" split at "com.m", two groups, every kind of GC rule. */
+  /** Two tablets of table "webtable" split at "com.m", two groups, every kind of GC rule, an aggregate family. */
   static BackupManifest sample() {
     TableSchema schema = TableSchema.of(List.of(
         new ColumnFamily("anchor", GcPolicy.union(GcPolicy.maxVersions(2), GcPolicy.maxAgeMicros(86_400_000_000L)),
@@ -45,7 +46,8 @@ class BackupManifestCodecTest {
         new ColumnFamily("contents", GcPolicy.maxVersions(3), "default"),
         new ColumnFamily("language", GcPolicy.intersection(GcPolicy.maxVersions(1), GcPolicy.maxAgeMicros(1_000_000)),
             "small"),
-        new ColumnFamily("raw", GcPolicy.KEEP_ALL, "small")),
+        new ColumnFamily("raw", GcPolicy.KEEP_ALL, "small"),
+        new ColumnFamily("visits", GcPolicy.maxVersions(30), "default", Aggregator.SUM)),
         List.of(new LocalityGroup("small", 4096, Compression.LZ4, 10, true), LocalityGroup.defaults("default")));
     return new BackupManifest("nightly-1", "webtable", 1_700_000_000_000_000L, 1_700_000_000_123_456L, true, schema,
         List.of(
@@ -93,6 +95,23 @@ class BackupManifestCodecTest {
         "tables/webtable/webtable-1/000006.sst", "tables/webtable/webtable-2/000002.sst"), back.paths());
     assertEquals(1_048_576 + 65_536 + 4_096 + 2_000_000, back.bytes());
     assertArrayEquals(golden, BackupManifestCodec.encode(back), "what reads back writes the same bytes");
+  }
+
+  /**
+   * A manifest of version 1, written before families carried their aggregator, reads as the
+   * same backup with every family of raw values (no aggregate family existed then).
+   */
+  @Test
+  void versionOneStillDecodes() throws IOException {
+    byte[] golden;
+    try (InputStream in = getClass().getResourceAsStream("/golden/backup/nightly-v1.manifest")) {
+      golden = in.readAllBytes();
+    }
+    BackupManifest back = BackupManifestCodec.decode("nightly-v1.manifest", golden);
+    Map<String, ColumnFamily> expected = new java.util.HashMap<>(sample().schema().families());
+    expected.remove("visits");
+    assertEquals(expected, back.schema().families());
+    assertEquals(sample().paths(), back.paths());
   }
 
   @Test

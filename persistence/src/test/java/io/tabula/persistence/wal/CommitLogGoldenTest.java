@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The commit-log format pinned by golden segments. The version 2 segment ({@code v2/}) is a
  * prepared one of 4 KiB: the writer must reproduce it byte for byte, zeros included, and a
  * plain segment must be the same bytes without the zeros; it must replay to the expected
- * records, the last of which took the server time (its payload carries that time apart from
+ * records, the fourth of which took the server time (its payload carries that time apart from
  * the cells' timestamps). The version 1 segment, written before segments were prepared and
  * before payloads carried server times, must still replay to the first three.
  * After a deliberate format change, regenerate the current version with
@@ -44,8 +44,10 @@ class CommitLogGoldenTest {
   private static final long SERVER_TIME = 1_700_000_000_123_000L;
 
   /**
-   * Four records, each acknowledged before the next is sent: four batches. In the last, the
-   * first cell took the server time and the second has a client's timestamp.
+   * Five records, each acknowledged before the next is sent: five batches. In the fourth, the
+   * first cell took the server time and the second has a client's timestamp; the fifth merges
+   * 42 into a cell of an aggregate family (how an AddToCell is logged), with an idempotency
+   * token that took the server time.
    */
   static List<Object[]> records() {
     return List.of(
@@ -57,7 +59,10 @@ class CommitLogGoldenTest {
             Mutation.DeleteFromRow.INSTANCE))},
         new Object[] {"t1", 4L, new MutationCodec.Logged(RowMutation.of(b("com.cnn.www"),
             new Mutation.SetCell("contents", b(""), SERVER_TIME, b("<html>2")),
-            new Mutation.SetCell("anchor", b("cnnsi.com"), 9_500_000L, b("CNN Sports"))), SERVER_TIME)});
+            new Mutation.SetCell("anchor", b("cnnsi.com"), 9_500_000L, b("CNN Sports"))), SERVER_TIME)},
+        new Object[] {"t3", 1L, new MutationCodec.Logged(RowMutation.of(b("com.cnn.www"),
+            new Mutation.MergeToCell("visits", b("day"), 86_400_000_000L, new byte[] {0, 0, 0, 0, 0, 0, 0, 42}),
+            new Mutation.Token(b("retry-token-1"), SERVER_TIME)), SERVER_TIME)});
   }
 
   private static MutationCodec.Logged logged(RowMutation rm) {
