@@ -446,7 +446,7 @@ public final class AdminService implements BigtableTableAdmin {
 
   @Override
   public CompletionStage<Operation> copyBackup(CopyBackupRequest in) {
-    return no("CopyBackup");
+    return backups.copyBackup(in);
   }
 
   @Override

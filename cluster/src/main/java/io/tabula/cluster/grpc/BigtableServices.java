@@ -77,7 +77,8 @@ public final class BigtableServices {
     com.typesafe.config.Config config = system.settings().config();
     BackupService backups = new BackupService(router, storage, config.getString("tabula.instance.cluster-id"),
         system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking()),
-        () -> System.currentTimeMillis() * 1000, config.getDuration("tabula.master.sweep-files-grace").dividedBy(4));
+        () -> System.currentTimeMillis() * 1000, config.getDuration("tabula.master.sweep-files-grace").dividedBy(4),
+        CopySources.from(config));
     AdminService adminService = new AdminService(system, master, router, settings.askTimeout(), onTableDeleted,
         backups);
     Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(adminService,
