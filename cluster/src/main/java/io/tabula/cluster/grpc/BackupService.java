@@ -76,6 +76,8 @@ final class BackupService {
 
   /** CopyBackup's work. */
   private final BackupCopy copies;
+  /** Backups' IAM policies. */
+  private final BackupPolicies policies;
 
   BackupService(Router router, Storage storage, String clusterId, Executor blockingIo, LongSupplier clockMicros,
       Duration listingBudget, CopySources copySources) {
@@ -87,6 +89,12 @@ final class BackupService {
     this.listingBudget = listingBudget;
     this.catalog = new BackupCatalog(storage);
     this.copies = new BackupCopy(this, storage, copySources, blockingIo, clockMicros, System::nanoTime, listingBudget);
+    this.policies = new BackupPolicies(this, storage, blockingIo);
+  }
+
+  /** Backups' IAM policies. */
+  BackupPolicies policies() {
+    return policies;
   }
 
   /** CopyBackup: {@link BackupCopy}. */
