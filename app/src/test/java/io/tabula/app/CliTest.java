@@ -201,6 +201,12 @@ class CliTest {
     listed.assertOk();
     assertTrue(listed.out().lines().anyMatch(l -> l.startsWith("ledger-b") && l.contains("ledger")), listed.out());
     tabula("updatebackup", "ledger-b", "30d").assertOk();
+    Run copied = tabula("copybackup", "ledger-b", "ledger-c", "10d");
+    copied.assertOk();
+    assertTrue(copied.out().contains("ledger-c") && copied.out().contains("READY"), copied.out());
+    Run unknown = tabula("copybackup", "--source-instance=nowhere", "ledger-b", "ledger-d", "10d");
+    assertEquals(1, unknown.code(), unknown.err());
+    assertTrue(unknown.err().contains("source_backup"), unknown.err());
     tabula("restore", "ledger-copy", "ledger-b").assertOk();
     assertEquals(1, count("ledger-copy"), "the restored table has the row written before the backup");
     assertEquals(2, count("ledger"));
@@ -210,6 +216,8 @@ class CliTest {
     assertTrue(tooShort.err().contains("backup.expire_time"), tooShort.err());
     tabula("deletebackup", "ledger-b").assertOk();
     assertFalse(tabula("listbackups").out().contains("ledger-b"));
+    tabula("restore", "ledger-copy2", "ledger-c").assertOk();
+    assertEquals(1, count("ledger-copy2"), "the copy restores without its source");
     assertEquals(1, count("ledger-copy"), "the restored table serves without its backup");
   }
 

@@ -170,6 +170,25 @@ public final class TabulaAdmin {
         .thenApply(op -> BackupDescription.of(unpack(op.getResponse(), com.google.bigtable.admin.v2.Backup.class)));
   }
 
+  /**
+   * Copies backup {@code sourceBackupId} as {@code backupId}, kept for {@code ttl} (6 hours to 90
+   * days after the source began). {@code sourceInstance} null: a backup of this instance, and
+   * the copy names the same files; otherwise an instance whose storage root the nodes may read
+   * ({@code tabula.backup.copy-sources}), from its cluster {@code sourceCluster} (null: {@value
+   * #CLUSTER}), and every file is copied and checked (docs/backups.md).
+   */
+  public CompletionStage<BackupDescription> copyBackup(String sourceInstance, String sourceCluster,
+      String sourceBackupId, String backupId, java.time.Duration ttl) {
+    String source = sourceInstance == null ? backupName(sourceBackupId)
+        : "projects/" + client.instanceName().split("/")[1] + "/instances/" + sourceInstance + "/clusters/"
+            + (sourceCluster == null ? CLUSTER : sourceCluster) + "/backups/" + sourceBackupId;
+    com.google.bigtable.admin.v2.CopyBackupRequest req = com.google.bigtable.admin.v2.CopyBackupRequest.newBuilder()
+        .setParent(client.instanceName() + "/clusters/" + CLUSTER).setBackupId(backupId).setSourceBackup(source)
+        .setExpireTime(timestamp(java.time.Instant.now().plus(ttl))).build();
+    return retrier.run(false, n -> client.seed().admin.copyBackup(req), err -> { })
+        .thenApply(op -> BackupDescription.of(unpack(op.getResponse(), com.google.bigtable.admin.v2.Backup.class)));
+  }
+
   /** Every backup, newest first. */
   public CompletionStage<List<BackupDescription>> listBackups() {
     com.google.bigtable.admin.v2.ListBackupsRequest req = com.google.bigtable.admin.v2.ListBackupsRequest.newBuilder()

@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /**
- * The backup commands, as cbt's (docs/backups.md): createbackup, listbackups, updatebackup,
+ * The backup commands, as cbt's (docs/backups.md): createbackup, copybackup, listbackups, updatebackup,
  * deletebackup, restore. Backups live under the instance's one cluster.
  */
 final class BackupCommands {
@@ -53,6 +53,45 @@ final class BackupCommands {
     @Override
     int run(TabulaClient client) {
       print(this, List.of(Blocking.join(client.admin().createBackup(table, backup, keep))));
+      return 0;
+    }
+  }
+
+  @Command(name = "copybackup", mixinStandardHelpOptions = true,
+      description = {"Copies a backup: within this instance by naming the same files; from another instance's",
+          "storage root (the nodes' tabula.backup.copy-sources) by copying every file, checked by CRC32C.",
+          "  tabula copybackup nightly nightly-kept 30d",
+          "  tabula copybackup --source-instance=other nightly nightly-from-other 7d"})
+  static final class CopyBackup extends ClientCommand {
+    @Parameters(index = "0", paramLabel = "SOURCE", description = "The id of the backup to copy.")
+    String source;
+
+    @Parameters(index = "1", paramLabel = "BACKUP", description = "The copy's id.")
+    String backup;
+
+    @Parameters(index = "2", paramLabel = "TTL", description = "How long to keep it: 6h to 90d from when the"
+        + " source began (as 72h or 7d).")
+    String ttl;
+
+    @picocli.CommandLine.Option(names = "--source-instance", paramLabel = "ID",
+        description = "The source's instance, when it is not this one.")
+    String sourceInstance;
+
+    @picocli.CommandLine.Option(names = "--source-cluster", paramLabel = "ID",
+        description = "The source instance's cluster (default: tabula).")
+    String sourceCluster;
+
+    private Duration keep;
+
+    @Override
+    void check() {
+      keep = ttl(this, ttl);
+    }
+
+    @Override
+    int run(TabulaClient client) {
+      print(this, List.of(Blocking.join(client.admin().copyBackup(sourceInstance, sourceCluster, source, backup,
+          keep))));
       return 0;
     }
   }

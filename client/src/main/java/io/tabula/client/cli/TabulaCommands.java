@@ -36,7 +36,8 @@ public final class TabulaCommands {
       RowCommands.SetCells.class, RowCommands.Lookup.class, ScanCommands.Read.class, ScanCommands.Count.class,
       RowCommands.DeleteRow.class, ImportCommand.class, ExportCommand.class, ClusterCommands.Nodes.class,
       ClusterCommands.Tablets.class, ClusterCommands.Top.class, ClusterCommands.Move.class, ClusterCommands.Drain.class,
-      IamCommand.class, BackupCommands.CreateBackup.class, BackupCommands.ListBackups.class,
+      IamCommand.class, BackupCommands.CreateBackup.class, BackupCommands.CopyBackup.class,
+      BackupCommands.ListBackups.class,
       BackupCommands.UpdateBackup.class, BackupCommands.DeleteBackup.class, BackupCommands.Restore.class);
 
   private TabulaCommands() {}

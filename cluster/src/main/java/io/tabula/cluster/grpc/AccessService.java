@@ -37,6 +37,7 @@ import java.util.regex.Pattern;
 
 /**
  * The table-admin RPCs about who may do what: the IAM policies of tables and authorized views
+ * (backups' are {@link BackupPolicies}'s)
  * ({@code GetIamPolicy}, {@code SetIamPolicy}; {@code TestIamPermissions} is answered in front
  * of the services, where the caller is known) and the views themselves. Changes go to the
  * master as {@link Master.ChangeAccess} and are answered once this node's copy of the
@@ -192,9 +193,6 @@ final class AccessService {
     if (v.matches()) {
       return new Target(v.group(1) + "/tables/" + v.group(2), Names.checkTableId(field, v.group(2)), v.group(3));
     }
-    if (resource.contains("/backups/")) {
-      throw GrpcErrors.unimplemented("IAM policies of backups (Tabula has no backups yet)");
-    }
     return new Target(resource, Names.tableId(field, resource), "");
   }
 
@@ -208,7 +206,7 @@ final class AccessService {
   }
 
   /** A policy's bindings, checked: roles Tabula knows, members it can match, no conditions. */
-  private static Map<String, List<String>> bindings(Policy policy) {
+  static Map<String, List<String>> bindings(Policy policy) {
     if (policy.getBindingsCount() > MAX_VIEW_ENTRIES) {
       throw GrpcErrors.invalid("policy.bindings", "has " + policy.getBindingsCount() + " bindings, over the limit of "
           + MAX_VIEW_ENTRIES);

@@ -462,17 +462,17 @@ public final class AdminService implements BigtableTableAdmin {
 
   @Override
   public CompletionStage<Operation> copyBackup(CopyBackupRequest in) {
-    return no("CopyBackup");
+    return backups.copyBackup(in);
   }
 
   @Override
   public CompletionStage<Policy> getIamPolicy(GetIamPolicyRequest in) {
-    return access.getIamPolicy(in);
+    return BackupPolicies.names(in.getResource()) ? backups.policies().get(in) : access.getIamPolicy(in);
   }
 
   @Override
   public CompletionStage<Policy> setIamPolicy(SetIamPolicyRequest in) {
-    return access.setIamPolicy(in);
+    return BackupPolicies.names(in.getResource()) ? backups.policies().set(in) : access.setIamPolicy(in);
   }
 
   @Override

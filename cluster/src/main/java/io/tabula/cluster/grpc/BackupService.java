@@ -54,7 +54,6 @@ import java.util.regex.Pattern;
  * blocking-I/O executor. Stateless apart from its settings; thread-safe.
  */
 final class BackupService {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BackupService.class);
   private static final Pattern CLUSTER = Pattern.compile("(projects/[^/]+/instances/[^/]+)/clusters/([^/]+)");
   private static final Pattern BACKUP = Pattern.compile(
       "((projects/[^/]+/instances/[^/]+)/clusters/([^/]+))/backups/([^/]+)");
@@ -72,15 +71,35 @@ final class BackupService {
   private final LongSupplier clockMicros;
   /** A backup whose listing takes longer than this is given up (a quarter of the file sweep's grace). */
   private final Duration listingBudget;
+  /** What listings read of each backup, kept between them. */
+  private final BackupCatalog catalog;
+
+  /** CopyBackup's work. */
+  private final BackupCopy copies;
+  /** Backups' IAM policies. */
+  private final BackupPolicies policies;
 
   BackupService(Router router, Storage storage, String clusterId, Executor blockingIo, LongSupplier clockMicros,
-      Duration listingBudget) {
+      Duration listingBudget, CopySources copySources) {
     this.router = router;
     this.storage = storage;
     this.clusterId = clusterId;
     this.blockingIo = blockingIo;
     this.clockMicros = clockMicros;
     this.listingBudget = listingBudget;
+    this.catalog = new BackupCatalog(storage);
+    this.copies = new BackupCopy(this, storage, copySources, blockingIo, clockMicros, System::nanoTime, listingBudget);
+    this.policies = new BackupPolicies(this, storage, blockingIo);
+  }
+
+  /** Backups' IAM policies. */
+  BackupPolicies policies() {
+    return policies;
+  }
+
+  /** CopyBackup: {@link BackupCopy}. */
+  CompletionStage<Operation> copyBackup(com.google.bigtable.admin.v2.CopyBackupRequest in) {
+    return copies.copy(in);
   }
 
   /** The instance's one cluster, which backups live under. */
@@ -102,13 +121,8 @@ final class BackupService {
         throw GrpcErrors.invalid("parent", "'" + in.getParent() + "' is not a cluster name of the form"
             + " projects/{project}/instances/{instance}/clusters/{cluster}");
       }
-      checkCluster(parent.group(2));
-      String id = in.getBackupId();
-      if (!BACKUP_ID.matcher(id).matches()) {
-        throw GrpcErrors.invalid("backup_id", "'" + id + "' must match [_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most"
-            + " 50 characters");
-      }
-      Name name = new Name(parent.group(1), parent.group(2), id);
+      Name name = newName(parent, in.getBackupId());
+      String id = name.id();
       String table = Names.tableId("backup.source_table", in.getBackup().getSourceTable());
       long now = clockMicros.getAsLong();
       long expire = checkExpiry("backup.expire_time", in.getBackup().getExpireTime(), now, now);
@@ -130,13 +144,7 @@ final class BackupService {
       }
       long hotToStandard = hotUntil;
       return onIo(() -> {
-        if (storage.exists(BackupManifestCodec.path(id))) {
-          throw GrpcErrors.status(ErrorCode.ALREADY_EXISTS, "backup " + name.full() + " already exists", null);
-        }
-        if (!storage.list(BackupManifestCodec.folder(id)).isEmpty()) {
-          throw GrpcErrors.status(ErrorCode.FAILED_PRECONDITION, "backup " + name.full() + " is being made or"
-              + " deleted; try again later or choose another id", null);
-        }
+        checkFree(name);
         return null;
       }).thenCompose(x -> router.table(table)).thenCompose(t -> walk(t, name, now)
           .thenCompose(listed -> router.table(table).thenApply(again -> {
@@ -324,16 +332,14 @@ final class BackupService {
       }
       BackupQuery query = BackupQuery.parse(in.getFilter(), in.getOrderBy());
       String instance = parent.group(1);
+      if (in.getPageSize() < 0) {
+        throw GrpcErrors.invalid("page_size", "must not be negative, was " + in.getPageSize() + " (0: the server's"
+            + " maximum, " + BackupQuery.MAX_PAGE_SIZE + ")");
+      }
       return onIo(() -> {
         List<Backup> all = new ArrayList<>();
-        for (String id : BackupManifestCodec.ids(storage)) {
-          try {
-            all.add(read(new Name(instance, clusterId, id)));
-          } catch (org.apache.pekko.grpc.GrpcServiceException gone) {
-            // deleted between the listing and the read
-          } catch (io.tabula.persistence.storage.CorruptionException damaged) {
-            LOG.warn("ListBackups leaves out backup {}: {}", id, damaged.getMessage());
-          }
+        for (BackupCatalog.Entry e : catalog.all()) {
+          all.add(toProto(new Name(instance, clusterId, e.id()), e.summary(), e.expiry()));
         }
         return query.page(all, in.getPageSize(), in.getPageToken());
       });
@@ -435,6 +441,10 @@ final class BackupService {
   }
 
   Backup toProto(Name name, BackupManifest m, BackupExpiry e) {
+    return toProto(name, BackupCatalog.Summary.of(m), e);
+  }
+
+  Backup toProto(Name name, BackupCatalog.Summary m, BackupExpiry e) {
     Backup.Builder b = Backup.newBuilder()
         .setName(name.full())
         .setSourceTable(Names.tableName(name.instance(), m.sourceTable()))
@@ -448,6 +458,37 @@ final class BackupService {
       b.setHotToStandardTime(timestamp(e.hotToStandardMicros()));
     }
     return b.build();
+  }
+
+  /**
+   * The name of a backup to make, {@code id} under the cluster {@code parent} matched: the
+   * cluster must be the instance's one, the id valid (INVALID_ARGUMENT naming backup_id).
+   */
+  Name newName(Matcher parent, String id) {
+    checkCluster(parent.group(parent.groupCount()));
+    if (!validId(id)) {
+      throw GrpcErrors.invalid("backup_id", "'" + id + "' must match [_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most"
+          + " 50 characters");
+    }
+    return new Name(parent.group(1), parent.group(parent.groupCount()), id);
+  }
+
+  static boolean validId(String id) {
+    return BACKUP_ID.matcher(id).matches();
+  }
+
+  /**
+   * Refuses to make backup {@code name} where one exists (ALREADY_EXISTS) or is being made or
+   * deleted (FAILED_PRECONDITION: its folder holds files but no manifest). Blocks on storage.
+   */
+  void checkFree(Name name) throws IOException {
+    if (storage.exists(BackupManifestCodec.path(name.id()))) {
+      throw GrpcErrors.status(ErrorCode.ALREADY_EXISTS, "backup " + name.full() + " already exists", null);
+    }
+    if (!storage.list(BackupManifestCodec.folder(name.id())).isEmpty()) {
+      throw GrpcErrors.status(ErrorCode.FAILED_PRECONDITION, "backup " + name.full() + " is being made or"
+          + " deleted; try again later or choose another id", null);
+    }
   }
 
   /** The backup named in {@code field}; its cluster must be the instance's one. */
@@ -473,7 +514,7 @@ final class BackupService {
   }
 
   /** The expiry {@code t} gives, checked: at least 6 hours after {@code now}, at most 90 days after {@code start}. */
-  private static long checkExpiry(String field, Timestamp t, long nowMicros, long startMicros) {
+  static long checkExpiry(String field, Timestamp t, long nowMicros, long startMicros) {
     if (t.getSeconds() == 0 && t.getNanos() == 0) {
       throw GrpcErrors.invalid(field, "is required");
     }

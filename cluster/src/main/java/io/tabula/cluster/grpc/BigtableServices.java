@@ -77,7 +77,8 @@ public final class BigtableServices {
     com.typesafe.config.Config config = system.settings().config();
     BackupService backups = new BackupService(router, storage, config.getString("tabula.instance.cluster-id"),
         system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking()),
-        () -> System.currentTimeMillis() * 1000, config.getDuration("tabula.master.sweep-files-grace").dividedBy(4));
+        () -> System.currentTimeMillis() * 1000, config.getDuration("tabula.master.sweep-files-grace").dividedBy(4),
+        CopySources.from(config));
     AdminService adminService = new AdminService(system, master, router, settings.askTimeout(), onTableDeleted,
         backups);
     Function<HttpRequest, CompletionStage<HttpResponse>> admin = BigtableTableAdminHandlerFactory.partial(adminService,
@@ -97,10 +98,11 @@ public final class BigtableServices {
     Function<HttpRequest, CompletionStage<HttpResponse>> services = ServiceHandler.concatOrNotFound(data, admin,
         instances, operations, locations, groups);
     // The policies of tables and views, from this node's copy of the directory (every node holds every table).
+    // Backups' policies, from the storage root (BackupPolicies).
     StrictCalls strict = new StrictCalls(dataService, system, services, security.guard().withTables(table -> {
       io.tabula.actors.master.TableInfo t = router.directory().table(table);
       return t == null ? null : t.access();
-    }));
+    }).withBackups(id -> BackupPolicies.bindings(storage, id)));
     Function<HttpRequest, CompletionStage<HttpResponse>> front = request -> strict.handle(uncompressed(request));
     if (metrics != null) {
       front = metrics.timed(front);

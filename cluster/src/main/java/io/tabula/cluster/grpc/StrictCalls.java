@@ -92,6 +92,8 @@ final class StrictCalls {
   private final DataService data;
   private final ClassicActorSystemProvider system;
   private final Executor parsing;
+  /** Where a backup's policy is read (storage I/O) to decide a call. */
+  private final Executor blockingIo;
   private final Function<HttpRequest, CompletionStage<HttpResponse>> generated;
   private final Guard guard;
 
@@ -104,6 +106,8 @@ final class StrictCalls {
     this.data = data;
     this.system = system;
     this.parsing = system.classicSystem().dispatcher();
+    this.blockingIo = system.classicSystem().dispatchers().lookup(
+        org.apache.pekko.dispatch.Dispatchers.DefaultBlockingDispatcherId());
     this.generated = generated;
     this.guard = guard;
   }
@@ -211,17 +215,46 @@ final class StrictCalls {
       return CompletableFuture.completedFuture(errorResponse(framingProblem(body), writer));
     }
     if (admitted.onResource()) {
-      Optional<Guard.Admission.Refused> denied = guard.authorizeOn(admitted, path, ResourceFields.of(
-          UnaryInputs.of(path), body, FRAME_HEADER, body.length - FRAME_HEADER));
+      java.util.Map<String, String> fields = ResourceFields.of(UnaryInputs.of(path), body, FRAME_HEADER,
+          body.length - FRAME_HEADER);
+      if (guard.readsStorage(fields)) {
+        // A backup's policy is read from storage: off the connection's thread.
+        HttpRequest req = request;
+        return CompletableFuture.supplyAsync(() -> guard.authorizeOn(admitted, path, fields), blockingIo)
+            .thenCompose(denied -> denied.isPresent()
+                ? CompletableFuture.completedFuture(refusal(req, denied.get()))
+                : authorized(req, path, body, writer, admitted));
+      }
+      Optional<Guard.Admission.Refused> denied = guard.authorizeOn(admitted, path, fields);
       if (denied.isPresent()) {
         return CompletableFuture.completedFuture(refusal(request, denied.get()));
       }
     }
+    return authorized(request, path, body, writer, admitted);
+  }
+
+  /** {@link #answerOrThrow} once the call is authorized; never throws (a failure ends as a status). */
+  private CompletionStage<HttpResponse> authorized(HttpRequest request, String path, byte[] body,
+      GrpcProtocolWriter writer, Guard.Admission.Admitted admitted) {
+    try {
+      return authorizedOrThrow(request, path, body, writer, admitted);
+    } catch (Exception e) {
+      return CompletableFuture.completedFuture(errorResponse(e, writer));
+    }
+  }
+
+  private CompletionStage<HttpResponse> authorizedOrThrow(HttpRequest request, String path, byte[] body,
+      GrpcProtocolWriter writer, Guard.Admission.Admitted admitted) throws Exception {
     if (TEST_IAM_PERMISSIONS.contains(path) && Framing.of(request.entity()) == Framing.NATIVE) {
       // Answered here, where the caller is known: which of the permissions it names the caller holds.
       TestIamPermissionsRequest in = TestIamPermissionsRequest.parseFrom(message(body));
-      return CompletableFuture.completedFuture(ok(List.of(TestIamPermissionsResponse.newBuilder().addAllPermissions(
-          guard.held(admitted.principal(), in.getResource(), in.getPermissionsList())).build()), writer));
+      Supplier<HttpResponse> answer = () -> ok(List.of(TestIamPermissionsResponse.newBuilder().addAllPermissions(
+          guard.held(admitted.principal(), in.getResource(), in.getPermissionsList())).build()), writer);
+      if (guard.readsStorage(java.util.Map.of("resource", in.getResource()))) {
+        return CompletableFuture.supplyAsync(answer, blockingIo).exceptionally(e -> errorResponse(
+            GrpcErrors.from(e), writer));
+      }
+      return CompletableFuture.completedFuture(answer.get());
     }
     if (Framing.of(request.entity()) == Framing.WEB) {
       // gRPC-Web answers carry their trailers in the body: the generated handlers write those.

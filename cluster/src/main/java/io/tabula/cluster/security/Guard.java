@@ -27,13 +27,15 @@ import org.apache.pekko.http.javadsl.model.SslSessionInfo;
  * {@code authorization: Bearer}, or a verified client certificate's subject as {@code
  * cert:SUBJECT}), and whether the instance's policy lets them do what the call does ({@link
  * MethodPermissions}, {@link Roles}). Denials and allowed admin changes go to the {@link
- * Audit} log. A node without authentication ({@link #open()}) admits every call as {@link
+ * Audit} log. Tables', views' and backups' own policies are read when the instance's does not
+ * allow a call ({@link #authorizeOn}). A node without authentication ({@link #open()}) admits every call as {@link
  * #ANONYMOUS}, as on loopback development.
  *
  * <p>It runs before a request's body is read, so a caller without credentials costs the
  * node a header lookup and nothing more. Thread-safe (immutable; the authenticator is).
  */
 public final class Guard {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Guard.class);
   /** The principal of every call to a node without authentication. */
   public static final Principal ANONYMOUS = new Principal("tabula:anonymous");
   /** The node itself, calling its own endpoint (its warm-up) with {@link #internalToken}: it may do anything. */
@@ -59,21 +61,29 @@ public final class Guard {
   private final Policy instance;
   /** A table's access by id, from the node's copy of the directory; null for a table that is not there. */
   private final Function<String, TableAccess> tables;
+  /**
+   * A backup's policy (members by role) by backup id, read from storage (it blocks: see {@link
+   * #readsStorage}); empty for a backup without one. Throws {@link java.io.UncheckedIOException}
+   * when it cannot be read.
+   */
+  private final Function<String, Map<String, List<String>>> backups;
   /** The header value the node's own calls carry: {@code Bearer} and a random token made at start, never stored. */
   private final String internal;
 
   private Guard(Optional<Authenticator> authenticator, boolean certificates, Policy instance,
-      Function<String, TableAccess> tables, String internal) {
+      Function<String, TableAccess> tables, Function<String, Map<String, List<String>>> backups, String internal) {
     this.authenticator = authenticator;
     this.certificates = certificates;
     this.instance = instance;
     this.tables = tables;
+    this.backups = backups;
     this.internal = internal;
   }
 
   /** A guard that admits every call (no authentication configured). */
   public static Guard open() {
-    return new Guard(Optional.empty(), false, Policy.getDefaultInstance(), t -> null, newInternalToken());
+    return new Guard(Optional.empty(), false, Policy.getDefaultInstance(), t -> null, b -> Map.of(),
+        newInternalToken());
   }
 
   /**
@@ -85,12 +95,29 @@ public final class Guard {
     if (authenticator.isEmpty() && !certificates) {
       throw new IllegalArgumentException("a guard needs an authenticator or client certificates");
     }
-    return new Guard(authenticator, certificates, instance, t -> null, newInternalToken());
+    return new Guard(authenticator, certificates, instance, t -> null, b -> Map.of(), newInternalToken());
   }
 
   /** This guard, reading the policies of tables and their views with {@code tables} (null: no such table). */
   public Guard withTables(Function<String, TableAccess> tables) {
-    return new Guard(authenticator, certificates, instance, tables, internal);
+    return new Guard(authenticator, certificates, instance, tables, backups, internal);
+  }
+
+  /**
+   * This guard, reading backups' policies with {@code backups} (by backup id: members by role,
+   * empty for none; {@link java.io.UncheckedIOException} when it cannot be read). It reads
+   * storage: a caller asks {@link #readsStorage} first and calls off its connection's thread.
+   */
+  public Guard withBackups(Function<String, Map<String, List<String>>> backups) {
+    return new Guard(authenticator, certificates, instance, tables, backups, internal);
+  }
+
+  /**
+   * Whether deciding on the resource {@code fields} name (by {@link #authorizeOn} or {@link
+   * #held}) reads storage, and so must not run on a connection's thread: a backup's policy.
+   */
+  public boolean readsStorage(Map<String, String> fields) {
+    return authenticates() && Resource.named(fields).backup().isPresent();
   }
 
   /**
@@ -128,7 +155,8 @@ public final class Guard {
     // A path that is no method of the node's services is answered (UNIMPLEMENTED, not found) only to a caller
     // who may read the instance's shape.
     return admit(request, method, needed.map(MethodPermissions.Needed::permission).orElse("bigtable.tables.list"),
-        () -> claimedResource(request), isChange(path), needed.isPresent());
+        needed.flatMap(MethodPermissions.Needed::alsoOnInstance).orElse(""), () -> claimedResource(request),
+        isChange(path), needed.isPresent());
   }
 
   /**
@@ -139,7 +167,7 @@ public final class Guard {
     if (!authenticates()) {
       return new Admission.Admitted(ANONYMOUS, false);
     }
-    return admit(request, what, permission, () -> "", change, false);
+    return admit(request, what, permission, "", () -> "", change, false);
   }
 
   /**
@@ -154,10 +182,22 @@ public final class Guard {
     }
     MethodPermissions.Needed needed = MethodPermissions.of(path).orElseThrow();
     Resource r = Resource.named(fields);
-    String permission = r.view().isPresent() ? needed.onView().orElse(needed.permission()) : needed.permission();
+    String permission = r.view().isPresent() ? needed.onView().orElse(needed.permission())
+        : r.backup().isPresent() ? needed.onBackup().orElse(needed.permission()) : needed.permission();
     TableAccess access = r.table().isEmpty() ? null : tables.apply(r.table().get());
     String method = path.substring(1);
-    if (access != null && (AccessPolicy.allows(access.bindings(), a.principal(), permission)
+    Map<String, List<String>> backup;
+    try {
+      backup = r.backup().isEmpty() ? Map.of() : backups.apply(r.backup().get());
+    } catch (java.io.UncheckedIOException e) {
+      LOG.warn("the policy of {} could not be read; the call is refused", r.name(), e);
+      return Optional.of(new Admission.Refused(ErrorCode.UNAVAILABLE, "the policy of " + r.name() + " could not be"
+          + " read: " + e.getCause().getMessage()));
+    }
+    // A backup's own permission may also come from the instance (the call was admitted on the table permission).
+    boolean onBackup = r.backup().isPresent() && (AccessPolicy.allows(backup, a.principal(), permission)
+        || AccessPolicy.allows(instance, a.principal(), permission));
+    if (onBackup || access != null && (AccessPolicy.allows(access.bindings(), a.principal(), permission)
         || r.view().map(v -> access.views().get(v)).map(v -> AccessPolicy.allows(v.bindings(), a.principal(),
             permission)).orElse(false))) {
       if (isChange(path)) {
@@ -187,16 +227,21 @@ public final class Guard {
   }
 
   /**
-   * Which of {@code permissions} {@code principal} holds on the table or view {@code resource}
-   * names (through its policy, its table's, or the instance's): Cloud IAM's {@code
-   * TestIamPermissions}, which any authenticated caller may ask about themselves.
+   * Which of {@code permissions} {@code principal} holds on the table, view or backup {@code
+   * resource} names (through its policy, its table's, or the instance's): Cloud IAM's {@code
+   * TestIamPermissions}, which any authenticated caller may ask about themselves. Reads storage
+   * for a backup ({@link #readsStorage}); throws {@link java.io.UncheckedIOException} if its
+   * policy cannot be read.
    */
   public List<String> held(Principal principal, String resource, List<String> permissions) {
     Resource r = Resource.named(Map.of("resource", resource));
     TableAccess access = r.table().isEmpty() ? null : tables.apply(r.table().get());
+    Map<String, List<String>> backup = r.backup().isEmpty() || !authenticates() ? Map.of()
+        : backups.apply(r.backup().get());
     List<String> out = new ArrayList<>();
     for (String p : permissions) {
       boolean held = !authenticates() || AccessPolicy.allows(instance, principal, p)
+          || AccessPolicy.allows(backup, principal, p)
           || access != null && (AccessPolicy.allows(access.bindings(), principal, p) || r.view()
               .map(v -> access.views().get(v)).map(v -> AccessPolicy.allows(v.bindings(), principal, p)).orElse(false));
       if (held) {
@@ -207,8 +252,8 @@ public final class Guard {
   }
 
   /** {@code resource}: what the call says it is about, for the audit log only; read when a line is written. */
-  private Admission admit(HttpRequest request, String method, String permission, Supplier<String> resource,
-      boolean change, boolean onResource) {
+  private Admission admit(HttpRequest request, String method, String permission, String alsoOnInstance,
+      Supplier<String> resource, boolean change, boolean onResource) {
     Optional<HttpHeader> header = request.getHeader(AUTHORIZATION);
     if (header.isPresent() && isInternal(header.get().value())) {
       if (change) {
@@ -233,6 +278,13 @@ public final class Guard {
             + " certificate the node trusts");
       }
       principal = fromCertificate.get();
+    }
+    if (!alsoOnInstance.isEmpty() && !AccessPolicy.allows(instance, principal, alsoOnInstance)) {
+      String message = principal.member() + " lacks the permission " + alsoOnInstance + " on the instance, which"
+          + " this call needs whatever else it names" + (resource.get().isEmpty() ? "" : " (the call names "
+          + resource.get() + ")");
+      Audit.denied(principal, method, resource.get(), "lacks " + alsoOnInstance);
+      return new Admission.Refused(ErrorCode.PERMISSION_DENIED, message);
     }
     if (!permission.isEmpty() && !AccessPolicy.allows(instance, principal, permission)) {
       if (onResource) {

@@ -11,8 +11,18 @@ import java.util.Optional;
  * (Locations, LocalityGroups) need what the Bigtable call closest to them needs. Immutable.
  */
 public final class MethodPermissions {
-  /** What a method needs: on a table (or the instance), and on an authorized view when the request names one. */
-  public record Needed(String permission, Optional<String> onView) {}
+  /**
+   * What a method needs: on a table (or the instance), on an authorized view when the request
+   * names one, on a backup when it names one, and, whatever it names, on the instance as well
+   * (RestoreTable makes a table: Cloud Bigtable asks {@code bigtable.tables.create} of the
+   * instance besides {@code bigtable.backups.restore} of the backup).
+   */
+  public record Needed(String permission, Optional<String> onView, Optional<String> onBackup,
+      Optional<String> alsoOnInstance) {
+    public Needed(String permission, Optional<String> onView) {
+      this(permission, onView, Optional.empty(), Optional.empty());
+    }
+  }
 
   private static final String DATA = "/google.bigtable.v2.Bigtable/";
   private static final String ADMIN = "/google.bigtable.admin.v2.BigtableTableAdmin/";
@@ -70,13 +80,18 @@ public final class MethodPermissions {
     admin(m, "UpdateBackup", "bigtable.backups.update");
     admin(m, "DeleteBackup", "bigtable.backups.delete");
     admin(m, "ListBackups", "bigtable.backups.list");
-    admin(m, "RestoreTable", "bigtable.backups.restore");
-    admin(m, "CopyBackup", "bigtable.backups.create");
+    m.put(ADMIN + "RestoreTable", new Needed("bigtable.backups.restore", Optional.empty(), Optional.empty(),
+        Optional.of("bigtable.tables.create")));
+    // Cloud Bigtable asks backups.read of the source backup; here the instance's policy must hold both.
+    m.put(ADMIN + "CopyBackup", new Needed("bigtable.backups.create", Optional.empty(), Optional.empty(),
+        Optional.of("bigtable.backups.read")));
     // The resource decides between tables, authorized views and backups; a table's is the default.
     m.put(ADMIN + "GetIamPolicy", new Needed("bigtable.tables.getIamPolicy",
-        Optional.of("bigtable.authorizedViews.getIamPolicy")));
+        Optional.of("bigtable.authorizedViews.getIamPolicy"), Optional.of("bigtable.backups.getIamPolicy"),
+        Optional.empty()));
     m.put(ADMIN + "SetIamPolicy", new Needed("bigtable.tables.setIamPolicy",
-        Optional.of("bigtable.authorizedViews.setIamPolicy")));
+        Optional.of("bigtable.authorizedViews.setIamPolicy"), Optional.of("bigtable.backups.setIamPolicy"),
+        Optional.empty()));
     // Anyone authenticated may ask which of the permissions they name they hold (as in Cloud IAM).
     m.put(ADMIN + "TestIamPermissions", new Needed("", Optional.of("")));
     admin(m, "CreateSchemaBundle", "bigtable.schemaBundles.create");

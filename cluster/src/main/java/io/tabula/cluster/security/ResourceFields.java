@@ -12,17 +12,18 @@ import java.util.Set;
 /**
  * The resource a request names, read from its message's bytes without parsing the whole:
  * the top-level string fields that name a resource in Cloud Bigtable's requests ({@code
- * authorized_view_name}, {@code table_name}, {@code name}, {@code parent}, {@code resource}),
+ * authorized_view_name}, {@code table_name}, {@code name}, {@code parent}, {@code resource}, a restore's
+ * {@code backup}, and the {@code name} inside an update's {@code authorized_view}, {@code table} or {@code backup}),
  * every other field skipped. Stateless.
  */
 public final class ResourceFields {
   private static final Set<String> NAMES = Set.of("authorized_view_name", "table_name", "name", "parent",
-      "resource");
+      "resource", "backup");
 
   /** Messages whose {@code name} names the resource of an update that has no name of its own. */
-  private static final Set<String> NESTED = Set.of("authorized_view", "table");
+  private static final Set<String> NESTED = Set.of("authorized_view", "table", "backup");
   /** The key of such a name: read after every top-level name (Resource). */
-  public static final String NESTED_NAME = "authorized_view.name|table.name";
+  public static final String NESTED_NAME = "authorized_view.name|table.name|backup.name";
 
   private ResourceFields() {}
 

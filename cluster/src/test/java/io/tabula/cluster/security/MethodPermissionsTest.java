@@ -34,10 +34,19 @@ class MethodPermissionsTest {
         if (!m.getName().equals("TestIamPermissions") && !m.getName().equals("OpenMaterializedView")) {
           assertTrue(Roles.grants(Roles.ADMIN, needed.permission()), path + " needs " + needed.permission());
           needed.onView().ifPresent(v -> assertTrue(Roles.grants(Roles.ADMIN, v), path + " needs " + v));
+          needed.onBackup().ifPresent(v -> assertTrue(Roles.grants(Roles.ADMIN, v), path + " needs " + v));
+          needed.alsoOnInstance().ifPresent(v -> assertTrue(Roles.grants(Roles.ADMIN, v), path + " needs " + v));
         }
       }
     }
     assertTrue(MethodPermissions.of("/google.bigtable.v2.Bigtable/NoSuchMethod").isEmpty());
+    // Cloud Bigtable's RestoreTable needs both: the backup's restore and the instance's table creation.
+    MethodPermissions.Needed restore = MethodPermissions.of("/google.bigtable.admin.v2.BigtableTableAdmin/RestoreTable")
+        .orElseThrow();
+    assertEquals("bigtable.backups.restore", restore.permission());
+    assertEquals(java.util.Optional.of("bigtable.tables.create"), restore.alsoOnInstance());
+    assertEquals(java.util.Optional.of("bigtable.backups.setIamPolicy"), MethodPermissions.of(
+        "/google.bigtable.admin.v2.BigtableTableAdmin/SetIamPolicy").orElseThrow().onBackup());
   }
 
   @Test

@@ -56,10 +56,12 @@ public record BackupExpiry(long expireMicros, long hotToStandardMicros) {
 
   /** The newest version of backup {@code id}'s expiry. */
   public static Versioned read(Storage storage, String id) throws IOException {
-    long newest = -1;
-    for (String name : storage.list(BackupManifestCodec.folder(id))) {
-      newest = Math.max(newest, versionOf(name));
-    }
+    return read(storage, id, storage.list(BackupManifestCodec.folder(id)));
+  }
+
+  /** As {@link #read(Storage, String)}, given the names in the backup's folder (one listing serves several reads). */
+  public static Versioned read(Storage storage, String id, List<String> names) throws IOException {
+    long newest = newestVersion(names);
     if (newest < 0) {
       throw new java.nio.file.NoSuchFileException(Storage.path(BackupManifestCodec.folder(id), PREFIX + "*"));
     }
@@ -72,6 +74,15 @@ public record BackupExpiry(long expireMicros, long hotToStandardMicros) {
       b = r.readFully(0, BYTES);
     }
     return new Versioned(newest, decode(p, b));
+  }
+
+  /** The newest expiry version among {@code names} (a backup folder's); -1 if there is none. */
+  public static long newestVersion(List<String> names) {
+    long newest = -1;
+    for (String name : names) {
+      newest = Math.max(newest, versionOf(name));
+    }
+    return newest;
   }
 
   static String path(String id, long version) {

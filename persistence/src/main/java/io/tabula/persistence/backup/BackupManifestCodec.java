@@ -42,7 +42,7 @@ public final class BackupManifestCodec {
   /** Deeper GC rules than this are refused as corrupt (the API allows 20 levels). */
   static final int MAX_RULE_DEPTH = 64;
   public static final String FOLDER = "backups";
-  static final String NAME = "MANIFEST";
+  public static final String NAME = "MANIFEST";
 
   private BackupManifestCodec() {}
 
