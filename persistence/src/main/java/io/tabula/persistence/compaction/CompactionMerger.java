@@ -99,7 +99,7 @@ public final class CompactionMerger {
       ColumnVersions.Step step = versions.step(k);
       if (step == ColumnVersions.Step.SHADOWED) {
         if (pending.folding() && !tombstones.hides(k)) {
-          pending.fold(aggregator, k, v);
+          pending.fold(k, v);
         }
         continue;
       }
@@ -116,7 +116,7 @@ public final class CompactionMerger {
         continue;
       }
       if (aggregator != null && k.kind() == CellKind.MERGE) {
-        pending.start(k, v);
+        pending.start(aggregator, k, v);
       } else {
         pending.write(k, v);
       }
@@ -133,7 +133,7 @@ public final class CompactionMerger {
   private static final class Pending {
     private final Sink out;
     private CellKey key;
-    private byte[] value;
+    private Aggregator.Folder folder;
     private boolean folding;
     long written;
 
@@ -145,14 +145,14 @@ public final class CompactionMerger {
       return key != null && folding;
     }
 
-    void start(CellKey k, byte[] v) {
+    void start(Aggregator aggregator, CellKey k, byte[] v) {
       key = k;
-      value = v;
+      folder = aggregator.folder(v);
       folding = true;
     }
 
-    void fold(Aggregator aggregator, CellKey k, byte[] v) {
-      value = aggregator.merge(value, v);
+    void fold(CellKey k, byte[] v) {
+      folder.add(v);
       if (k.kind() == CellKind.PUT) {
         key = CellKey.put(key.row(), key.family(), key.qualifier(), key.timestamp(), key.sequence());
         folding = false;
@@ -168,8 +168,8 @@ public final class CompactionMerger {
       if (key != null) {
         CellKey k = key;
         key = null;
-        write(k, value);
-        value = null;
+        write(k, folder.result());
+        folder = null;
       }
     }
   }

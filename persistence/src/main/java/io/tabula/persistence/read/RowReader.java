@@ -81,8 +81,10 @@ public final class RowReader implements Closeable {
     GcPolicy gc = GcPolicy.KEEP_ALL;
     Aggregator aggregator = null;
     boolean wanted = true;
-    // Whether the last cell added is an aggregate cell whose older operands (the entries of
-    // its timestamp that follow) are still to be folded into it.
+    // The fold of the last cell added when it is an aggregate cell: its older operands (the
+    // entries of its timestamp that follow) go into it while folding, and it replaces the cell's
+    // value once the timestamp's entries end.
+    Aggregator.Folder folder = null;
     boolean folding = false;
     for (; in.valid() && Arrays.equals(in.key().row(), row); in.next()) {
       CellKey k = in.key();
@@ -96,14 +98,14 @@ public final class RowReader implements Closeable {
       ColumnVersions.Step step = versions.step(k);
       if (step == ColumnVersions.Step.SHADOWED) {
         if (folding && !tombstones.hides(k)) {
-          Cell last = cells.get(cells.size() - 1);
-          cells.set(cells.size() - 1, new Cell(last.family(), last.qualifier(), last.timestamp(),
-              aggregator.merge(last.value(), in.value())));
+          folder.add(in.value());
           // A whole value (a PUT) ends the fold: what is older than it does not count.
           folding = k.kind() == CellKind.MERGE;
         }
         continue;
       }
+      finishFold(cells, folder);
+      folder = null;
       folding = false;
       if (step == ColumnVersions.Step.NEW_COLUMN) {
         kept = 0;
@@ -129,8 +131,18 @@ public final class RowReader implements Closeable {
       kept++;
       cells.add(new Cell(familyName, k.qualifier(), k.timestamp(), in.value()));
       folding = aggregator != null && k.kind() == CellKind.MERGE;
+      folder = folding ? aggregator.folder(in.value()) : null;
     }
+    finishFold(cells, folder);
     return cells.isEmpty() ? null : new Row(row, cells);
+  }
+
+  /** The last of {@code cells} with the value {@code folder} folded, if there is a fold. */
+  private static void finishFold(List<Cell> cells, Aggregator.Folder folder) {
+    if (folder != null) {
+      Cell last = cells.get(cells.size() - 1);
+      cells.set(cells.size() - 1, new Cell(last.family(), last.qualifier(), last.timestamp(), folder.result()));
+    }
   }
 
   private String familyName(byte[] f) {

@@ -17,7 +17,11 @@ import java.nio.ByteBuffer;
  *       on overflow, as two's complement addition does (Google's emulator does the same).
  *   <li>{@link #HLL}: HyperLogLog++ unique count of Int64 inputs; the state is a serialized
  *       ZetaSketch sketch (the form Cloud Bigtable and BigQuery's {@code HLL_COUNT} share),
- *       precision 15 (about 0.6% standard error).
+ *       precision 15 (about 0.6% standard error). An {@code AddToCell}'s operand is not a
+ *       sketch but its input, {@code 0x00} and 8 bytes big-endian ({@link #operand}): folding
+ *       it adds one value to the fold's sketch, where merging a sketch of one value costs as much
+ *       as the fold's sketch is large. A sketch never starts with a zero byte (a protobuf field
+ *       tag is never 0), and what a read or a compaction writes out is always a sketch.
  * </ul>
  *
  * The codes are stored (the master's journal, backup manifests): never renumber. Stateless
@@ -30,6 +34,8 @@ public enum Aggregator {
   HLL(4);
 
   private static final int INT64_BYTES = 8;
+  /** The first byte of an HLL operand that holds an input, not a sketch. */
+  private static final byte HLL_INPUT = 0;
 
   private final int code;
 
@@ -51,14 +57,19 @@ public enum Aggregator {
     return null;
   }
 
-  /** The state of a cell that has seen only {@code input} (what {@code AddToCell} writes). */
+  /**
+   * The operand an {@code AddToCell} of {@code input} writes: the state of a cell that has seen
+   * only it, or for {@link #HLL} the input itself, marked (see the class comment).
+   */
   public byte[] operand(long input) {
     if (this == HLL) {
-      HyperLogLogPlusPlus<Long> h = new HyperLogLogPlusPlus.Builder().buildForLongs();
-      h.add(input);
-      return h.serializeToByteArray();
+      return ByteBuffer.allocate(1 + INT64_BYTES).put(HLL_INPUT).putLong(input).array();
     }
     return ByteBuffer.allocate(INT64_BYTES).putLong(input).array();
+  }
+
+  private static boolean isHllInput(byte[] operand) {
+    return operand.length == 1 + INT64_BYTES && operand[0] == HLL_INPUT;
   }
 
   /**
@@ -71,10 +82,101 @@ public enum Aggregator {
           : "is " + state.length + " bytes; an Int64 state is 8 bytes, big-endian";
     }
     try {
-      HyperLogLogPlusPlus.forProto(state).result();
+      // merged into an empty sketch of Int64 values, as a fold would: a sketch of strings fails here
+      new HyperLogLogPlusPlus.Builder().buildForLongs().merge(state);
       return null;
     } catch (IllegalArgumentException e) {
       return "is not a HyperLogLog++ sketch of Int64 values (" + e.getMessage() + ")";
+    }
+  }
+
+  /**
+   * A fold that starts from {@code first} and takes more states with {@link Folder#add}: one
+   * accumulator for many operands (a sketch is parsed once and written once, not at each step).
+   */
+  public Folder folder(byte[] first) {
+    return new Folder(this, first);
+  }
+
+  /**
+   * The fold of a cell's operands in progress. States that are not states of the aggregator
+   * count as nothing, as in {@link #merge}. Not thread-safe: one reader or compaction owns it.
+   */
+  public static final class Folder {
+    private final Aggregator aggregator;
+    private final byte[] first;
+    private int added;
+    private long value;
+    private boolean valid;
+    private HyperLogLogPlusPlus<?> sketch;
+
+    private Folder(Aggregator aggregator, byte[] first) {
+      this.aggregator = aggregator;
+      this.first = first;
+    }
+
+    /** Folds {@code state} in. */
+    public void add(byte[] state) {
+      if (added++ == 0) {
+        take(first);
+      }
+      take(state);
+    }
+
+    @SuppressWarnings("unchecked")
+    private void take(byte[] state) {
+      if (aggregator == HLL) {
+        if (isHllInput(state)) {
+          if (sketch == null) {
+            sketch = new HyperLogLogPlusPlus.Builder().buildForLongs();
+          }
+          try {
+            ((HyperLogLogPlusPlus<Long>) sketch).add(ByteBuffer.wrap(state, 1, INT64_BYTES).getLong());
+          } catch (IllegalArgumentException | ClassCastException e) {
+            return; // the fold's sketch is not of Int64 values (a cell written before the family was one)
+          }
+          return;
+        }
+        try {
+          if (sketch == null) {
+            sketch = HyperLogLogPlusPlus.forProto(state);
+          } else {
+            sketch.merge(state);
+          }
+        } catch (IllegalArgumentException e) {
+          return; // not a sketch of this family: counts as nothing
+        }
+        return;
+      }
+      if (state.length != INT64_BYTES) {
+        return;
+      }
+      long x = ByteBuffer.wrap(state).getLong();
+      value = !valid ? x : switch (aggregator) {
+        case SUM -> value + x;
+        case MIN -> Math.min(value, x);
+        case MAX -> Math.max(value, x);
+        case HLL -> throw new AssertionError("sketches fold above");
+      };
+      valid = true;
+    }
+
+    /** The fold so far, a state (for HLL always a sketch); {@code first} itself when nothing was added to it. */
+    public byte[] result() {
+      if (aggregator == HLL) {
+        if (added == 0) {
+          if (!isHllInput(first)) {
+            return first;
+          }
+          take(first);
+          added = 1;
+        }
+        return sketch == null ? first : sketch.serializeToByteArray();
+      }
+      if (added == 0) {
+        return first;
+      }
+      return valid ? ByteBuffer.allocate(INT64_BYTES).putLong(value).array() : first;
     }
   }
 
@@ -84,38 +186,8 @@ public enum Aggregator {
    * family, say) counts as nothing, so a read never fails on it.
    */
   public byte[] merge(byte[] a, byte[] b) {
-    if (this == HLL) {
-      return mergeSketches(a, b);
-    }
-    if (a.length != INT64_BYTES) {
-      return b.length == INT64_BYTES ? b : operand(0);
-    }
-    if (b.length != INT64_BYTES) {
-      return a;
-    }
-    long x = ByteBuffer.wrap(a).getLong();
-    long y = ByteBuffer.wrap(b).getLong();
-    long r = switch (this) {
-      case SUM -> x + y;
-      case MIN -> Math.min(x, y);
-      case MAX -> Math.max(x, y);
-      case HLL -> throw new AssertionError("sketches merge above");
-    };
-    return operand(r);
-  }
-
-  private static byte[] mergeSketches(byte[] a, byte[] b) {
-    HyperLogLogPlusPlus<?> h;
-    try {
-      h = HyperLogLogPlusPlus.forProto(a);
-    } catch (IllegalArgumentException e) {
-      return b;
-    }
-    try {
-      h.merge(b);
-    } catch (IllegalArgumentException e) {
-      return a;
-    }
-    return h.serializeToByteArray();
+    Folder f = folder(a);
+    f.add(b);
+    return f.result();
   }
 }

@@ -136,6 +136,11 @@ class AggregateTabletTest {
     e = assertThrows(InvalidMutationException.class, () -> t.apply(RowMutation.of(b("r"),
         new Mutation.MergeToCell("hll", b("q"), 1000, b("not a sketch")))));
     assertEquals("mutations[0].merge_to_cell.input", e.field());
+    HyperLogLogPlusPlus<String> strings = new HyperLogLogPlusPlus.Builder().buildForStrings();
+    strings.add("a");
+    e = assertThrows(InvalidMutationException.class, () -> t.apply(RowMutation.of(b("r"),
+        new Mutation.MergeToCell("hll", b("q"), 1000, strings.serializeToByteArray()))));
+    assertEquals("mutations[0].merge_to_cell.input", e.field(), "a sketch of strings does not fold into Int64s");
     e = assertThrows(InvalidMutationException.class, () -> t.apply(add("r", "nope", "q", 1000, 1)));
     assertTrue(e.isUnknownFamily());
     assertEquals(List.of(), cells(t, "r"), "nothing of a refused row mutation is applied");
@@ -144,6 +149,12 @@ class AggregateTabletTest {
   @Test
   void aUniqueCountIsWithinTheSketchsError() throws IOException {
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    t.apply(add("one", "hll", "q", 1000, 42)).join();
+    assertEquals(1, HyperLogLogPlusPlus.forProto(cells(t, "one").get(0).value()).result(),
+        "one add, read from the memtable, is a sketch of one value");
+    t.apply(add("one", "hll", "q", 1000, 42)).join();
+    t.apply(add("one", "hll", "q", 1000, 7)).join();
+    assertEquals(2, HyperLogLogPlusPlus.forProto(cells(t, "one").get(0).value()).result());
     int distinct = 20_000;
     for (int i = 0; i < distinct; i += 100) {
       List<Mutation> ms = new ArrayList<>();
