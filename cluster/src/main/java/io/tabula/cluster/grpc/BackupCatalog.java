@@ -38,9 +38,10 @@ final class BackupCatalog {
   record Entry(String id, long manifestMillis, long expiryVersion, Summary summary, BackupExpiry expiry) {}
 
   /** What a listing shows of a backup's manifest. */
-  record Summary(String sourceTable, long startMicros, long snapshotMicros, boolean hot, long bytes) {
+  record Summary(String sourceTable, long startMicros, long snapshotMicros, boolean hot, long bytes,
+      String sourceBackup) {
     static Summary of(BackupManifest m) {
-      return new Summary(m.sourceTable(), m.startMicros(), m.snapshotMicros(), m.hot(), m.bytes());
+      return new Summary(m.sourceTable(), m.startMicros(), m.snapshotMicros(), m.hot(), m.bytes(), m.sourceBackup());
     }
   }
 

@@ -93,7 +93,7 @@ final class BackupCopy {
           BackupManifest from = backups.manifest(new BackupService.Name(parent.group(1), source.cluster(),
               source.id()));
           long expire = BackupService.checkExpiry("expire_time", in.getExpireTime(), now, from.startMicros());
-          BackupManifest m = renamed(from, name.id(), from.tablets());
+          BackupManifest m = renamed(from, name.id(), from.tablets(), source.full());
           return commit(name, source, m, expire, started, List.of());
         });
       }
@@ -178,7 +178,7 @@ final class BackupCopy {
             t.maxServerTime()));
       }
       storage.syncDirectory(folder);
-      Operation op = commit(name, source, renamed(src, name.id(), tablets), expire, started, made);
+      Operation op = commit(name, source, renamed(src, name.id(), tablets, source.full()), expire, started, made);
       committed = true;
       return op;
     } catch (java.nio.file.NoSuchFileException e) {
@@ -229,7 +229,7 @@ final class BackupCopy {
     Backup b = backups.toProto(name, m, new BackupExpiry(expire, 0)).toBuilder().setSourceBackup(source.full())
         .build();
     return Operation.newBuilder()
-        .setName(name.full() + "/operations/create")
+        .setName(name.full() + "/operations/copy")
         .setMetadata(Any.pack(CopyBackupMetadata.newBuilder().setName(name.full())
             .setSourceBackupInfo(BackupInfo.newBuilder().setBackup(source.full())
                 .setSourceTable(b.getSourceTable()).setStartTime(b.getStartTime()).setEndTime(b.getEndTime()))
@@ -241,10 +241,14 @@ final class BackupCopy {
         .build();
   }
 
-  /** {@code m} as backup {@code id}, naming {@code tablets}; a copy keeps its source's moment and type. */
-  private static BackupManifest renamed(BackupManifest m, String id, List<BackupManifest.TabletFiles> tablets) {
+  /**
+   * {@code m} as backup {@code id}, naming {@code tablets}, copied from {@code source} (its full
+   * name); a copy keeps its source's moment and type.
+   */
+  private static BackupManifest renamed(BackupManifest m, String id, List<BackupManifest.TabletFiles> tablets,
+      String source) {
     return new BackupManifest(id, m.sourceTable(), m.startMicros(), m.snapshotMicros(), m.hot(), m.schema(),
-        tablets);
+        tablets, source);
   }
 
   private RuntimeException deadlinePassed(BackupService.Name name) {

@@ -457,6 +457,9 @@ final class BackupService {
     if (e.hotToStandardMicros() > 0) {
       b.setHotToStandardTime(timestamp(e.hotToStandardMicros()));
     }
+    if (!m.sourceBackup().isEmpty()) {
+      b.setSourceBackup(m.sourceBackup()); // a copy: the backup it was copied from
+    }
     return b.build();
   }
 

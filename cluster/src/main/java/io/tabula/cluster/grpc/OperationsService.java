@@ -1,6 +1,8 @@
 package io.tabula.cluster.grpc;
 
 import com.google.bigtable.admin.v2.Backup;
+import com.google.bigtable.admin.v2.BackupInfo;
+import com.google.bigtable.admin.v2.CopyBackupMetadata;
 import com.google.bigtable.admin.v2.CreateBackupMetadata;
 import com.google.bigtable.admin.v2.RestoreTableMetadata;
 import com.google.bigtable.admin.v2.UpdateTableMetadata;
@@ -34,7 +36,8 @@ import java.util.regex.Pattern;
  * Stateless; thread-safe.
  */
 final class OperationsService implements Operations {
-  private static final Pattern BACKUP_CREATE = Pattern.compile("(.+/backups/[^/]+)/operations/create");
+  /** A backup's operation: its making, or its copying when it is a copy (it names its source then). */
+  private static final Pattern BACKUP_CREATE = Pattern.compile("(.+/backups/[^/]+)/operations/(create|copy)");
   private static final Pattern TABLE_OP = Pattern.compile("(projects/[^/]+/instances/[^/]+)/tables/([^/]+)"
       + "/operations/(restore|update-[0-9]+)");
 
@@ -108,7 +111,15 @@ final class OperationsService implements Operations {
     Matcher b = BACKUP_CREATE.matcher(name);
     if (b.matches()) {
       BackupService.Name backup = backups.name("name", b.group(1));
-      return onIo(() -> created(backups.read(backup)));
+      boolean copy = b.group(2).equals("copy");
+      return onIo(() -> {
+        Operation op = created(backups.read(backup));
+        if (!op.getName().equals(name)) { // a copy asked as made, or a backup made asked as copied
+          throw GrpcErrors.notFound("operation " + name + " not found: backup " + backup.full() + " was "
+              + (copy ? "made from its table" : "copied"));
+        }
+        return op;
+      });
     }
     Matcher t = TABLE_OP.matcher(name);
     if (t.matches()) {
@@ -132,7 +143,13 @@ final class OperationsService implements Operations {
     throw GrpcErrors.notFound("operation " + name + " not found");
   }
 
+  /** The operation that made backup {@code b}: a CopyBackup's for a copy, a CreateBackup's otherwise. */
   private static Operation created(Backup b) {
+    if (!b.getSourceBackup().isEmpty()) {
+      return done(b.getName() + "/operations/copy", CopyBackupMetadata.newBuilder().setName(b.getName())
+          .setSourceBackupInfo(BackupInfo.newBuilder().setBackup(b.getSourceBackup()).setSourceTable(
+              b.getSourceTable()).setStartTime(b.getStartTime()).setEndTime(b.getEndTime())).build(), b);
+    }
     return done(b.getName() + "/operations/create", CreateBackupMetadata.newBuilder().setName(b.getName())
         .setSourceTable(b.getSourceTable()).setStartTime(b.getStartTime()).setEndTime(b.getEndTime()).build(), b);
   }

@@ -114,6 +114,18 @@ class BackupCopyTest {
       assertEquals(expire, copy.getExpireTime());
       assertEquals(source.getSizeBytes(), copy.getSizeBytes());
       assertEquals(source.getStartTime(), copy.getStartTime(), "a copy is of its source's moment");
+      assertEquals("nightly", admin.getBackup(CLUSTER, "kept").getSourceBackupId(), "GetBackup names a copy's source");
+      com.google.longrunning.OperationsClient operations = admin.getBaseClient().getOperationsClient();
+      String kept = "projects/" + ConformancePeer.PROJECT + "/instances/" + ConformancePeer.INSTANCE + "/clusters/"
+          + CLUSTER + "/backups/kept";
+      assertEquals("", admin.getBaseClient().getBackup(kept.replace("/kept", "/nightly")).getSourceBackup(),
+          "a backup made from its table has no source backup");
+      com.google.longrunning.Operation op = operations.getOperation(kept + "/operations/copy");
+      assertTrue(op.getMetadata().is(com.google.bigtable.admin.v2.CopyBackupMetadata.class), op.toString());
+      assertTrue(op.getMetadata().unpack(com.google.bigtable.admin.v2.CopyBackupMetadata.class).getSourceBackupInfo()
+          .getBackup().endsWith("/backups/nightly"), op.toString());
+      assertThrows(NotFoundException.class, () -> operations.getOperation(kept + "/operations/create"),
+          "a copy was not made by CreateBackup");
       FileStorage storage = new FileStorage(dir);
       assertEquals(BackupManifestCodec.read(storage, "nightly").paths(), BackupManifestCodec.read(storage, "kept")
           .paths(), "no file is copied within a root");

@@ -138,6 +138,35 @@ class BackupsTest {
     }
   }
 
+  /**
+   * The master deletes a backup whose expire time has passed, at its next sweep, and the files
+   * only it named go with the sweeps after. The API refuses an expire time less than six hours
+   * ahead, so the test writes the backup's next expiry version itself, in the past, as the
+   * clock passing it would leave things.
+   */
+  @Test
+  void anExpiredBackupIsDeletedByTheMaster() throws Exception {
+    try (TabulaNode node = sweepingNode();
+        BigtableTableAdminClient admin = BigtableTableAdminClient.create(ConformancePeer.adminSettings(node.grpcPort()));
+        BigtableDataClient data = BigtableDataClient.create(ConformancePeer.dataSettings(node.grpcPort()))) {
+      admin.createTable(CreateTableRequest.of("t").addFamily("cf"));
+      data.mutateRow(RowMutation.create(TableId.of("t"), "r").setCell("cf", "q", 1000, "v"));
+      admin.createBackup(CreateBackupRequest.of(CLUSTER, "soon").setSourceTableId("t")
+          .setExpireTime(Instant.now().plus(7, ChronoUnit.DAYS)));
+      admin.createBackup(CreateBackupRequest.of(CLUSTER, "later").setSourceTableId("t")
+          .setExpireTime(Instant.now().plus(7, ChronoUnit.DAYS)));
+      io.tabula.persistence.storage.FileStorage root = new io.tabula.persistence.storage.FileStorage(dir);
+      io.tabula.persistence.backup.BackupExpiry.Versioned v = io.tabula.persistence.backup.BackupExpiry.read(root,
+          "soon");
+      long past = System.currentTimeMillis() * 1000 - 60_000_000L;
+      assertTrue(io.tabula.persistence.backup.BackupExpiry.write(root, "soon", v.version() + 1,
+          new io.tabula.persistence.backup.BackupExpiry(past, v.expiry().hotToStandardMicros())));
+      sweepsPass();
+      assertThrows(NotFoundException.class, () -> admin.getBackup(CLUSTER, "soon"));
+      assertEquals(List.of("later"), admin.listBackups(CLUSTER), "only the expired backup goes");
+    }
+  }
+
   @Test
   void badRequestsGetTheStatusesCloudBigtableGives() throws Exception {
     try (TabulaNode node = TabulaNode.start(dir, 0, 0);

@@ -3,11 +3,9 @@ package io.tabula.persistence.backup;
 import io.tabula.persistence.storage.CorruptionException;
 import io.tabula.persistence.storage.ReadableFile;
 import io.tabula.persistence.storage.Storage;
-import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.UUID;
 import java.util.zip.CRC32C;
 
 /**
@@ -35,23 +33,7 @@ public record BackupExpiry(long expireMicros, long hotToStandardMicros) {
    * version exists (someone else changed it first). Older versions are deleted after.
    */
   public static boolean write(Storage storage, String id, long version, BackupExpiry e) throws IOException {
-    String dir = BackupManifestCodec.folder(id);
-    String temp = Storage.path(dir, PREFIX + "tmp-" + UUID.randomUUID());
-    try (WritableFile f = storage.createNew(temp)) {
-      f.append(e.encode());
-      f.sync();
-    }
-    if (!storage.renameIfAbsent(temp, path(id, version))) {
-      return false;
-    }
-    storage.syncDirectory(dir);
-    for (String name : storage.list(dir)) {
-      long v = versionOf(name);
-      if (v >= 0 && v < version) {
-        storage.delete(Storage.path(dir, name));
-      }
-    }
-    return true;
+    return VersionedFiles.write(storage, id, PREFIX, version, e.encode());
   }
 
   /** The newest version of backup {@code id}'s expiry. */
@@ -78,27 +60,16 @@ public record BackupExpiry(long expireMicros, long hotToStandardMicros) {
 
   /** The newest expiry version among {@code names} (a backup folder's); -1 if there is none. */
   public static long newestVersion(List<String> names) {
-    long newest = -1;
-    for (String name : names) {
-      newest = Math.max(newest, versionOf(name));
-    }
-    return newest;
+    return VersionedFiles.newest(PREFIX, names);
   }
 
   static String path(String id, long version) {
-    return Storage.path(BackupManifestCodec.folder(id), PREFIX + String.format("%010d", version));
+    return VersionedFiles.path(id, PREFIX, version);
   }
 
   /** The version an expiry file's name gives; -1 for any other name. */
   static long versionOf(String name) {
-    if (!name.startsWith(PREFIX) || name.length() != PREFIX.length() + 10) {
-      return -1;
-    }
-    try {
-      return Long.parseLong(name.substring(PREFIX.length()));
-    } catch (NumberFormatException e) {
-      return -1;
-    }
+    return VersionedFiles.versionOf(PREFIX, name);
   }
 
   byte[] encode() {

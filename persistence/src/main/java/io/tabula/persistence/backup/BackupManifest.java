@@ -20,9 +20,16 @@ import java.util.Map;
  * @param tablets in row order, covering every row once
  */
 public record BackupManifest(String backupId, String sourceTable, long startMicros, long snapshotMicros, boolean hot,
-    TableSchema schema, List<TabletFiles> tablets) {
+    TableSchema schema, List<TabletFiles> tablets, String sourceBackup) {
   public BackupManifest {
     tablets = List.copyOf(tablets);
+    sourceBackup = sourceBackup == null ? "" : sourceBackup;
+  }
+
+  /** A backup made from its table (not copied from another backup). */
+  public BackupManifest(String backupId, String sourceTable, long startMicros, long snapshotMicros, boolean hot,
+      TableSchema schema, List<TabletFiles> tablets) {
+    this(backupId, sourceTable, startMicros, snapshotMicros, hot, schema, tablets, "");
   }
 
   /** One SSTable: its path under the storage root and its length in bytes when the backup named it. */

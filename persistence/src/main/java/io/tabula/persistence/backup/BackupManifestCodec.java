@@ -31,7 +31,9 @@ import java.util.zip.CRC32C;
 public final class BackupManifestCodec {
   /** "TBLABKUP". */
   static final long MAGIC = 0x54424C41424B5550L;
-  static final int VERSION = 2;
+  static final int VERSION = 3;
+  /** The version before a copy named its source backup: still read, as a backup made from its table. */
+  private static final int VERSION_WITHOUT_SOURCE = 2;
   /** The version before families carried their aggregator: still read, as families of raw values. */
   private static final int VERSION_WITHOUT_AGGREGATES = 1;
   static final int TYPE_STANDARD = 1;
@@ -112,7 +114,7 @@ public final class BackupManifestCodec {
   static byte[] encode(BackupManifest m) {
     ByteSink body = new ByteSink(1024);
     body.putString(m.backupId()).putString(m.sourceTable()).putLong(m.startMicros()).putLong(m.snapshotMicros())
-        .putByte(m.hot() ? TYPE_HOT : TYPE_STANDARD);
+        .putByte(m.hot() ? TYPE_HOT : TYPE_STANDARD).putString(m.sourceBackup());
     TableSchema s = m.schema();
     Map<String, ColumnFamily> families = new TreeMap<>(s.families());
     body.putVar(families.size());
@@ -165,18 +167,24 @@ public final class BackupManifestCodec {
     }
   }
 
-  static BackupManifest decode(String path, byte[] file) throws CorruptionException {
+  /**
+   * The body of a backup file framed as manifests and policies are (magic, format version,
+   * body length, CRC32C of the body: {@value #HEADER_BYTES} bytes, then the body), positioned
+   * on it, once every part of the frame checks out; the version is at offset 8.
+   *
+   * @throws CorruptionException naming the file and the offset of the part that does not
+   */
+  static ByteBuffer framed(String path, byte[] file, long magic, String what,
+      java.util.function.IntPredicate knownVersion) throws CorruptionException {
     ByteBuffer in = ByteBuffer.wrap(file);
     if (file.length < HEADER_BYTES) {
-      throw new CorruptionException(path, 0, "shorter than the backup manifest header");
+      throw new CorruptionException(path, 0, "shorter than the " + what + " header");
     }
-    long magic = in.getLong(0);
-    if (magic != MAGIC) {
-      throw new CorruptionException(path, 0, String.format("bad magic 0x%016x", magic));
+    if (in.getLong(0) != magic) {
+      throw new CorruptionException(path, 0, String.format("bad magic 0x%016x", in.getLong(0)));
     }
-    int version = in.getInt(8);
-    if (version != VERSION && version != VERSION_WITHOUT_AGGREGATES) {
-      throw new CorruptionException(path, 8, "unknown backup manifest version " + version);
+    if (!knownVersion.test(in.getInt(8))) {
+      throw new CorruptionException(path, 8, "unknown " + what + " version " + in.getInt(8));
     }
     int len = in.getInt(12);
     if (len != file.length - HEADER_BYTES) {
@@ -189,6 +197,13 @@ public final class BackupManifestCodec {
       throw new CorruptionException(path, HEADER_BYTES, "body checksum mismatch");
     }
     in.position(HEADER_BYTES);
+    return in;
+  }
+
+  static BackupManifest decode(String path, byte[] file) throws CorruptionException {
+    ByteBuffer in = framed(path, file, MAGIC, "backup manifest",
+        v -> v == VERSION || v == VERSION_WITHOUT_SOURCE || v == VERSION_WITHOUT_AGGREGATES);
+    int version = in.getInt(8);
     try {
       String id = ByteSink.readString(in);
       String table = ByteSink.readString(in);
@@ -199,6 +214,7 @@ public final class BackupManifestCodec {
       if (type != TYPE_STANDARD && type != TYPE_HOT) {
         throw new CorruptionException(path, typeAt, "unknown backup type " + type);
       }
+      String sourceBackup = version >= VERSION ? ByteSink.readString(in) : "";
       int familyCount = count(path, in);
       List<ColumnFamily> families = new ArrayList<>();
       for (int i = 0; i < familyCount; i++) {
@@ -206,7 +222,7 @@ public final class BackupManifestCodec {
         String group = ByteSink.readString(in);
         GcPolicy rule = rule(path, in, 0);
         Aggregator aggregator = null;
-        if (version >= VERSION) {
+        if (version >= VERSION_WITHOUT_SOURCE) {
           int codeAt = in.position();
           int code = in.get() & 0xFF;
           aggregator = Aggregator.fromCode(code);
@@ -252,7 +268,7 @@ public final class BackupManifestCodec {
         throw new CorruptionException(path, in.position(), in.remaining() + " unexpected bytes after the body");
       }
       return new BackupManifest(id, table, began, snapshot, type == TYPE_HOT, TableSchema.of(families, groups),
-          tablets);
+          tablets, sourceBackup);
     } catch (BufferUnderflowException | IllegalArgumentException | NegativeArraySizeException e) {
       throw new CorruptionException(path, in.position(), "malformed body: " + e.getMessage());
     }

@@ -4,7 +4,6 @@ import io.tabula.persistence.encoding.ByteSink;
 import io.tabula.persistence.storage.CorruptionException;
 import io.tabula.persistence.storage.ReadableFile;
 import io.tabula.persistence.storage.Storage;
-import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -12,7 +11,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.zip.CRC32C;
 
 /**
@@ -54,23 +52,7 @@ public record BackupPolicy(Map<String, List<String>> bindings) {
     if (version < 1) {
       throw new IllegalArgumentException("a policy's first version is 1, was " + version);
     }
-    String dir = BackupManifestCodec.folder(id);
-    String temp = Storage.path(dir, PREFIX + "tmp-" + UUID.randomUUID());
-    try (WritableFile f = storage.createNew(temp)) {
-      f.append(p.encode());
-      f.sync();
-    }
-    if (!storage.renameIfAbsent(temp, path(id, version))) {
-      return false;
-    }
-    storage.syncDirectory(dir);
-    for (String name : storage.list(dir)) {
-      long v = versionOf(name);
-      if (v >= 0 && v < version) {
-        storage.delete(Storage.path(dir, name));
-      }
-    }
-    return true;
+    return VersionedFiles.write(storage, id, PREFIX, version, p.encode());
   }
 
   /** The newest version of backup {@code id}'s policy; version 0 and no bindings when none was set. */
@@ -80,11 +62,8 @@ public record BackupPolicy(Map<String, List<String>> bindings) {
 
   /** As {@link #read(Storage, String)}, given the names in the backup's folder (one listing serves both). */
   public static Versioned read(Storage storage, String id, List<String> names) throws IOException {
-    long newest = 0;
-    for (String name : names) {
-      newest = Math.max(newest, versionOf(name));
-    }
-    if (newest == 0) {
+    long newest = VersionedFiles.newest(PREFIX, names);
+    if (newest <= 0) {
       return new Versioned(0, NONE);
     }
     String p = path(id, newest);
@@ -99,19 +78,12 @@ public record BackupPolicy(Map<String, List<String>> bindings) {
   }
 
   static String path(String id, long version) {
-    return Storage.path(BackupManifestCodec.folder(id), PREFIX + String.format("%010d", version));
+    return VersionedFiles.path(id, PREFIX, version);
   }
 
   /** The version a policy file's name gives; -1 for any other name. */
   static long versionOf(String name) {
-    if (!name.startsWith(PREFIX) || name.length() != PREFIX.length() + 10) {
-      return -1;
-    }
-    try {
-      return Long.parseLong(name.substring(PREFIX.length()));
-    } catch (NumberFormatException e) {
-      return -1;
-    }
+    return VersionedFiles.versionOf(PREFIX, name);
   }
 
   byte[] encode() {
@@ -130,27 +102,7 @@ public record BackupPolicy(Map<String, List<String>> bindings) {
   }
 
   static BackupPolicy decode(String path, byte[] file) throws CorruptionException {
-    if (file.length < HEADER_BYTES) {
-      throw new CorruptionException(path, 0, "shorter than the backup policy header");
-    }
-    ByteBuffer in = ByteBuffer.wrap(file);
-    if (in.getLong(0) != MAGIC) {
-      throw new CorruptionException(path, 0, String.format("bad magic 0x%016x", in.getLong(0)));
-    }
-    if (in.getInt(8) != VERSION) {
-      throw new CorruptionException(path, 8, "unknown backup policy version " + in.getInt(8));
-    }
-    int len = in.getInt(12);
-    if (len != file.length - HEADER_BYTES) {
-      throw new CorruptionException(path, 12, "body length " + len + " does not match the file's "
-          + (file.length - HEADER_BYTES) + " bytes");
-    }
-    CRC32C crc = new CRC32C();
-    crc.update(file, HEADER_BYTES, len);
-    if ((int) crc.getValue() != in.getInt(16)) {
-      throw new CorruptionException(path, HEADER_BYTES, "body checksum mismatch");
-    }
-    in.position(HEADER_BYTES);
+    ByteBuffer in = BackupManifestCodec.framed(path, file, MAGIC, "backup policy", v -> v == VERSION);
     try {
       int roles = count(path, in);
       Map<String, List<String>> bindings = new LinkedHashMap<>();

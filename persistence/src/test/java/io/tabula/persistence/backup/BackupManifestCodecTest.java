@@ -58,7 +58,7 @@ class BackupManifestCodecTest {
             1_700_000_000_100_000L),
         new BackupManifest.TabletFiles(b("com.m"), new byte[0], Map.of(
             "default", List.of(new BackupManifest.FileEntry("tables/webtable/webtable-2/000002.sst", 2_000_000))), 312,
-            1_700_000_000_123_000L)));
+            1_700_000_000_123_000L)), "projects/p/instances/other/clusters/c1/backups/nightly-0");
   }
 
   @Test
@@ -84,6 +84,7 @@ class BackupManifestCodecTest {
     assertEquals(1_700_000_000_000_000L, back.startMicros());
     assertEquals(1_700_000_000_123_456L, back.snapshotMicros());
     assertEquals(true, back.hot());
+    assertEquals("projects/p/instances/other/clusters/c1/backups/nightly-0", back.sourceBackup());
     assertEquals(sample().schema().families(), back.schema().families());
     assertEquals(sample().schema().group("small"), back.schema().group("small"));
     assertEquals(2, back.tablets().size());
@@ -95,6 +96,22 @@ class BackupManifestCodecTest {
         "tables/webtable/webtable-1/000006.sst", "tables/webtable/webtable-2/000002.sst"), back.paths());
     assertEquals(1_048_576 + 65_536 + 4_096 + 2_000_000, back.bytes());
     assertArrayEquals(golden, BackupManifestCodec.encode(back), "what reads back writes the same bytes");
+  }
+
+  /**
+   * A manifest of version 2, written before a copy named its source backup, reads as the same
+   * backup made from its table.
+   */
+  @Test
+  void versionTwoStillDecodes() throws IOException {
+    byte[] golden;
+    try (InputStream in = getClass().getResourceAsStream("/golden/backup/nightly-v2.manifest")) {
+      golden = in.readAllBytes();
+    }
+    BackupManifest back = BackupManifestCodec.decode("nightly-v2.manifest", golden);
+    assertEquals(sample().schema().families(), back.schema().families());
+    assertEquals("", back.sourceBackup());
+    assertEquals(sample().paths(), back.paths());
   }
 
   /**
