@@ -164,6 +164,8 @@ class CliTest {
     assertOneErrorLine(tabula("createtable", "admin"), 1, "tabula: ALREADY_EXISTS: ");
     assertOneErrorLine(tabula("setgcpolicy", "admin", "cf", "maxversions=x"), 2, "tabula: gc policy");
     assertOneErrorLine(tabula("createtable", "bad", "families=cf:sometimes"), 2, "tabula: family cf: gc policy");
+    tabula("createfamily", "admin", "visits:intsum").assertOk();
+    assertOneErrorLine(tabula("createfamily", "admin", "visits:intavg"), 2, "tabula: visits:intavg: the type");
 
     tabula("deletetable", "admin").assertOk();
     assertFalse(tabula("ls").out().lines().anyMatch("admin"::equals));

@@ -51,12 +51,19 @@ final class Batches {
     if (all.isEmpty()) {
       return CompletableFuture.completedFuture(Arrays.asList(results));
     }
-    return round(tableName, mutations, all, results, 1, System.nanoTime()).thenApply(x -> Arrays.asList(results));
+    // One token per application of an entry with aggregate writes, kept across its retries.
+    com.google.bigtable.v2.Idempotency[] tokens = new com.google.bigtable.v2.Idempotency[mutations.size()];
+    for (int i : all) {
+      tokens[i] = mutations.get(i).newIdempotency();
+    }
+    return round(tableName, mutations, tokens, all, results, 1, System.nanoTime())
+        .thenApply(x -> Arrays.asList(results));
   }
 
   /** Sends the entries {@code todo} once, then again those worth another attempt. */
-  private CompletionStage<Void> round(String tableName, List<RowMutation> ms, List<Integer> todo,
-      MutationResult[] results, int n, long startNanos) {
+  private CompletionStage<Void> round(String tableName, List<RowMutation> ms,
+      com.google.bigtable.v2.Idempotency[] tokens, List<Integer> todo, MutationResult[] results, int n,
+      long startNanos) {
     return byEndpoint(tableName, ms, todo).handle((groups, err) -> {
       if (err != null) {
         // No location for the rows (an unknown table, say): every entry of the round fails with that.
@@ -75,7 +82,7 @@ final class Batches {
       AtomicInteger next = new AtomicInteger();
       List<CompletableFuture<Void>> chains = new ArrayList<>();
       for (int c = 0; c < Math.min(concurrency, requests.size()); c++) {
-        chains.add(chain(next, requests, targets, tableName, ms, results).toCompletableFuture());
+        chains.add(chain(next, requests, targets, tableName, ms, tokens, results).toCompletableFuture());
       }
       return CompletableFuture.allOf(chains.toArray(CompletableFuture[]::new));
     }).thenCompose(x -> x).thenCompose(done -> {
@@ -95,23 +102,23 @@ final class Batches {
       }
       return CompletableFuture.runAsync(() -> { },
           CompletableFuture.delayedExecutor(wait.get().toNanos(), TimeUnit.NANOSECONDS))
-          .thenCompose(x -> round(tableName, ms, again, results, n + 1, startNanos));
+          .thenCompose(x -> round(tableName, ms, tokens, again, results, n + 1, startNanos));
     });
   }
 
   /** Sends the requests from {@code next} on, one after another, until none is left. */
   private CompletionStage<Void> chain(AtomicInteger next, List<List<Integer>> requests, List<String> targets,
-      String tableName, List<RowMutation> ms, MutationResult[] results) {
+      String tableName, List<RowMutation> ms, com.google.bigtable.v2.Idempotency[] tokens, MutationResult[] results) {
     while (true) {
       int k = next.getAndIncrement();
       if (k >= requests.size()) {
         return CompletableFuture.completedFuture(null);
       }
       // send never fails; one that has already ended (refused at once) does not deepen the stack.
-      CompletableFuture<Void> sent = send(tableName, targets.get(k), ms, requests.get(k), results)
+      CompletableFuture<Void> sent = send(tableName, targets.get(k), ms, tokens, requests.get(k), results)
           .toCompletableFuture();
       if (!sent.isDone()) {
-        return sent.thenCompose(x -> chain(next, requests, targets, tableName, ms, results));
+        return sent.thenCompose(x -> chain(next, requests, targets, tableName, ms, tokens, results));
       }
     }
   }
@@ -166,12 +173,16 @@ final class Batches {
   }
 
   /** One MutateRows request; every entry's result lands in {@code results}, whatever happens. */
-  private CompletionStage<Void> send(String tableName, String endpoint, List<RowMutation> ms, List<Integer> entries,
-      MutationResult[] results) {
+  private CompletionStage<Void> send(String tableName, String endpoint, List<RowMutation> ms,
+      com.google.bigtable.v2.Idempotency[] tokens, List<Integer> entries, MutationResult[] results) {
     MutateRowsRequest.Builder req = MutateRowsRequest.newBuilder().setTableName(tableName);
     for (int i : entries) {
-      req.addEntries(MutateRowsRequest.Entry.newBuilder().setRowKey(ms.get(i).key())
-          .addAllMutations(ms.get(i).toProto()));
+      MutateRowsRequest.Entry.Builder e = MutateRowsRequest.Entry.newBuilder().setRowKey(ms.get(i).key())
+          .addAllMutations(ms.get(i).toProto());
+      if (tokens[i] != null) {
+        e.setIdempotency(tokens[i]);
+      }
+      req.addEntries(e);
     }
     CompletionStage<List<MutateRowsResponse>> call;
     try {

@@ -1,7 +1,9 @@
 package io.tabula.client;
 
+import com.google.bigtable.v2.Idempotency;
 import com.google.bigtable.v2.Mutation;
 import com.google.bigtable.v2.TimestampRange;
+import com.google.bigtable.v2.Value;
 import com.google.protobuf.ByteString;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +18,11 @@ import java.util.List;
  * }</pre>
  * A cell set without a timestamp gets the server's time when it is applied; such a
  * mutation is not idempotent (a retry would write a second version), so the client does
- * not retry it. Not thread-safe; build it on one thread, then hand it over.
+ * not retry it. Each application of a mutation that adds to or merges into an aggregate cell
+ * ({@link #addToCell}) carries an idempotency token of its own, sent with every attempt, so
+ * the node applies it once however often it is retried within ten minutes of the first
+ * (docs/aggregates.md); applying the same mutation again is another application. Not
+ * thread-safe; build it on one thread, then hand it over.
  */
 public final class RowMutation {
   /** The timestamp that asks the server to assign the time of the write. */
@@ -25,6 +31,8 @@ public final class RowMutation {
   private final ByteString key;
   private final List<Mutation> mutations = new ArrayList<>();
   private boolean idempotent = true;
+  /** Whether it adds to or merges into an aggregate cell: each application then carries a token. */
+  private boolean aggregates;
 
   private RowMutation(ByteString key) {
     this.key = Bytes.key(key);
@@ -111,6 +119,57 @@ public final class RowMutation {
     return this;
   }
 
+  /**
+   * Adds {@code input} to the cell of an aggregate family (Int64 sum, min, max or HyperLogLog++
+   * unique count) at {@code timestampMicros} (a multiple of 1000).
+   */
+  public RowMutation addToCell(String family, String qualifier, long timestampMicros, long input) {
+    return aggregate(Mutation.newBuilder().setAddToCell(Mutation.AddToCell.newBuilder()
+        .setFamilyName(Bytes.family(family)).setColumnQualifier(Value.newBuilder().setRawValue(
+            Bytes.of(qualifier, "qualifier"))).setTimestamp(aggregateTime(timestampMicros))
+        .setInput(Value.newBuilder().setIntValue(input))).build());
+  }
+
+  /** Merges {@code state} (a state of the family's aggregate, as a read returns it) into an aggregate cell. */
+  public RowMutation mergeToCell(String family, ByteString qualifier, long timestampMicros, ByteString state) {
+    return aggregate(Mutation.newBuilder().setMergeToCell(Mutation.MergeToCell.newBuilder()
+        .setFamilyName(Bytes.family(family)).setColumnQualifier(Value.newBuilder().setRawValue(
+            Bytes.of(qualifier, "qualifier"))).setTimestamp(aggregateTime(timestampMicros))
+        .setInput(Value.newBuilder().setBytesValue(Bytes.of(state, "state")))).build());
+  }
+
+  private static Value aggregateTime(long timestampMicros) {
+    if (timestampMicros < 0) {
+      throw new IllegalArgumentException("an aggregate cell's timestamp must be >= 0 (there is no server time for"
+          + " it), was " + timestampMicros);
+    }
+    return Value.newBuilder().setRawTimestampMicros(timestampMicros).build();
+  }
+
+  private RowMutation aggregate(Mutation m) {
+    mutations.add(m);
+    aggregates = true;
+    return this;
+  }
+
+  private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
+
+  /**
+   * A new idempotency token for one application of this mutation (sent with each of its
+   * attempts, never with another application), or null when it has no aggregate write: every
+   * other mutation is idempotent or not retried.
+   */
+  Idempotency newIdempotency() {
+    if (!aggregates) {
+      return null;
+    }
+    byte[] t = new byte[16];
+    TOKENS.nextBytes(t);
+    long now = System.currentTimeMillis();
+    return Idempotency.newBuilder().setToken(ByteString.copyFrom(t)).setStartTime(com.google.protobuf.Timestamp
+        .newBuilder().setSeconds(now / 1000).setNanos((int) (now % 1000) * 1_000_000)).build();
+  }
+
   /** Deletes every cell of one family. */
   public RowMutation deleteFamily(String family) {
     mutations.add(Mutation.newBuilder().setDeleteFromFamily(Mutation.DeleteFromFamily.newBuilder()
@@ -124,7 +183,10 @@ public final class RowMutation {
     return this;
   }
 
-  /** True if applying it twice leaves the row as applying it once (no cell takes the server's time). */
+  /**
+   * True if applying it twice leaves the row as applying it once: no cell takes the server's
+   * time, and aggregate writes are covered by its idempotency token.
+   */
   public boolean isIdempotent() {
     return idempotent;
   }

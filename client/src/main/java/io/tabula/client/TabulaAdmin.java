@@ -101,14 +101,30 @@ public final class TabulaAdmin {
         .setView(Table.View.SCHEMA_VIEW).build();
     return retrier.run(true, n -> client.seed().admin.getTable(req), err -> { }).thenApply(t -> {
       Map<String, GcPolicy> families = new LinkedHashMap<>();
-      t.getColumnFamiliesMap().forEach((f, cf) -> families.put(f, GcPolicy.fromProto(cf.getGcRule())));
-      return new TableDescription(table, families);
+      Map<String, Aggregate> aggregates = new LinkedHashMap<>();
+      t.getColumnFamiliesMap().forEach((f, cf) -> {
+        families.put(f, GcPolicy.fromProto(cf.getGcRule()));
+        Aggregate a = cf.hasValueType() ? Aggregate.fromProto(cf.getValueType()) : null;
+        if (a != null) {
+          aggregates.put(f, a);
+        }
+      });
+      return new TableDescription(table, families, aggregates);
     });
   }
 
   public CompletionStage<Void> createFamily(String table, String family, GcPolicy policy) {
     return modify(table, Modification.newBuilder().setId(Bytes.family(family))
         .setCreate(ColumnFamily.newBuilder().setGcRule(policy.toProto())).build());
+  }
+
+  /**
+   * Adds an aggregate column family (docs/aggregates.md), whose cells fold what {@link
+   * RowMutation#addToCell} writes to them; its aggregate never changes.
+   */
+  public CompletionStage<Void> createFamily(String table, String family, GcPolicy policy, Aggregate aggregate) {
+    return modify(table, Modification.newBuilder().setId(Bytes.family(family))
+        .setCreate(ColumnFamily.newBuilder().setGcRule(policy.toProto()).setValueType(aggregate.toProto())).build());
   }
 
   public CompletionStage<Void> setGcPolicy(String table, String family, GcPolicy policy) {

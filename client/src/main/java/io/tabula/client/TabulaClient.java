@@ -119,8 +119,13 @@ public final class TabulaClient implements AutoCloseable {
   /** Applies one row's mutations atomically. */
   public CompletionStage<Void> apply(String table, RowMutation mutation) {
     String name = tableName(table);
-    MutateRowRequest req = MutateRowRequest.newBuilder().setTableName(name).setRowKey(mutation.key())
-        .addAllMutations(mutation.toProto()).build();
+    MutateRowRequest.Builder b = MutateRowRequest.newBuilder().setTableName(name).setRowKey(mutation.key())
+        .addAllMutations(mutation.toProto());
+    com.google.bigtable.v2.Idempotency token = mutation.newIdempotency();
+    if (token != null) {
+      b.setIdempotency(token); // one for this application, sent with each of its attempts
+    }
+    MutateRowRequest req = b.build();
     return onRow(name, mutation.key(), mutation.isIdempotent(),
         (ep, tablet) -> ep.direct.unary(DirectCalls.MUTATE_ROW, req, tablet)).thenApply(r -> null);
   }

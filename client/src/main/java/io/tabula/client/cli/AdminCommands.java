@@ -161,17 +161,39 @@ final class AdminCommands {
   }
 
   @Command(name = "createfamily", mixinStandardHelpOptions = true,
-      description = "Adds a column family that keeps every version (see setgcpolicy).")
+      description = {"Adds a column family that keeps every version (see setgcpolicy).",
+          "As cbt's, FAMILY:TYPE makes an aggregate family, whose cells fold what is added to them: intsum, "
+              + "intmin, intmax or inthll (HyperLogLog++ unique count). Example:",
+          "  tabula createfamily counters visits:intsum"})
   static final class CreateFamily extends ClientCommand {
     @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
     String table;
 
-    @Parameters(index = "1", paramLabel = "FAMILY", description = "The new family.")
+    @Parameters(index = "1", paramLabel = "FAMILY[:TYPE]", description = "The new family, and its aggregate type.")
     String family;
+
+    private String name;
+    private io.tabula.client.Aggregate aggregate;
+
+    @Override
+    void check() {
+      int colon = family.indexOf(':');
+      name = colon < 0 ? family : family.substring(0, colon);
+      if (colon >= 0) {
+        aggregate = switch (family.substring(colon + 1)) {
+          case "intsum" -> io.tabula.client.Aggregate.SUM;
+          case "intmin" -> io.tabula.client.Aggregate.MIN;
+          case "intmax" -> io.tabula.client.Aggregate.MAX;
+          case "inthll" -> io.tabula.client.Aggregate.HLL;
+          default -> throw usage(family + ": the type after ':' is intsum, intmin, intmax or inthll");
+        };
+      }
+    }
 
     @Override
     int run(TabulaClient client) {
-      Blocking.join(client.admin().createFamily(table, family, GcPolicy.never()));
+      Blocking.join(aggregate == null ? client.admin().createFamily(table, name, GcPolicy.never())
+          : client.admin().createFamily(table, name, GcPolicy.never(), aggregate));
       return 0;
     }
   }
