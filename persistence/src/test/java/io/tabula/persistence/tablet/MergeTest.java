@@ -30,7 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
  * cell, and survives a restart of a node that opens tablets on demand.
  */
 class MergeTest {
-  private static final TableSchema SCHEMA = TableSchema.of(ColumnFamily.of("f"));
+  private static final TableSchema SCHEMA = TableSchema.of(ColumnFamily.of("f"), new ColumnFamily("sum",
+      io.tabula.persistence.schema.GcPolicy.KEEP_ALL, io.tabula.persistence.schema.LocalityGroup.DEFAULT_NAME,
+      io.tabula.persistence.schema.Aggregator.SUM));
 
   @TempDir
   Path dir;
@@ -104,6 +106,43 @@ class MergeTest {
     start("n1.b");
     Tablet again = server.openTablet("t", "t-9", new byte[0], new byte[0], List.of("n1.a")).tablet();
     assertEquals(List.of("a=1", "c=4", "n=5", "x=2"), rows(again), "the merged tablet survives a restart");
+  }
+
+  /**
+   * Split siblings share their parent's files; when one has compacted them away (dropping a
+   * deleted cell, folding an aggregate cell) and the other still names them, a merge must not
+   * bring the shared file's rows of the first back: the deleted cell would return and the
+   * folded operands count twice. Nor may a file both name be read twice.
+   */
+  @Test
+  void mergingSplitSiblingsReadsEachRowOnce() throws IOException {
+    start("n1.a");
+    Tablet t = server.openTablet("t", "t-1", new byte[0], new byte[0], List.of()).tablet();
+    for (int i = 0; i < 3; i++) {
+      t.apply(RowMutation.of(b("a"), new Mutation.AddToCell("sum", b("q"), 1000, 1))).join();
+      t.apply(RowMutation.of(b("x"), new Mutation.AddToCell("sum", b("q"), 1000, 10))).join();
+    }
+    t.apply(set("c", "deleted later")).join();
+    t.freezeAndFlush().join();
+    server.split("t-1", b("m"), "t-2", "t-3"); // a node that opens tablets on demand: the children are closed
+    Tablet left = server.openTablet("t", "t-2", new byte[0], b("m"), List.of()).tablet();
+    left.apply(RowMutation.of(b("c"), Mutation.DeleteFromRow.INSTANCE)).join();
+    left.freezeAndFlush().join();
+    left.majorCompact().join(); // left owns its rows now, c and its delete gone; right still names the parent's file
+    server.closeTablet("t-2");
+    server.closeTablet("t-3");
+    server.writeMergedManifest("t", "t-2", "t-3", "t-9");
+    Tablet child = server.openTablet("t", "t-9", new byte[0], new byte[0], List.of()).tablet();
+    List<String> cells = new ArrayList<>();
+    try (RowScanner s = child.scan(new byte[0], new byte[0], ReadFilter.all())) {
+      for (Row r = s.next(); r != null; r = s.next()) {
+        for (io.tabula.persistence.model.Cell c : r.cells()) {
+          cells.add(new String(r.key(), StandardCharsets.UTF_8) + " " + c.family() + "=" + (c.family().equals("sum")
+              ? java.nio.ByteBuffer.wrap(c.value()).getLong() : new String(c.value(), StandardCharsets.UTF_8)));
+        }
+      }
+    }
+    assertEquals(List.of("a sum=3", "x sum=30"), cells);
   }
 
   @Test
