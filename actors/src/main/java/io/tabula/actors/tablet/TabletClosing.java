@@ -100,6 +100,11 @@ final class TabletClosing {
           writes.decided(d);
           return closing(closed);
         })
+        .onMessage(TabletActor.TokenChecked.class, t -> {
+          // an idempotent write holds its row until this: the close waits for its writes to end
+          writes.tokenChecked(t);
+          return closing(closed);
+        })
         .onMessage(TabletActor.DropDone.class, d -> {
           writes.dropped(d);
           return closing(closed);

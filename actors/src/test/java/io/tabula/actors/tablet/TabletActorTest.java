@@ -717,6 +717,26 @@ class TabletActorTest {
   }
 
   /**
+   * A close (here for a merge) that begins while an idempotent write looks for its token waits
+   * for that write, which is applied and answered, and then ends: the token's answer used to be
+   * refused in the closing tablet without releasing its row, so the close waited forever.
+   */
+  @Test
+  void aCloseWaitsForAnIdempotentWriteLookingForItsTokenAndEnds() {
+    ActorRef<TabletActor.Command> tablet = spawnTablet();
+    ok(mutate(tablet, "r0", set("f", "a", "first"))); // the tablet is open and serving
+    TestProbe<StatusReply<Done>> written = kit.createTestProbe();
+    TestProbe<StatusReply<Done>> closed = kit.createTestProbe();
+    // One after the other in the mailbox: the close comes in while the token is looked for.
+    tablet.tell(new TabletActor.Mutate(new RowMutation(b("r1"), List.of(set("f", "a", "once"),
+        new Mutation.Token(b("token-0001"), Mutation.SERVER_TIME))), written.ref()));
+    tablet.tell(new TabletActor.CloseForMerge(closed.ref()));
+    ok(written.receiveMessage(WAIT));
+    ok(closed.receiveMessage(WAIT));
+    kit.createTestProbe().expectTerminated(tablet, WAIT);
+  }
+
+  /**
    * A hand-over waits for the writes held for the flush backlog, and goes on trying them: it
    * used to cancel their retry with its other timers, so it waited until sharding gave up.
    */

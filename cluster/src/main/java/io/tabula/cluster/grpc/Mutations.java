@@ -217,7 +217,7 @@ final class Mutations {
         family(at + ".family_name", a.getFamilyName());
         long input = switch (a.getInput().getKindCase()) {
           case INT_VALUE -> a.getInput().getIntValue();
-          case KIND_NOT_SET -> 0; // NULL adds nothing, as Cloud Bigtable takes it
+          case KIND_NOT_SET -> 0; // NULL is taken as 0, as Cloud Bigtable takes it (for a min or max too)
           default -> throw GrpcErrors.invalid(at + ".input", "must be an int_value (the aggregate families here take"
               + " Int64 input), was " + kind(a.getInput()));
         };

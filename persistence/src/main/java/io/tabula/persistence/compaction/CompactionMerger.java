@@ -24,10 +24,12 @@ import java.util.function.Function;
  *   <li>a major compaction, whose input is every SSTable of the locality group, drops
  *       every tombstone: what they hid is gone with them;
  *   <li>an idempotency token is kept for {@link TabletTokensWindow#MICROS} after it was written;
- *   <li>the operands of one cell of an aggregate family are written as their fold. Sound
- *       because the input's sequences are contiguous (no entry outside it has a sequence
- *       between two of its own: memtables and SSTables hold contiguous ranges, see {@link
- *       io.tabula.persistence.tablet.Tablet}): a tombstone outside the input is older or newer
+ *   <li>the operands of one cell of an aggregate family are written as their fold (an operand
+ *       under a family of raw values, left from a family dropped and made again, is dropped).
+ *       Sound because the input's sequences are contiguous (no entry outside it has a sequence
+ *       between two of its own: a memtable holds a contiguous range, see {@link
+ *       io.tabula.persistence.tablet.Tablet}, and a compaction takes a run of files adjacent
+ *       in age): a tombstone outside the input is older or newer
  *       than every operand folded, so it hides all of them or none, as it does their fold.
  * </ul>
  *
@@ -98,8 +100,8 @@ public final class CompactionMerger {
       tombstones.accept(k, v);
       ColumnVersions.Step step = versions.step(k);
       if (step == ColumnVersions.Step.SHADOWED) {
-        if (pending.folding() && !tombstones.hides(k)) {
-          pending.fold(k, v);
+        if (pending.folding() && k.kind() == CellKind.MERGE && !tombstones.hides(k)) {
+          pending.fold(v);
         }
         continue;
       }
@@ -109,13 +111,15 @@ public final class CompactionMerger {
         gc = gcPolicies.apply(family);
         aggregator = aggregators.apply(family);
       }
-      if (tombstones.hides(k)) {
+      if (tombstones.hides(k) || (k.kind() == CellKind.MERGE) != (aggregator != null)) {
+        // hidden, or left from a family dropped and made again as the other kind (an operand
+        // under a family of raw values, a raw value under an aggregate family)
         continue;
       }
       if (gc == null || gc.collect(versions.nextRank(), k.timestamp(), nowMicros)) {
         continue;
       }
-      if (aggregator != null && k.kind() == CellKind.MERGE) {
+      if (aggregator != null) {
         pending.start(aggregator, k, v);
       } else {
         pending.write(k, v);
@@ -125,16 +129,11 @@ public final class CompactionMerger {
     return new Result(read, pending.written, read - pending.written);
   }
 
-  /**
-   * The aggregate cell being folded, written once the entries of its timestamp end. Folding
-   * a PUT (a whole value) ends the fold, and the result is then written as a PUT, so older
-   * operands outside the input stay shadowed as the PUT shadowed them.
-   */
+  /** The aggregate cell being folded, written once the entries of its timestamp end. */
   private static final class Pending {
     private final Sink out;
     private CellKey key;
     private Aggregator.Folder folder;
-    private boolean folding;
     long written;
 
     Pending(Sink out) {
@@ -142,21 +141,16 @@ public final class CompactionMerger {
     }
 
     boolean folding() {
-      return key != null && folding;
+      return key != null;
     }
 
     void start(Aggregator aggregator, CellKey k, byte[] v) {
       key = k;
       folder = aggregator.folder(v);
-      folding = true;
     }
 
-    void fold(CellKey k, byte[] v) {
+    void fold(byte[] v) {
       folder.add(v);
-      if (k.kind() == CellKind.PUT) {
-        key = CellKey.put(key.row(), key.family(), key.qualifier(), key.timestamp(), key.sequence());
-        folding = false;
-      }
     }
 
     void write(CellKey k, byte[] v) throws IOException {

@@ -80,7 +80,8 @@ public record RowMutation(byte[] row, List<Mutation> mutations) {
       requireQualifier(at, mc.qualifier());
       requireAggregateTimestamp(at, mc.timestamp());
       if (mc.state() != null && mc.state().length > MAX_VALUE_BYTES) {
-        throw new InvalidMutationException(at + ".input", "is " + mc.state().length + " bytes, over the limit of "
+        throw new InvalidMutationException(at + ".merge_to_cell.input", "is " + mc.state().length
+            + " bytes, over the limit of "
             + MAX_VALUE_BYTES);
       }
     } else if (m instanceof Mutation.DeleteFromColumn d) {

@@ -82,10 +82,9 @@ public final class RowReader implements Closeable {
     Aggregator aggregator = null;
     boolean wanted = true;
     // The fold of the last cell added when it is an aggregate cell: its older operands (the
-    // entries of its timestamp that follow) go into it while folding, and it replaces the cell's
-    // value once the timestamp's entries end.
+    // entries of its timestamp that follow) go into it, and it replaces the cell's value once
+    // the timestamp's entries end.
     Aggregator.Folder folder = null;
-    boolean folding = false;
     for (; in.valid() && Arrays.equals(in.key().row(), row); in.next()) {
       CellKey k = in.key();
       if (k.sequence() > snapshot) {
@@ -97,16 +96,13 @@ public final class RowReader implements Closeable {
       }
       ColumnVersions.Step step = versions.step(k);
       if (step == ColumnVersions.Step.SHADOWED) {
-        if (folding && !tombstones.hides(k)) {
+        if (folder != null && k.kind() == CellKind.MERGE && !tombstones.hides(k)) {
           folder.add(in.value());
-          // A whole value (a PUT) ends the fold: what is older than it does not count.
-          folding = k.kind() == CellKind.MERGE;
         }
         continue;
       }
       finishFold(cells, folder);
       folder = null;
-      folding = false;
       if (step == ColumnVersions.Step.NEW_COLUMN) {
         kept = 0;
         String family = familyName(k.family());
@@ -114,6 +110,11 @@ public final class RowReader implements Closeable {
         aggregator = aggregators.apply(family);
         wanted = gc != null && filter.wantsFamily(family)
             && (filter.column() == null || filter.column().test(family, k.qualifier()));
+      }
+      if ((k.kind() == CellKind.MERGE) != (aggregator != null)) {
+        // an operand under a family of raw values, or a raw value under an aggregate family: left
+        // from a family dropped and made again as the other kind, never read
+        continue;
       }
       if (tombstones.hides(k)) {
         continue;
@@ -130,8 +131,7 @@ public final class RowReader implements Closeable {
       }
       kept++;
       cells.add(new Cell(familyName, k.qualifier(), k.timestamp(), in.value()));
-      folding = aggregator != null && k.kind() == CellKind.MERGE;
-      folder = folding ? aggregator.folder(in.value()) : null;
+      folder = aggregator != null ? aggregator.folder(in.value()) : null;
     }
     finishFold(cells, folder);
     return cells.isEmpty() ? null : new Row(row, cells);

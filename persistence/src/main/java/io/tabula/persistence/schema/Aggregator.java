@@ -81,6 +81,9 @@ public enum Aggregator {
       return state.length == INT64_BYTES ? null
           : "is " + state.length + " bytes; an Int64 state is 8 bytes, big-endian";
     }
+    if (state.length == 0) {
+      return "is empty; a HyperLogLog++ state is a sketch (NULL, which merges nothing, is no input at all)";
+    }
     try {
       // merged into an empty sketch of Int64 values, as a fold would: a sketch of strings fails here
       new HyperLogLogPlusPlus.Builder().buildForLongs().merge(state);

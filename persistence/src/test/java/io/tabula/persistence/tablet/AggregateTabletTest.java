@@ -141,6 +141,9 @@ class AggregateTabletTest {
     e = assertThrows(InvalidMutationException.class, () -> t.apply(RowMutation.of(b("r"),
         new Mutation.MergeToCell("hll", b("q"), 1000, strings.serializeToByteArray()))));
     assertEquals("mutations[0].merge_to_cell.input", e.field(), "a sketch of strings does not fold into Int64s");
+    e = assertThrows(InvalidMutationException.class, () -> t.apply(RowMutation.of(b("r"),
+        new Mutation.MergeToCell("hll", b("q"), 1000, new byte[0]))));
+    assertEquals("mutations[0].merge_to_cell.input", e.field(), "an empty state is no sketch");
     e = assertThrows(InvalidMutationException.class, () -> t.apply(add("r", "nope", "q", 1000, 1)));
     assertTrue(e.isUnknownFamily());
     assertEquals(List.of(), cells(t, "r"), "nothing of a refused row mutation is applied");
@@ -168,6 +171,30 @@ class AggregateTabletTest {
     long count = HyperLogLogPlusPlus.forProto(cells(t, "r").get(0).value()).result();
     // precision 15: a standard error of 1.04 / sqrt(2^15), about 0.57%; allow four of them
     assertTrue(Math.abs(count - distinct) < distinct * 4 * 0.0057, "counted " + count + " of " + distinct);
+  }
+
+  /**
+   * A family dropped and made again as the other kind keeps, until compactions remove them,
+   * the entries written before: they are never read, and a compaction drops them.
+   */
+  @Test
+  void aFamilyMadeAgainAsTheOtherKindNeverReadsTheEntriesOfTheFirst() throws IOException {
+    Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
+    t.apply(RowMutation.of(b("r"), new Mutation.SetCell("raw", b("q"), 1000, b("old")))).join();
+    t.apply(add("r", "hll", "q", 1000, 5)).join();
+    t.updateSchema(TableSchema.of(List.of(
+        new ColumnFamily("raw", GcPolicy.KEEP_ALL, LocalityGroup.DEFAULT_NAME, Aggregator.HLL),
+        new ColumnFamily("hll", GcPolicy.KEEP_ALL, LocalityGroup.DEFAULT_NAME, null)), List.of()));
+    assertEquals(List.of(), cells(t, "r"), "nothing of the other kind is read");
+    t.apply(add("r", "raw", "q", 1000, 7)).join();
+    t.apply(RowMutation.of(b("r"), new Mutation.SetCell("hll", b("q"), 1000, b("new")))).join();
+    for (int pass = 0; pass < 2; pass++) {
+      List<Cell> cs = cells(t, "r");
+      assertEquals(2, cs.size(), cs.toString());
+      assertEquals("new", new String(cs.get(0).value(), StandardCharsets.UTF_8));
+      assertEquals(1, HyperLogLogPlusPlus.forProto(cs.get(1).value()).result(), "the old raw value is not folded in");
+      t.majorCompact().join();
+    }
   }
 
   @Test
