@@ -74,8 +74,14 @@ final class Mutations {
     }
     if (idempotency.hasStartTime()) {
       com.google.protobuf.Timestamp t = idempotency.getStartTime();
-      long startMicros = t.getSeconds() > Long.MAX_VALUE / 1_000_000 ? Long.MAX_VALUE
-          : t.getSeconds() < 0 ? -1 : t.getSeconds() * 1_000_000 + t.getNanos() / 1000;
+      // a Timestamp's documented range: 0001-01-01 to 9999-12-31, nanos below a second
+      if (t.getSeconds() < -62_135_596_800L || t.getSeconds() > 253_402_300_799L || t.getNanos() < 0
+          || t.getNanos() > 999_999_999) {
+        throw GrpcErrors.invalid(within(field, "idempotency.start_time"), "is not a valid timestamp (seconds "
+            + t.getSeconds() + ", nanos " + t.getNanos() + ")");
+      }
+      long startMicros = t.getSeconds() * 1_000_000 + t.getNanos() / 1000;
+      // zero, as unset, always accepts the mutation (Cloud Bigtable's documented choice)
       if (startMicros != 0 && startMicros < nowMicros - TabletTokensWindow.MICROS) {
         throw GrpcErrors.status(io.tabula.protocol.errors.ErrorCode.FAILED_PRECONDITION, within(field,
             "idempotency.start_time") + " is more than " + TabletTokensWindow.MICROS / 60_000_000 + " minutes ago:"

@@ -149,6 +149,11 @@ class IdempotencyTest {
           addOnce(5, token("tiny", 0))));
       assertEquals(Status.Code.INVALID_ARGUMENT, small.getStatus().getCode(), small.toString());
       assertTrue(small.getStatus().getDescription().contains("idempotency.token"), small.toString());
+      StatusRuntimeException badTime = assertThrows(StatusRuntimeException.class, () -> call(channel, MUTATE_ROW,
+          addOnce(5, token("odd-time-token", 0).toBuilder().setStartTime(Timestamp.newBuilder()
+              .setSeconds(Long.MAX_VALUE).setNanos(-1)).build())));
+      assertEquals(Status.Code.INVALID_ARGUMENT, badTime.getStatus().getCode(), badTime.toString());
+      assertTrue(badTime.getStatus().getDescription().contains("idempotency.start_time"), badTime.toString());
       assertEquals(List.of(3), codes(channel, MutateRowsRequest.newBuilder().setTableName(TABLE)
           .addEntries(twice.toBuilder().setIdempotency(token("tiny", 0))).build()), "INVALID_ARGUMENT for the entry");
       assertEquals(111, sum(channel), "nothing refused was applied");
