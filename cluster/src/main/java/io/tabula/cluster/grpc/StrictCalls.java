@@ -239,6 +239,9 @@ final class StrictCalls {
     try {
       return authorizedOrThrow(request, path, body, writer, admitted);
     } catch (Exception e) {
+      // As in answer: the generated handlers are a Pekko japi Function, whose apply declares
+      // Exception, and this also runs after a backup's policy was read off the connection's
+      // thread, outside answer's own catch; every failure must still end as a status.
       return CompletableFuture.completedFuture(errorResponse(e, writer));
     }
   }
