@@ -39,9 +39,11 @@ public final class ProtocolCheck extends JoinConfigCompatChecker {
    * Master.ChangeOptions}; backups list tablets ({@code TabletActor.ListForBackup}) and restore
    * tables ({@code Master.CreateRestoredTable}). 9: families may be aggregate families (tables'
    * bytes in form 4, {@code Master.FamiliesSet}, an aggregator in {@code FamilyChange} and the
-   * table commands), and mutations carry {@code AddToCell} and {@code MergeToCell}.
+   * table commands), and mutations carry {@code AddToCell} and {@code MergeToCell}. 10: change
+   * streams read a tablet's changes ({@code TabletActor.ReadChanges}, answered with {@code
+   * TabletChangeLog.InMemory} of {@code Change}s).
    */
-  static final int VERSION = 9;
+  static final int VERSION = 10;
   /** The node's protocol version; set by the node, never by an operator. */
   static final String KEY = "tabula.cluster.protocol";
   /** Where Pekko finds this check: a named entry of its checkers. */

@@ -66,7 +66,7 @@ public record TableInfo(String name, Map<String, GcPolicy> families, long create
     List<LocalityGroup> gs = new java.util.ArrayList<>(groups.values());
     familyGroups.values().stream().distinct().filter(g -> !groups.containsKey(g))
         .forEach(g -> gs.add(LocalityGroup.defaults(g)));
-    return TableSchema.of(fs, gs);
+    return TableSchema.of(fs, gs).withChangeRetention(options.changeStreamRetentionMicros());
   }
 
   /** The group {@code family} is stored in. */

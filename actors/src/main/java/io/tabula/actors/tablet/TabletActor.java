@@ -7,6 +7,7 @@ import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.tablet.Tablet;
+import io.tabula.persistence.tablet.TabletChangeLog;
 import io.tabula.persistence.tablet.TabletUnavailableException;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
@@ -113,6 +114,10 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   /** Row samples with cumulative byte offsets, for SampleRowKeys. */
   public record SampleRows(ActorRef<StatusReply<List<Tablet.RowSample>>> replyTo) implements Request {}
+
+  /** The changes after {@code after} in the memtables, or those that come within {@code waitMillis} ({@link TabletChangeReads}). */
+  public record ReadChanges(long after, long maxBytes, long waitMillis,
+      ActorRef<StatusReply<TabletChangeLog.InMemory>> replyTo) implements Request {}
 
   /** Deletes every row of this tablet starting with {@code prefix} (empty: every row). */
   public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Request {}
@@ -318,6 +323,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
         .onMessage(ReadRow.class, this::onReadRow)
         .onMessage(OpenScan.class, this::onOpenScan)
         .onMessage(SampleRows.class, this::onSampleRows)
+        .onMessage(ReadChanges.class, r -> TabletChangeReads.read(tablet, r, blockingIo, this))
         .onMessage(DropRows.class, this::onDropRows)
         .onMessage(Retire.class, this::onRetire)
         .onMessage(PrepareMove.class, this::onPrepareMove)

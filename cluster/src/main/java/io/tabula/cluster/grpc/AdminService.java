@@ -173,8 +173,15 @@ public final class AdminService implements BigtableTableAdmin {
         }
         splits.add(in.getInitialSplits(i).getKey().toByteArray());
       }
+      long retention = retentionMicros(in.getTable());
+      boolean protection = in.getTable().getDeletionProtection();
+      // The options follow the creation (two steps: a table whose second step failed is made without them,
+      // and the call fails, so the client sees it and may set them with UpdateTable).
       return seen(io.tabula.actors.master.StagedSplits.createTable(master, system, timeout, id, families, aggregates,
           splits))
+          .thenCompose(t -> retention == 0 && !protection ? CompletableFuture.completedFuture(t)
+              : seen(this.<TableInfo>askMaster(r -> new Master.ChangeOptions(id, new TableOptions.Change(
+                  protection ? Boolean.TRUE : null, retention == 0 ? null : retention), r))))
           .thenApply(t -> toProto(instance, t, true));
     });
   }
@@ -337,7 +344,8 @@ public final class AdminService implements BigtableTableAdmin {
         String path = in.getUpdateMask().getPaths(i);
         switch (path) {
           case "deletion_protection" -> protection = in.getTable().getDeletionProtection();
-          case "change_stream_config", "change_stream_config.retention_period" -> retention = retentionMicros(in);
+          case "change_stream_config", "change_stream_config.retention_period" -> retention = retentionMicros(
+              in.getTable());
           case "row_key_schema" -> throw GrpcErrors.status(ErrorCode.FAILED_PRECONDITION, "update_mask.paths[" + i
               + "]: row key schemas (for SQL) are not supported by Tabula", "update_mask.paths[" + i + "]");
           case "automated_backup_policy", "automated_backup_policy.retention_period",
@@ -361,12 +369,12 @@ public final class AdminService implements BigtableTableAdmin {
     });
   }
 
-  /** The retention {@code in} sets, in microseconds: 0 (no change stream) when its config is cleared. */
-  private static long retentionMicros(UpdateTableRequest in) {
-    if (!in.getTable().hasChangeStreamConfig() || !in.getTable().getChangeStreamConfig().hasRetentionPeriod()) {
+  /** The retention {@code table} sets, in microseconds: 0 (no change stream) when its config is cleared or unset. */
+  private static long retentionMicros(Table table) {
+    if (!table.hasChangeStreamConfig() || !table.getChangeStreamConfig().hasRetentionPeriod()) {
       return 0;
     }
-    com.google.protobuf.Duration p = in.getTable().getChangeStreamConfig().getRetentionPeriod();
+    com.google.protobuf.Duration p = table.getChangeStreamConfig().getRetentionPeriod();
     Duration d = Duration.ofSeconds(p.getSeconds(), p.getNanos());
     if (d.compareTo(MIN_RETENTION) < 0 || d.compareTo(MAX_RETENTION) > 0) {
       throw GrpcErrors.invalid("table.change_stream_config.retention_period", "must be from 1 to 7 days, was "

@@ -69,12 +69,15 @@ public final class BigtableServices {
     CompletableFuture<ServerBinding> bound = new CompletableFuture<>();
     Supplier<String> endpoint = () -> settings.host() + ":" + bound.join().localAddress().getPort();
     Owners owners = new Owners(org.apache.pekko.cluster.typed.Cluster.get(system), settings.name(), endpoint);
-    DataService dataService = new DataService(router, owners);
+    com.typesafe.config.Config config = system.settings().config();
+    java.util.concurrent.Executor blocking = system.dispatchers().lookup(
+        org.apache.pekko.actor.typed.DispatcherSelector.blocking());
+    DataService dataService = new DataService(router, owners, new ChangeStreams(router, storage, blocking,
+        config.getString("tabula.instance.cluster-id"), () -> System.currentTimeMillis() * 1000));
     // Every failure, also of a request that does not parse, is answered through GrpcErrors.
     Materializer mat = SystemMaterializer.get(system).materializer();
     Function<HttpRequest, CompletionStage<HttpResponse>> data = BigtablePowerApiHandlerFactory.partial(
         dataService, com.google.bigtable.v2.Bigtable.name, mat, GrpcErrors.handler(), system);
-    com.typesafe.config.Config config = system.settings().config();
     BackupService backups = new BackupService(router, storage, config.getString("tabula.instance.cluster-id"),
         system.dispatchers().lookup(org.apache.pekko.actor.typed.DispatcherSelector.blocking()),
         () -> System.currentTimeMillis() * 1000, config.getDuration("tabula.master.sweep-files-grace").dividedBy(4),

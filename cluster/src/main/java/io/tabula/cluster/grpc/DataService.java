@@ -72,9 +72,11 @@ public final class DataService implements BigtablePowerApi {
   private final RouteCheck routes;
   private final TabletBatches batches;
   private final Scans scans;
+  private final ChangeStreams changes;
 
-  DataService(Router router, Owners owners) {
+  DataService(Router router, Owners owners, ChangeStreams changes) {
     this.router = router;
+    this.changes = changes;
     this.routes = new RouteCheck(router, owners);
     this.batches = new TabletBatches(router);
     this.scans = new Scans(router);
@@ -373,15 +375,17 @@ public final class DataService implements BigtablePowerApi {
 
   // ---- not offered
 
+  // ---- change streams (ChangeStreams)
+
   @Override
   public Source<GenerateInitialChangeStreamPartitionsResponse, NotUsed> generateInitialChangeStreamPartitions(
       GenerateInitialChangeStreamPartitionsRequest in, Metadata metadata) {
-    return Source.failed(GrpcErrors.unimplemented("GenerateInitialChangeStreamPartitions"));
+    return GrpcErrors.streaming(() -> changes.partitions(in));
   }
 
   @Override
   public Source<ReadChangeStreamResponse, NotUsed> readChangeStream(ReadChangeStreamRequest in, Metadata metadata) {
-    return Source.failed(GrpcErrors.unimplemented("ReadChangeStream"));
+    return GrpcErrors.streaming(() -> changes.read(in));
   }
 
   @Override

@@ -8,8 +8,12 @@ import java.util.PriorityQueue;
 
 /**
  * Merges several {@link CellIterator}s into one in {@link CellKey#ORDER} (paper §5.3: a read
- * sees the merge of the memtables and the SSTables). Equal keys from several children all
- * come out, the child listed first (the newest source) first.
+ * sees the merge of the memtables and the SSTables). Equal keys from several children come out
+ * once, from the child listed first (the newest source): a key holds its write's sequence, so
+ * two equal keys are one write, replayed from the commit log after a crash into a memtable
+ * while an SSTable flushed before the crash holds it too (a flush does not move the redo point
+ * past writes still in flight, nor during a replay). An operand of an aggregate cell must not
+ * be folded twice.
  *
  * <p>Owns its children: {@link #close()} closes them. Not thread-safe.
  */
@@ -57,15 +61,25 @@ public final class MergingIterator implements CellIterator {
 
   @Override
   public void next() throws IOException {
+    CellKey was = key();
+    // One child never yields a key twice: an equal key can only come from another, taken from the heap.
+    while (advance() && CellKey.compare(children.get(current).key(), was) == 0) {
+      // the same write from an older source: passed over
+    }
+  }
+
+  /** Moves to the next entry; whether it came from another child (taken from the heap). */
+  private boolean advance() throws IOException {
     CellIterator c = children.get(current);
     c.next();
     if (c.valid()) {
       if (heap.isEmpty() || compareTo(current, heap.peek()) < 0) {
-        return;
+        return false;
       }
       heap.add(current);
     }
     current = heap.isEmpty() ? -1 : heap.poll();
+    return current >= 0;
   }
 
   private int compareTo(int a, int b) {

@@ -1,8 +1,11 @@
 package io.tabula.persistence.memtable;
 
+import io.tabula.persistence.changes.Change;
 import io.tabula.persistence.iterator.CellIterator;
 import io.tabula.persistence.model.CellKey;
 import java.util.Arrays;
+import java.util.NavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -38,6 +41,8 @@ public final class Memtable {
   }
   private final AtomicLong bytes = new AtomicLong();
   private final AtomicLong maxSequence = new AtomicLong(-1);
+  /** The changes for a change stream, by sequence; made at the first (most tables keep none). */
+  private volatile ConcurrentSkipListMap<Long, Change> changes;
   /**
    * A small Bloom filter of the rows added (two bits per row), so a point read skips seeking a
    * memtable that cannot hold its row: the seek into a large sorted structure was a tenth of a
@@ -158,6 +163,41 @@ public final class Memtable {
 
   public int entryCount() {
     return tree.size();
+  }
+
+  /**
+   * Adds a change for the tablet's change stream (docs/change-streams.md), beside the entries
+   * its row mutation added; counted in {@link #approximateBytes()}, since it keeps the values
+   * it names alive.
+   */
+  public void addChange(Change c) {
+    ConcurrentSkipListMap<Long, Change> m = changes;
+    if (m == null) {
+      synchronized (this) {
+        if (changes == null) {
+          changes = new ConcurrentSkipListMap<>();
+        }
+        m = changes;
+      }
+    }
+    if (m.putIfAbsent(c.sequence(), c) == null) {
+      bytes.addAndGet(c.approximateBytes());
+    }
+  }
+
+  /** Takes out the change of a write the commit log failed (see {@link #remove}). */
+  public void removeChange(long sequence) {
+    ConcurrentSkipListMap<Long, Change> m = changes;
+    Change c = m == null ? null : m.remove(sequence);
+    if (c != null) {
+      bytes.addAndGet(-c.approximateBytes());
+    }
+  }
+
+  /** The changes added, by sequence: a live view, empty if none was added. */
+  public NavigableMap<Long, Change> changes() {
+    ConcurrentSkipListMap<Long, Change> m = changes;
+    return m == null ? java.util.Collections.emptyNavigableMap() : m;
   }
 
   /** Highest sequence number added, or -1 if empty. */

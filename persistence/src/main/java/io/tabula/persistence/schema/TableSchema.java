@@ -15,10 +15,27 @@ import java.util.TreeSet;
 public final class TableSchema {
   private final Map<String, ColumnFamily> families;
   private final Map<String, LocalityGroup> groups;
+  /** How long the tablets keep their changes for change streams, in µs; 0 for no change stream. */
+  private final long changeRetentionMicros;
 
-  private TableSchema(Map<String, ColumnFamily> families, Map<String, LocalityGroup> groups) {
+  private TableSchema(Map<String, ColumnFamily> families, Map<String, LocalityGroup> groups,
+      long changeRetentionMicros) {
     this.families = families;
     this.groups = groups;
+    this.changeRetentionMicros = changeRetentionMicros;
+  }
+
+  /** This schema with tablets keeping their changes for {@code micros} (0: none kept). */
+  public TableSchema withChangeRetention(long micros) {
+    if (micros < 0) {
+      throw new IllegalArgumentException("a change retention is at least 0, was " + micros);
+    }
+    return new TableSchema(families, groups, micros);
+  }
+
+  /** How long tablets keep their changes for change streams (docs/change-streams.md), in µs; 0 for none. */
+  public long changeRetentionMicros() {
+    return changeRetentionMicros;
   }
 
   public static TableSchema of(Collection<ColumnFamily> families, Collection<LocalityGroup> groups) {
@@ -37,7 +54,7 @@ public final class TableSchema {
         throw new IllegalArgumentException("column family " + cf.name() + " is declared twice");
       }
     }
-    return new TableSchema(Map.copyOf(f), Map.copyOf(g));
+    return new TableSchema(Map.copyOf(f), Map.copyOf(g), 0);
   }
 
   public static TableSchema of(ColumnFamily... families) {

@@ -2,6 +2,7 @@ package io.tabula.persistence.tablet;
 
 import io.tabula.persistence.backup.BackupExpiry;
 import io.tabula.persistence.backup.BackupManifestCodec;
+import io.tabula.persistence.changes.ChangeLog;
 import io.tabula.persistence.storage.Storage;
 import io.tabula.persistence.storage.WritableFile;
 import java.io.IOException;
@@ -160,14 +161,21 @@ public final class FileSweeper {
     marked.addAll(backedUp);
     List<String> skipped = new ArrayList<>();
     List<Candidate> unmarked = new ArrayList<>();
+    long sweepNow = -1; // the storage's clock, read when first needed
     for (String table : storage.list("tables")) {
       Set<String> ids = tablets.get(table);
       String root = Storage.path("tables", table);
       for (String tablet : storage.list(root)) {
         String dir = Storage.path(root, tablet);
-        for (String f : storage.list(dir)) {
+        List<String> entries = storage.list(dir);
+        boolean changesKept = false;
+        if (ids != null && !ids.contains(tablet) && entries.contains(ChangeLog.FOLDER)) {
+          sweepNow = sweepNow < 0 ? storageNow() : sweepNow;
+          changesKept = changesYoung(ChangeLog.folder(dir), sweepNow);
+        }
+        for (String f : entries) {
           Candidate c = new Candidate(table, tablet, Storage.path(dir, f));
-          if (unreferenced(c, ids, marked)) {
+          if (unreferenced(c, ids, marked) && !(changesKept && !f.endsWith(".sst"))) {
             unmarked.add(c);
           }
         }
@@ -204,6 +212,18 @@ public final class FileSweeper {
     boolean known = ids != null && ids.contains(c.tablet());
     return !named.contains(c.path()) && (!known || c.path().endsWith(".sst"));
   }
+
+  /**
+   * Whether a change log was written to within the longest retention (and the grace) by the
+   * storage's clock: a split or merge parent's change log, and the manifest that names its
+   * children, stay while a change stream may still read them (docs/change-streams.md).
+   */
+  private boolean changesYoung(String folder, long storageNow) throws IOException {
+    return storageNow - storage.modifiedMillis(folder) < MAX_CHANGE_RETENTION.plus(grace).toMillis();
+  }
+
+  /** The longest change-stream retention a table may have (Cloud Bigtable's: 7 days). */
+  public static final Duration MAX_CHANGE_RETENTION = Duration.ofDays(7);
 
   /** The deleting part of one sweep, and what it deleted. */
   private final class Pass {
@@ -251,7 +271,11 @@ public final class FileSweeper {
             return checked;
           }
           for (Candidate c : garbage) {
-            storage.delete(c.path());
+            if (c.path().endsWith("/" + ChangeLog.FOLDER)) {
+              ChangeLog.deleteAll(storage, c.path());
+            } else {
+              storage.delete(c.path());
+            }
             marks.unmarkedSince.remove(c.path());
             deleted.add(c.path());
           }

@@ -74,6 +74,11 @@ public final class ManifestCodec {
   }
 
   /** The newest version in {@code dir}, or -1 if it has no manifest. */
+  /** Whether an owner ever opened the tablet in {@code dir}: its manifest is past the version it was made with. */
+  public static boolean claimed(Storage storage, String dir) throws IOException {
+    return latestVersion(storage, dir) > 1;
+  }
+
   static long latestVersion(Storage storage, String dir) throws IOException {
     return storage.list(dir).stream().mapToLong(ManifestCodec::versionOf).max().orElse(-1);
   }

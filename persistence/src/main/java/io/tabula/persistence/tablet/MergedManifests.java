@@ -1,5 +1,6 @@
 package io.tabula.persistence.tablet;
 
+import io.tabula.persistence.changes.ChangeLog;
 import io.tabula.persistence.storage.Storage;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -50,6 +51,13 @@ final class MergedManifests {
     TabletManifest child = new TabletManifest(table, childId, left.startRow(), right.endRow(),
         TabletManifest.State.ACTIVE, last, last, Math.max(left.maxServerTime(), right.maxServerTime()), 1, groups,
         null);
+    // A parent that kept changes says where its change stream goes on: followed once the child opens.
+    for (String parent : List.of(leftId, rightId)) {
+      String folder = ChangeLog.folder(Tablet.dirOf(table, parent));
+      if (storage.exists(folder)) {
+        ChangeLog.writeMerged(storage, folder, new ChangeLog.Merged(childId, child.startRow(), child.endRow(), last));
+      }
+    }
     return ManifestCodec.create(storage, Tablet.dirOf(table, childId), child).manifest();
   }
 

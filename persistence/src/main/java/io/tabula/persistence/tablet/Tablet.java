@@ -71,6 +71,8 @@ public final class Tablet implements Closeable {
   private final TabletSequence sequence;
   /** Server-assigned timestamps: never below the highest the tablet handed out. */
   private final ServerTimes serverTimes;
+  /** The tablet's changes for change streams. */
+  private final TabletChangeLog changes;
 
   private final String table;
   private final String tabletId;
@@ -92,6 +94,7 @@ public final class Tablet implements Closeable {
     this.files = new TabletFiles(this, manifest, manifestVersion, serverTimes);
     this.flushes = new TabletFlushes(this, files, this::scheduleMerge);
     this.merges = new TabletMerges(this, files, flushes);
+    this.changes = new TabletChangeLog(this, manifest.redoPoint(), serverTimes);
   }
 
   /** After a flush: a merging compaction may be due. */
@@ -148,6 +151,7 @@ public final class Tablet implements Closeable {
     Tablet t = new Tablet(env, schema, m, v.version(), new TabletVersion(env.newMemtable(), List.of(),
         SSTableFiles.openAll(env, schema, m)));
     env.memtables().register(t);
+    t.changes.opened();
     return t;
   }
 
@@ -178,6 +182,7 @@ public final class Tablet implements Closeable {
     TableSchema before = schema;
     this.schema = newSchema; // before the reopens are scheduled: they follow the schema they find
     files.schemaChanged(before, newSchema);
+    changes.retentionChanged(before.changeRetentionMicros(), newSchema.changeRetentionMicros());
   }
 
   /** The sequence up to which every write is in SSTables; the log is replayed past it. */
@@ -248,23 +253,26 @@ public final class Tablet implements Closeable {
       flushes.throwIfFlushesFail();
       return null;
     }
-    // The log records the server time taken (the floor of later lives), apart from cells' timestamps.
-    MutationCodec.Logged payload = taken == MutationCodec.Logged.NO_SERVER_TIME
+    // The log records the server time taken (the floor of later lives), apart from cells' timestamps;
+    // a tablet that keeps its changes takes one for every write, its commit time.
+    long time = taken == MutationCodec.Logged.NO_SERVER_TIME && changes.keeps() ? serverTimes.next() : taken;
+    MutationCodec.Logged payload = time == MutationCodec.Logged.NO_SERVER_TIME
         ? MutationEntries.withServerTime(checked, serverTimes::next)
-        : new MutationCodec.Logged(MutationEntries.withServerTime(checked, () -> taken).mutation(), taken);
+        : new MutationCodec.Logged(MutationEntries.withServerTime(checked, () -> time).mutation(), time);
     RowMutation resolved = payload.mutation();
     // Into the memtable now, invisible until the log has it, so the log writer's thread does
     // no insert: its callback below only takes a failed write out again, makes the sequence
     // visible, and freezes the memtable when it is full (the flush itself runs elsewhere).
     // Group commits follow each other faster that way.
     long before = current.active.approximateBytes();
-    Inserted in = insert(resolved, NEW_SEQUENCE);
+    Inserted in = insert(resolved, NEW_SEQUENCE, payload.serverTime());
     long base = in.base();
     Memtable target = in.memtable();
     CompletableFuture<Void> logged = env.log().append(tabletId, base, out -> MutationCodec.encodeTo(payload, out))
         .whenComplete((ok, err) -> {
           if (err != null) {
             MutationEntries.forEach(resolved, base, (k, v) -> target.remove(k));
+            target.removeChange(base);
           }
           sequence.finish(base);
           if (err == null) {
@@ -297,16 +305,27 @@ public final class Tablet implements Closeable {
    * falls between them: a memtable holds a contiguous range of sequences, which folding an
    * aggregate cell's operands relies on ({@code CompactionMerger}).
    */
-  private Inserted insert(RowMutation rm, long base) {
+  private Inserted insert(RowMutation rm, long base, long commitMicros) {
     memLock.readLock().lock();
     try {
       long b = base == NEW_SEQUENCE ? sequence.begin(rm.mutations().size()) : base;
       Memtable m = current.active;
       MutationEntries.forEach(rm, b, m::add);
+      changes.written(m, b, commitMicros, rm);
       return new Inserted(m, b);
     } finally {
       memLock.readLock().unlock();
     }
+  }
+
+  /** The replay of the log into this tablet ended ({@link #replay}): memtables frozen from now on move the redo point. */
+  public void replayDone() {
+    sequence.replayDone();
+  }
+
+  /** The tablet's changes for change streams. */
+  public TabletChangeLog changes() {
+    return changes;
   }
 
   /** Waits until every write with a sequence up to {@code seq} has finished (see {@link TabletSequence}). */
@@ -327,7 +346,8 @@ public final class Tablet implements Closeable {
     if (last <= files.redoPoint()) {
       return;
     }
-    insert(rm, base);
+    insert(rm, base, logged.serverTime() != MutationCodec.Logged.NO_SERVER_TIME ? logged.serverTime()
+        : serverTimes.max());
     sequence.replayed(last);
     flushes.maybeFreeze();
   }
@@ -524,42 +544,15 @@ public final class Tablet implements Closeable {
   }
 
   /**
-   * Splits the tablet at {@code row} (paper §6 "Exploiting immutability"): holds merges
-   * (waiting for a running one, which commits first: no merge commits into a split tablet),
-   * stops taking writes, waits for those in flight, flushes the memtable, records the split in
-   * its manifest (the commit point), and returns the two children, opened, sharing the
-   * parent's SSTables. This tablet is closed afterwards; if the split fails, merges resume.
+   * Splits the tablet at {@code row} into the two named children, opened ({@link TabletSplit}).
+   * This tablet is closed afterwards; if the split fails, it takes writes again.
    */
   public List<Tablet> split(byte[] row, String leftId, String rightId) throws IOException {
-    if (ByteArrays.compare(row, startRow) <= 0 || (endRow.length > 0 && ByteArrays.compare(row, endRow) >= 0)) {
-      throw new IllegalArgumentException("split row " + ByteArrays.show(row) + " is not strictly inside tablet "
-          + tabletId);
-    }
-    merges.hold(true);
-    try {
-      return splitHoldingMerges(row, leftId, rightId);
-    } catch (IOException | RuntimeException e) {
-      merges.hold(false);
-      throw e;
-    }
+    return TabletSplit.split(this, row, leftId, rightId);
   }
 
-  private List<Tablet> splitHoldingMerges(byte[] row, String leftId, String rightId) throws IOException {
-    sequence.startSplit();
-    try {
-      TabletFlushes.join(freezeAndFlush());
-      List<ManifestCodec.Versioned> children = files.recordSplit(new TabletManifest.SplitInfo(row, leftId, rightId),
-          nextSequenceSnapshot() - 1);
-      closeWithoutFlush();
-      List<Tablet> out = new ArrayList<>();
-      for (ManifestCodec.Versioned c : children) {
-        out.add(open(env, schema, c));
-      }
-      return out;
-    } catch (IOException | RuntimeException e) {
-      sequence.splitFailed();
-      throw e;
-    }
+  TabletSequence sequence() {
+    return sequence;
   }
 
   long nextSequenceSnapshot() {

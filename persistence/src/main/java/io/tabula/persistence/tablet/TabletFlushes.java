@@ -153,7 +153,8 @@ final class TabletFlushes {
         return null;
       }
       List<TabletVersion.Frozen> frozen = new ArrayList<>();
-      frozen.add(new TabletVersion.Frozen(v.active, tablet.visibleSequence(), tablet.nextSequenceSnapshot() - 1));
+      frozen.add(new TabletVersion.Frozen(v.active, tablet.sequence().redoForFreeze(files.redoPoint()),
+          tablet.nextSequenceSnapshot() - 1));
       frozen.addAll(v.frozen);
       return new TabletVersion(env.newMemtable(), frozen, v.files);
     });
@@ -285,6 +286,12 @@ final class TabletFlushes {
           written.put(g, h);
         }
       }
+    } catch (IOException | RuntimeException e) {
+      written.values().forEach(h -> h.discard(true));
+      throw e;
+    }
+    try {
+      tablet.changes().flushing(f.memtable());
     } catch (IOException | RuntimeException e) {
       written.values().forEach(h -> h.discard(true));
       throw e;

@@ -3,6 +3,7 @@ package io.tabula.persistence.tablet;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.io.IOException;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A tablet's write sequence and visibility, and whether it takes writes: each write gets a
@@ -35,6 +36,19 @@ final class TabletSequence {
   /** Written under {@link #lock}; read by any thread. */
   private volatile long visible;
 
+  /**
+   * Set while the commit log is replayed into the tablet: the visible sequence then starts at
+   * the manifest's last sequence, above records still to be replayed, so it is no redo point.
+   */
+  private volatile boolean replaying;
+
+  /**
+   * Completed when the visible sequence next grows or the tablet closes (outside the lock: what
+   * waits on it runs elsewhere); null while nobody waits.
+   */
+  @GuardedBy("lock")
+  private CompletableFuture<Void> advanced;
+
   /** A sequence whose writes up to {@code lastSequence} are all visible. */
   TabletSequence(String tabletId, long lastSequence) {
     this.tabletId = tabletId;
@@ -45,6 +59,55 @@ final class TabletSequence {
   /** The highest sequence number whose write (and every earlier one) is visible to reads. */
   long visible() {
     return visible;
+  }
+
+  /**
+   * Completes once the visible sequence is above {@code sequence} or the tablet has closed: at
+   * once if it is so now. A change stream's reader that has caught up waits on it. Whatever
+   * depends on it must run asynchronously: it completes on the thread that made a write visible.
+   */
+  CompletableFuture<Void> visibleAfter(long sequence) {
+    synchronized (lock) {
+      if (visible > sequence || state == State.CLOSED) {
+        return CompletableFuture.completedFuture(null);
+      }
+      if (advanced == null) {
+        advanced = new CompletableFuture<>();
+      }
+      return advanced;
+    }
+  }
+
+  /** Takes the waiters' future if the visible sequence grew past {@code before} or the tablet closed. */
+  @GuardedBy("lock")
+  private CompletableFuture<Void> wakeIfAdvanced(long before) {
+    if (advanced == null || (visible <= before && state != State.CLOSED)) {
+      return null;
+    }
+    CompletableFuture<Void> f = advanced;
+    advanced = null;
+    return f;
+  }
+
+  private static void wake(CompletableFuture<Void> f) {
+    if (f != null) {
+      f.complete(null);
+    }
+  }
+
+  /** The replay of the log ended: every record up to the visible sequence is in a memtable now. */
+  void replayDone() {
+    replaying = false;
+  }
+
+  /**
+   * The redo point a memtable frozen now completes: the visible sequence (every write up to it
+   * is in this memtable or an older one), but {@code redoPoint}, the tablet's own, while the log
+   * is replayed: a record still to be replayed may lie below the visible sequence, and a redo
+   * point past it would drop it from the next replay, though it was only in memory.
+   */
+  long redoForFreeze(long redoPoint) {
+    return replaying ? redoPoint : visible;
   }
 
   /** The next sequence number to be given out. */
@@ -71,21 +134,33 @@ final class TabletSequence {
 
   /** The write that began at {@code base} has ended, applied or failed. */
   void finish(long base) {
+    CompletableFuture<Void> wake;
     synchronized (lock) {
+      long before = visible;
       inFlight.remove(base);
       visible = inFlight.isEmpty() ? next - 1 : inFlight.first() - 1;
       lock.notifyAll();
+      wake = wakeIfAdvanced(before);
     }
+    wake(wake);
   }
 
-  /** A write up to {@code last} was replayed from the log: it is visible unless others are in flight. */
+  /**
+   * A write up to {@code last} was replayed from the log: it is visible unless others are in
+   * flight. Until {@link #replayDone}, a memtable frozen does not move the redo point.
+   */
   void replayed(long last) {
+    replaying = true;
+    CompletableFuture<Void> wake;
     synchronized (lock) {
+      long before = visible;
       next = Math.max(next, last + 1);
       if (inFlight.isEmpty()) {
         visible = next - 1;
       }
+      wake = wakeIfAdvanced(before);
     }
+    wake(wake);
   }
 
   /**
@@ -137,13 +212,16 @@ final class TabletSequence {
 
   /** Stops taking writes for good. Whether this call closed it (false: it was closed already). */
   boolean close() {
+    CompletableFuture<Void> wake;
     synchronized (lock) {
       if (state == State.CLOSED) {
         return false;
       }
       state = State.CLOSED;
-      return true;
+      wake = wakeIfAdvanced(visible);
     }
+    wake(wake);
+    return true;
   }
 
   /** {@link #close}, then waits for the writes in flight. */

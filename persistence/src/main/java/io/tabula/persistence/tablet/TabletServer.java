@@ -254,6 +254,7 @@ public final class TabletServer implements Closeable {
         replayed += LogPieces.replay(storage, Storage.path("logs", logName), tabletId, (id, seq, payload) ->
             t.replay(seq, payload), env.failures()::report);
       }
+      t.replayDone();
       if (t.visibleSequence() > t.redoPoint()) {
         TabletFlushes.join(t.freezeAndFlush());
       }
@@ -370,6 +371,7 @@ public final class TabletServer implements Closeable {
         t.replay(seq, payload);
       }
     });
+    tablets.values().forEach(Tablet::replayDone);
   }
 
   /** A split recorded in the parent's manifest: write any child manifest the crash left unwritten. */
@@ -471,9 +473,11 @@ public final class TabletServer implements Closeable {
     try {
       // A tablet not open here was closed cleanly (flushed), split (flushed first), dropped
       // with its table, or never opened here: its records are obsolete, unless its close failed.
+      // Abandoned (set before the tablets are cleared): a crash deletes nothing, so a flush that
+      // ends afterwards must not find every segment obsolete for want of its tablet.
       log.deleteObsoleteSegments(id -> {
         Tablet t = tablets.get(id);
-        return t != null ? t.redoPoint() : closedUnflushed.getOrDefault(id, Long.MAX_VALUE);
+        return t != null ? t.redoPoint() : abandoned ? -1 : closedUnflushed.getOrDefault(id, Long.MAX_VALUE);
       });
     } catch (IOException e) {
       // Old segments stay until the next flush tries again; nothing is lost by keeping them.
