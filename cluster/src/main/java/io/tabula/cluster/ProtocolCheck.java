@@ -41,7 +41,7 @@ public final class ProtocolCheck extends JoinConfigCompatChecker {
    * bytes in form 4, {@code Master.FamiliesSet}, an aggregator in {@code FamilyChange} and the
    * table commands), and mutations carry {@code AddToCell} and {@code MergeToCell}. 10: change
    * streams read a tablet's changes ({@code TabletActor.ReadChanges}, answered with {@code
-   * TabletChangeLog.InMemory} of {@code Change}s).
+   * TabletChangeReads.ChangesRead} of {@code Change}s).
    */
   static final int VERSION = 10;
   /** The node's protocol version; set by the node, never by an operator. */

@@ -7,7 +7,6 @@ import io.tabula.persistence.model.Mutation;
 import io.tabula.persistence.model.Row;
 import io.tabula.persistence.model.RowMutation;
 import io.tabula.persistence.tablet.Tablet;
-import io.tabula.persistence.tablet.TabletChangeLog;
 import io.tabula.persistence.tablet.TabletUnavailableException;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
@@ -117,7 +116,7 @@ public final class TabletActor extends AbstractBehavior<TabletActor.Command> {
 
   /** The changes after {@code after} in the memtables, or those that come within {@code waitMillis} ({@link TabletChangeReads}). */
   public record ReadChanges(long after, long maxBytes, long waitMillis,
-      ActorRef<StatusReply<TabletChangeLog.InMemory>> replyTo) implements Request {}
+      ActorRef<StatusReply<TabletChangeReads.ChangesRead>> replyTo) implements Request {}
 
   /** Deletes every row of this tablet starting with {@code prefix} (empty: every row). */
   public record DropRows(byte[] prefix, ActorRef<StatusReply<Done>> replyTo) implements Request {}

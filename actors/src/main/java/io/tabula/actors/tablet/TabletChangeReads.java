@@ -1,7 +1,10 @@
 package io.tabula.actors.tablet;
 
+import io.tabula.persistence.changes.Change;
 import io.tabula.persistence.tablet.Tablet;
 import io.tabula.persistence.tablet.TabletChangeLog;
+import io.tabula.protocol.kryo.KryoSerializable;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -19,8 +22,12 @@ import org.apache.pekko.pattern.StatusReply;
  * asked for is not sent; the memtable is flushed instead, and the reader finds the change in
  * the tablet's change log on the storage. Stateless.
  */
-final class TabletChangeReads {
+public final class TabletChangeReads {
   private TabletChangeReads() {}
+
+  /** The answer to {@link TabletActor.ReadChanges}: {@link TabletChangeLog.InMemory}'s fields, as they travel between nodes. */
+  public record ChangesRead(List<Change> changes, boolean complete, long visible, long watermarkMicros)
+      implements KryoSerializable {}
 
   static Behavior<TabletActor.Command> read(Tablet tablet, TabletActor.ReadChanges r, Executor blockingIo,
       Behavior<TabletActor.Command> same) {
@@ -28,19 +35,24 @@ final class TabletChangeReads {
       TabletChangeLog log = tablet.changes();
       TabletChangeLog.InMemory now = log.read(r.after(), r.maxBytes());
       if (!now.changes().isEmpty() || !now.complete() || r.waitMillis() <= 0) {
-        r.replyTo().tell(StatusReply.success(fitted(tablet, now, r.maxBytes())));
+        r.replyTo().tell(StatusReply.success(answer(fitted(tablet, now, r.maxBytes()))));
         return same;
       }
       // copy(): the waiters share the tablet's future, which a timeout must not complete
       log.visibleAfter(r.after()).copy().completeOnTimeout(null, r.waitMillis(), TimeUnit.MILLISECONDS)
           .thenApplyAsync(x -> fitted(tablet, log.read(r.after(), r.maxBytes()), r.maxBytes()), blockingIo)
-          .whenComplete((answer, err) -> r.replyTo().tell(err == null ? StatusReply.success(answer)
+          .whenComplete((read, err) -> r.replyTo().tell(err == null ? StatusReply.success(answer(read))
               : TabletActor.refusal(err instanceof java.util.concurrent.CompletionException c && c.getCause() != null
                   ? c.getCause() : err)));
     } catch (RuntimeException e) {
       r.replyTo().tell(TabletActor.refusal(e));
     }
     return same;
+  }
+
+  private static ChangesRead answer(TabletChangeLog.InMemory m) {
+    return new ChangesRead(new java.util.ArrayList<>(m.changes()), m.complete(), m.visible(),
+        m.watermarkMicros());
   }
 
   /** {@code read}, unless its one change is larger than {@code maxBytes}: then none, and a flush to bring it to the log. */

@@ -6,11 +6,11 @@ import com.google.bigtable.v2.StreamPartition;
 import io.tabula.actors.master.TabletInfo;
 import io.tabula.actors.tablet.NodeRequests;
 import io.tabula.actors.tablet.TabletActor;
+import io.tabula.actors.tablet.TabletChangeReads;
 import io.tabula.persistence.changes.Change;
 import io.tabula.persistence.changes.ChangeLog;
 import io.tabula.persistence.tablet.ChangeLineage;
 import io.tabula.persistence.tablet.Tablet;
-import io.tabula.persistence.tablet.TabletChangeLog;
 import io.tabula.protocol.errors.ErrorCode;
 import io.tabula.protocol.errors.Refusal;
 import java.io.IOException;
@@ -94,13 +94,13 @@ final class ChangeReader {
     }
     long wait = Math.max(0, Math.min(MAX_WAIT_MILLIS,
         TimeUnit.NANOSECONDS.toMillis(lastSentNanos + heartbeatNanos - System.nanoTime())));
-    return streams.router().<TabletChangeLog.InMemory>askTablet(tabletId,
+    return streams.router().<TabletChangeReads.ChangesRead>askTablet(tabletId,
         replyTo -> new TabletActor.ReadChanges(after, STEP_BYTES, wait, replyTo))
         .handle((mem, err) -> err == null ? fromTablet(mem) : unanswered(err))
         .thenCompose(x -> x);
   }
 
-  private CompletionStage<Optional<List<ReadChangeStreamResponse>>> fromTablet(TabletChangeLog.InMemory mem) {
+  private CompletionStage<Optional<List<ReadChangeStreamResponse>>> fromTablet(TabletChangeReads.ChangesRead mem) {
     unavailableSince = -1;
     if (mem.watermarkMicros() > watermark) {
       watermark = mem.watermarkMicros();

@@ -31,9 +31,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code CloseStream} followed to its new partitions, a merged one opened once the tokens of
  * all its parents cover it. What it sees is kept in arrival order. Thread-safe.
  */
-final class ChangeFollower implements AutoCloseable {
+public final class ChangeFollower implements AutoCloseable {
   /** One cell written, as a change carried it. */
-  record Seen(String row, String value, Instant commit) {}
+  public record Seen(String row, String value, Instant commit) {}
 
   private final BigtableDataClient data;
   private final String table;
@@ -46,32 +46,32 @@ final class ChangeFollower implements AutoCloseable {
   private final List<Seen> seen = new ArrayList<>();
   private final Map<String, List<ChangeStreamContinuationToken>> waiting = new HashMap<>();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
-  final AtomicInteger closes = new AtomicInteger();
-  final AtomicInteger resumes = new AtomicInteger();
-  final AtomicInteger heartbeats = new AtomicInteger();
+  public final AtomicInteger closes = new AtomicInteger();
+  public final AtomicInteger resumes = new AtomicInteger();
+  public final AtomicInteger heartbeats = new AtomicInteger();
   private volatile boolean stopped;
   /** The streams open now, cancelled at {@link #close} (a client's channel closes only once its calls have ended). */
   private final java.util.Set<ServerStream<ChangeStreamRecord>> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
-  final AtomicInteger merges = new AtomicInteger();
+  public final AtomicInteger merges = new AtomicInteger();
 
-  ChangeFollower(BigtableDataClient data, String table, Duration slice) {
+  public ChangeFollower(BigtableDataClient data, String table, Duration slice) {
     this.data = data;
     this.table = table;
     this.slice = slice;
   }
 
   /** Starts reading every partition from {@code from}. */
-  void start(Instant from) {
+  public void start(Instant from) {
     for (ByteStringRange p : data.generateInitialChangeStreamPartitions(table)) {
       pool.execute(() -> read(p, from, null));
     }
   }
 
-  synchronized List<Seen> seen() {
+  public synchronized List<Seen> seen() {
     return new ArrayList<>(seen);
   }
 
-  Throwable failure() {
+  public Throwable failure() {
     return failure.get();
   }
 
