@@ -7,7 +7,6 @@ import io.tabula.protocol.kryo.KryoSerializable;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.pattern.StatusReply;
 
@@ -38,8 +37,7 @@ public final class TabletChangeReads {
         r.replyTo().tell(StatusReply.success(answer(fitted(tablet, now, r.maxBytes()))));
         return same;
       }
-      // copy(): the waiters share the tablet's future, which a timeout must not complete
-      log.visibleAfter(r.after()).copy().completeOnTimeout(null, r.waitMillis(), TimeUnit.MILLISECONDS)
+      log.visibleAfter(r.after(), r.waitMillis())
           .thenApplyAsync(x -> fitted(tablet, log.read(r.after(), r.maxBytes()), r.maxBytes()), blockingIo)
           .whenComplete((read, err) -> r.replyTo().tell(err == null ? StatusReply.success(answer(read))
               : TabletActor.refusal(err instanceof java.util.concurrent.CompletionException c && c.getCause() != null

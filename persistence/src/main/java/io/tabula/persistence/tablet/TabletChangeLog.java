@@ -85,9 +85,12 @@ public final class TabletChangeLog {
     expire();
   }
 
-  /** Completes once a write above {@code seq} is visible or the tablet closed (asynchronous dependents only). */
-  public java.util.concurrent.CompletableFuture<Void> visibleAfter(long seq) {
-    return tablet.sequence().visibleAfter(seq);
+  /**
+   * Completes once a write above {@code seq} is visible or the tablet closed, or after {@code
+   * timeoutMillis} (asynchronous dependents only).
+   */
+  public java.util.concurrent.CompletableFuture<Void> visibleAfter(long seq, long timeoutMillis) {
+    return tablet.sequence().visibleAfter(seq, timeoutMillis);
   }
 
   /** The folder of the tablet's change log. */

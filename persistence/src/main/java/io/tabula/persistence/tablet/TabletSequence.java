@@ -2,6 +2,8 @@ package io.tabula.persistence.tablet;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 
@@ -43,11 +45,12 @@ final class TabletSequence {
   private volatile boolean replaying;
 
   /**
-   * Completed when the visible sequence next grows or the tablet closes (outside the lock: what
-   * waits on it runs elsewhere); null while nobody waits.
+   * The readers waiting for the visible sequence to grow or the tablet to close, each its own
+   * future, completed outside the lock (what waits on it runs elsewhere); one that times out
+   * takes itself out, so an idle tablet's waiters do not pile up.
    */
   @GuardedBy("lock")
-  private CompletableFuture<Void> advanced;
+  private final java.util.Set<CompletableFuture<Void>> waiters = new java.util.HashSet<>();
 
   /** A sequence whose writes up to {@code lastSequence} are all visible. */
   TabletSequence(String tabletId, long lastSequence) {
@@ -62,37 +65,47 @@ final class TabletSequence {
   }
 
   /**
-   * Completes once the visible sequence is above {@code sequence} or the tablet has closed: at
-   * once if it is so now. A change stream's reader that has caught up waits on it. Whatever
-   * depends on it must run asynchronously: it completes on the thread that made a write visible.
+   * Completes once the visible sequence is above {@code sequence} or the tablet has closed (at
+   * once if it is so now), or after {@code timeoutMillis}. A change stream's reader that has
+   * caught up waits on it. Whatever depends on it must run asynchronously: it completes on the
+   * thread that made a write visible.
    */
-  CompletableFuture<Void> visibleAfter(long sequence) {
+  CompletableFuture<Void> visibleAfter(long sequence, long timeoutMillis) {
+    CompletableFuture<Void> f = new CompletableFuture<>();
     synchronized (lock) {
       if (visible > sequence || state == State.CLOSED) {
         return CompletableFuture.completedFuture(null);
       }
-      if (advanced == null) {
-        advanced = new CompletableFuture<>();
+      waiters.add(f);
+    }
+    f.completeOnTimeout(null, timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS).whenComplete((x, e) -> {
+      synchronized (lock) {
+        waiters.remove(f);
       }
-      return advanced;
-    }
-  }
-
-  /** Takes the waiters' future if the visible sequence grew past {@code before} or the tablet closed. */
-  @GuardedBy("lock")
-  private CompletableFuture<Void> wakeIfAdvanced(long before) {
-    if (advanced == null || (visible <= before && state != State.CLOSED)) {
-      return null;
-    }
-    CompletableFuture<Void> f = advanced;
-    advanced = null;
+    });
     return f;
   }
 
-  private static void wake(CompletableFuture<Void> f) {
-    if (f != null) {
-      f.complete(null);
+  /** How many readers wait now (for tests). */
+  int waiting() {
+    synchronized (lock) {
+      return waiters.size();
     }
+  }
+
+  /** Takes the waiters if the visible sequence grew past {@code before} or the tablet closed. */
+  @GuardedBy("lock")
+  private List<CompletableFuture<Void>> wakeIfAdvanced(long before) {
+    if (waiters.isEmpty() || (visible <= before && state != State.CLOSED)) {
+      return List.of();
+    }
+    List<CompletableFuture<Void>> out = new ArrayList<>(waiters);
+    waiters.clear();
+    return out;
+  }
+
+  private static void wake(List<CompletableFuture<Void>> waiting) {
+    waiting.forEach(f -> f.complete(null));
   }
 
   /** The replay of the log ended: every record up to the visible sequence is in a memtable now. */
@@ -134,7 +147,7 @@ final class TabletSequence {
 
   /** The write that began at {@code base} has ended, applied or failed. */
   void finish(long base) {
-    CompletableFuture<Void> wake;
+    List<CompletableFuture<Void>> wake;
     synchronized (lock) {
       long before = visible;
       inFlight.remove(base);
@@ -151,7 +164,7 @@ final class TabletSequence {
    */
   void replayed(long last) {
     replaying = true;
-    CompletableFuture<Void> wake;
+    List<CompletableFuture<Void>> wake;
     synchronized (lock) {
       long before = visible;
       next = Math.max(next, last + 1);
@@ -212,7 +225,7 @@ final class TabletSequence {
 
   /** Stops taking writes for good. Whether this call closed it (false: it was closed already). */
   boolean close() {
-    CompletableFuture<Void> wake;
+    List<CompletableFuture<Void>> wake;
     synchronized (lock) {
       if (state == State.CLOSED) {
         return false;

@@ -147,8 +147,15 @@ class TabletChangesTest {
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
     t.apply(put("a", "1")).join();
     long seen = t.changes().read(0, 1 << 20).changes().get(0).lastSequence();
-    CompletableFuture<Void> woke = t.changes().visibleAfter(seen);
+    CompletableFuture<Void> woke = t.changes().visibleAfter(seen, 60_000);
     assertFalse(woke.isDone());
+    CompletableFuture<Void> timedOut = t.changes().visibleAfter(seen, 10);
+    timedOut.get(5, TimeUnit.SECONDS); // a waiter whose time is up goes: it is not woken, nor kept
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (t.sequence().waiting() > 1 && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertEquals(1, t.sequence().waiting(), "the timed-out waiter is no longer held");
     t.apply(put("b", "2")).join();
     woke.get(5, TimeUnit.SECONDS);
     assertEquals(1, t.changes().read(seen, 1 << 20).changes().size());
