@@ -95,7 +95,7 @@ public final class ChangeLog {
       }
       out.sync();
     } catch (IOException | RuntimeException e) {
-      deleteQuietly(storage, temp);
+      deleteTemporary(storage, temp, e);
       throw e;
     }
     Segment s = new Segment(Storage.path(folder, String.format("%020d-%020d-%020d.chg", first, last, maxCommit)),
@@ -327,11 +327,12 @@ public final class ChangeLog {
     storage.delete(Storage.path(folder, MERGED));
   }
 
-  private static void deleteQuietly(Storage storage, String path) {
+  /** Deletes a temporary file after {@code failure}, to which a failure to delete it is added. */
+  private static void deleteTemporary(Storage storage, String path, Exception failure) {
     try {
       storage.delete(path);
-    } catch (IOException | RuntimeException ignored) {
-      // a temporary file left behind is swept with the folder
+    } catch (IOException | RuntimeException e) {
+      failure.addSuppressed(e);
     }
   }
 }
