@@ -172,7 +172,19 @@ class ChangeStreamsTest {
           .startTime(now.minusSeconds(60)));
       assertTrue(firstChange instanceof com.google.cloud.bigtable.data.v2.models.ChangeStreamMutation,
           "the write made after the start: " + firstChange);
-      assertFalse(((com.google.cloud.bigtable.data.v2.models.ChangeStreamMutation) firstChange).getToken().isEmpty());
+      String token = ((com.google.cloud.bigtable.data.v2.models.ChangeStreamMutation) firstChange).getToken();
+      assertFalse(token.isEmpty());
+
+      // That token is a position of the left tablet: the right partition refuses it.
+      ByteStringRange right = ByteStringRange.create("m", "");
+      InvalidArgumentException elsewhere = assertThrows(InvalidArgumentException.class, () -> first(data,
+          ReadChangeStreamQuery.create("s").streamPartition(right).continuationTokens(List.of(
+              ChangeStreamContinuationToken.create(right, token)))));
+      assertTrue(elsewhere.getMessage().contains("another partition"), elsewhere.getMessage());
+
+      InvalidArgumentException tooLong = assertThrows(InvalidArgumentException.class, () -> admin.createTable(
+          CreateTableRequest.of("long").addFamily("f").addChangeStreamRetention(org.threeten.bp.Duration.ofDays(10))));
+      assertTrue(tooLong.getMessage().contains("retention_period"), tooLong.getMessage());
     }
   }
 
