@@ -64,6 +64,12 @@ final class ChangeReader {
   private long unavailableSince = -1;
   private List<ChangeLineage.Successor> successors;
   private boolean ended;
+  /**
+   * Whether a change at or after the start time has passed (commit times never fall along a
+   * tablet's sequences, so none before it comes after): until then, a position would resume
+   * before the start, and the tokens sent are the start time itself.
+   */
+  private boolean passedStart;
 
   /**
    * A reader of tablet {@code tabletId} after sequence {@code after}, sending the changes
@@ -81,6 +87,7 @@ final class ChangeReader {
     this.endMicros = endMicros;
     this.heartbeatNanos = heartbeatNanos;
     this.watermark = startMicros;
+    this.passedStart = startMicros == 0;
     this.lastSentNanos = System.nanoTime();
   }
 
@@ -151,6 +158,7 @@ final class ChangeReader {
       after = c.lastSequence();
       watermark = Math.max(watermark, c.commitMicros());
       if (c.commitMicros() >= startMicros) {
+        passedStart = true;
         out.addAll(ChangeResponses.dataChange(c, streams.clusterId(), ChangeToken.position(tabletId, after),
             c.commitMicros(), families));
       }
@@ -172,7 +180,12 @@ final class ChangeReader {
       return List.of();
     }
     lastSentNanos = System.nanoTime();
-    return List.of(ChangeResponses.heartbeat(partition, ChangeToken.position(tabletId, after), watermark));
+    return List.of(ChangeResponses.heartbeat(partition, here(), watermark));
+  }
+
+  /** Where the reader stands, as a token: its position, or its start time while it has not passed it. */
+  private ChangeToken here() {
+    return passedStart ? ChangeToken.position(tabletId, after) : ChangeToken.time(startMicros);
   }
 
   /**
@@ -222,7 +235,8 @@ final class ChangeReader {
       StreamPartition p = ChangeResponses.partition(s.startRow(), s.endRow());
       // A split's token covers the child's part of this partition; a merge's, this partition in the child.
       StreamPartition covered = successors.size() > 1 ? p : partition;
-      tokens.add(ChangeResponses.token(covered, ChangeToken.position(s.tabletId(), s.startsAfter())));
+      tokens.add(ChangeResponses.token(covered, passedStart ? ChangeToken.position(s.tabletId(), s.startsAfter())
+          : ChangeToken.time(startMicros)));
       next.add(p);
     }
     return List.of(ChangeResponses.moved("tablet " + tabletId + " was " + (successors.size() > 1 ? "split" : "merged")

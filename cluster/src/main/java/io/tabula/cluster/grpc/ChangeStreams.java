@@ -104,14 +104,17 @@ final class ChangeStreams {
     List<ChangeToken> tokens = in.hasContinuationTokens() ? tokens(in, range) : List.of();
     long now = nowMicros.getAsLong();
     long start = in.hasStartTime() ? micros("start_time", in.getStartTime()) : in.hasContinuationTokens() ? -1 : now;
-    if (!tokens.isEmpty() && !tokens.get(0).isPosition()) {
-      start = tokens.stream().mapToLong(ChangeToken::startMicros).min().orElseThrow();
-    } else if (!tokens.isEmpty()) {
-      ChangeToken first = tokens.get(0);
-      if (tokens.stream().anyMatch(t -> !first.equals(t))) {
-        throw GrpcErrors.invalid("continuation_tokens", "name different positions: tokens of one partition come from"
-            + " one CloseStream, or one token from the last change or heartbeat read");
-      }
+    // Tokens: one position (a merged tablet's parents each give the same), and times of parents that
+    // had not passed their start yet, which then only filter (docs/change-streams.md, "Partitions").
+    List<ChangeToken> positions = tokens.stream().filter(ChangeToken::isPosition).toList();
+    long fromTimes = tokens.stream().filter(t -> !t.isPosition()).mapToLong(ChangeToken::startMicros).min()
+        .orElse(-1);
+    if (positions.stream().distinct().count() > 1) {
+      throw GrpcErrors.invalid("continuation_tokens", "name different positions: tokens of one partition come from"
+          + " its CloseStreams, or one token from the last change or heartbeat read");
+    }
+    if (fromTimes >= 0) {
+      start = fromTimes;
     }
     if (start > now + FUTURE_SLACK_MICROS) {
       throw GrpcErrors.invalid("start_time", "is in the future");
@@ -127,8 +130,9 @@ final class ChangeStreams {
             + table + "'s change retention of " + Duration.ofNanos(retention * 1000) + ": those changes are gone");
       }
       List<String> families = new ArrayList<>(t.families().keySet());
-      return startFinal >= 0 ? fromTime(table, partition, range, families, startFinal, end, heartbeatNanos)
-          : fromPosition(table, partition, range, families, tokens.get(0), end, heartbeatNanos);
+      return positions.isEmpty() ? fromTime(table, partition, range, families, startFinal, end, heartbeatNanos)
+          : fromPosition(table, partition, range, families, positions.get(0), Math.max(0, startFinal), end,
+              heartbeatNanos);
     })).flatMapConcat(s -> s);
   }
 
@@ -171,7 +175,7 @@ final class ChangeStreams {
 
   /** A stream from a position: the partition must be the range of the tablet the token names. */
   private CompletionStage<Source<ReadChangeStreamResponse, NotUsed>> fromPosition(String table,
-      StreamPartition partition, byte[][] range, List<String> families, ChangeToken token, long end,
+      StreamPartition partition, byte[][] range, List<String> families, ChangeToken token, long start, long end,
       long heartbeatNanos) {
     return CompletableFuture.supplyAsync(() -> {
       try {
@@ -187,7 +191,7 @@ final class ChangeStreams {
         throw GrpcErrors.invalid("continuation_tokens", "name a position of another partition than "
             + "partition.row_range");
       }
-      return stream(new ChangeReader(this, table, partition, families, token.tabletId(), token.after(), 0, end,
+      return stream(new ChangeReader(this, table, partition, families, token.tabletId(), token.after(), start, end,
           heartbeatNanos));
     });
   }
@@ -221,10 +225,6 @@ final class ChangeStreams {
       } catch (ChangeToken.MalformedTokenException e) {
         throw GrpcErrors.invalid(field + ".token", e.problem());
       }
-    }
-    if (out.stream().anyMatch(ChangeToken::isPosition) && out.stream().anyMatch(t -> !t.isPosition())) {
-      throw GrpcErrors.invalid("continuation_tokens", "mix positions and times: the tokens of one partition come"
-          + " from one CloseStream");
     }
     covered.sort(Comparator.comparing((byte[][] r) -> r[0], ByteArrays::compare));
     byte[] at = range[0];
