@@ -19,11 +19,13 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -482,6 +484,34 @@ class CliTest {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }
+  }
+
+  @Test
+  void watchPrintsEachChangeAsItIsCommittedOneLinePerMutation() throws Exception {
+    tabula("createtable", "watched", "families=f,g", "change-stream-retention-period=1d").assertOk();
+    String from = Instant.now().toString();
+    CompletableFuture<Run> watching = CompletableFuture.supplyAsync(() -> tabula("watch", "watched", "--from", from,
+        "--count", "3"));
+    tabula("set", "watched", "r1", "--timestamp", "1000", "f:a=one", "g:b=two \"q\"").assertOk();
+    client.apply("watched", RowMutation.create("r1").deleteCells("f", "a")).toCompletableFuture().join();
+    tabula("deleterow", "watched", "r 2").assertOk();
+    List<String> expected = List.of("r1  T  set f:a @ 1970/01/01-00:00:00.001000 = \"one\"",
+        "r1  T  set g:b @ 1970/01/01-00:00:00.001000 = \"two \\\"q\\\"\"", "r1  T  delete f:a",
+        "\"r 2\"  T  delete family f", "\"r 2\"  T  delete family g");
+    Run watched = watching.get(60, TimeUnit.SECONDS);
+    watched.assertOk();
+    String commitTime = "\\d{4}/\\d\\d/\\d\\d-\\d\\d:\\d\\d:\\d\\d\\.\\d{6}";
+    assertEquals(expected, watched.out().lines().map(l -> l.replaceFirst("  " + commitTime + "  ", "  T  ")).toList());
+
+    Run again = tabula("watch", "watched", "--from", "-5m", "--until", "now");
+    again.assertOk();
+    assertEquals(watched.out(), again.out(), "the same changes, read again up to an end");
+
+    tabula("createtable", "unwatched", "families=f").assertOk();
+    assertOneErrorLine(tabula("watch", "unwatched"), 1, "tabula: FAILED_PRECONDITION: ");
+    assertOneErrorLine(tabula("watch", "watched", "--from", "yesterday"), 2, "tabula: --from yesterday: must be");
+    assertOneErrorLine(tabula("createtable", "w2", "change-stream-retention-period=1w"), 2,
+        "tabula: change-stream-retention-period 1w: must be a number and a unit");
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.tabula.client;
 
+import com.google.bigtable.admin.v2.ChangeStreamConfig;
 import com.google.bigtable.admin.v2.ColumnFamily;
 import com.google.bigtable.admin.v2.CreateTableRequest;
 import com.google.bigtable.admin.v2.DeleteTableRequest;
@@ -18,6 +19,7 @@ import io.tabula.protocol.groups.GetLocalityGroupsRequest;
 import io.tabula.protocol.groups.LocalityGroup;
 import io.tabula.protocol.groups.SetLocalityGroupRequest;
 import io.tabula.protocol.groups.TableLocalityGroups;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,8 +29,9 @@ import java.util.concurrent.CompletionStage;
 /**
  * Table administration (the Cloud Bigtable table-admin API) through a {@link TabulaClient}'s
  * connection to its seed node: create, describe, list and delete tables, and add, change
- * and drop column families with their {@link GcPolicy}; and, through Tabula's own service, set
- * tables' locality groups; read and change tables' IAM policies. Reads are retried like reads;
+ * and drop column families with their {@link GcPolicy}; set how long a table keeps its change
+ * stream; and, through Tabula's own service, set tables' locality groups; read and change
+ * tables' IAM policies. Reads are retried like reads;
  * changes are not. Thread-safe.
  */
 public final class TabulaAdmin {
@@ -59,8 +62,21 @@ public final class TabulaAdmin {
    * its nodes.
    */
   public CompletionStage<Void> createTable(String table, Map<String, GcPolicy> families, List<byte[]> splits) {
+    return createTable(table, families, splits, Duration.ZERO);
+  }
+
+  /**
+   * Creates a table as {@link #createTable(String, Map, List)} does that keeps a change stream
+   * for {@code changeStreamRetention} (1 to 7 days; zero for none), read with {@link
+   * TabulaClient#changeSource}.
+   */
+  public CompletionStage<Void> createTable(String table, Map<String, GcPolicy> families, List<byte[]> splits,
+      Duration changeStreamRetention) {
     String name = client.tableName(table);
     Table.Builder t = Table.newBuilder();
+    if (!changeStreamRetention.isZero()) {
+      t.setChangeStreamConfig(changeStreamConfig(changeStreamRetention));
+    }
     families.forEach((f, p) -> t.putColumnFamilies(Bytes.family(f), ColumnFamily.newBuilder().setGcRule(p.toProto())
         .build()));
     CreateTableRequest.Builder b = CreateTableRequest.newBuilder().setParent(client.instanceName()).setTableId(table)
@@ -97,9 +113,7 @@ public final class TabulaAdmin {
   }
 
   public CompletionStage<TableDescription> describe(String table) {
-    GetTableRequest req = GetTableRequest.newBuilder().setName(client.tableName(table))
-        .setView(Table.View.SCHEMA_VIEW).build();
-    return retrier.run(true, n -> client.seed().admin.getTable(req), err -> { }).thenApply(t -> {
+    return schema(table).thenApply(t -> {
       Map<String, GcPolicy> families = new LinkedHashMap<>();
       Map<String, Aggregate> aggregates = new LinkedHashMap<>();
       t.getColumnFamiliesMap().forEach((f, cf) -> {
@@ -158,10 +172,43 @@ public final class TabulaAdmin {
 
   /** Whether table {@code table} is protected from deletion. */
   public CompletionStage<Boolean> deletionProtection(String table) {
+    return schema(table).thenApply(Table::getDeletionProtection);
+  }
+
+  /** Table {@code table} as GetTable's schema view gives it. */
+  private CompletionStage<Table> schema(String table) {
     GetTableRequest req = GetTableRequest.newBuilder().setName(client.tableName(table))
         .setView(Table.View.SCHEMA_VIEW).build();
-    return retrier.run(true, n -> client.seed().admin.getTable(req), err -> { })
-        .thenApply(Table::getDeletionProtection);
+    return retrier.run(true, n -> client.seed().admin.getTable(req), err -> { });
+  }
+
+  /**
+   * Keeps table {@code table}'s changes for {@code retention} (1 to 7 days), to be read with
+   * {@link TabulaClient#changeSource}; {@link Duration#ZERO} turns its change stream off and
+   * drops the changes kept (docs/change-streams.md).
+   */
+  public CompletionStage<Void> setChangeStreamRetention(String table, Duration retention) {
+    Table.Builder t = Table.newBuilder().setName(client.tableName(table));
+    if (!retention.isZero()) {
+      t.setChangeStreamConfig(changeStreamConfig(retention));
+    }
+    UpdateTableRequest req = UpdateTableRequest.newBuilder().setTable(t)
+        .setUpdateMask(com.google.protobuf.FieldMask.newBuilder().addPaths("change_stream_config")).build();
+    // Setting a value twice leaves it as once: retried like a read.
+    return retrier.run(true, n -> client.seed().admin.updateTable(req), err -> { }).thenApply(x -> null);
+  }
+
+  /** How long table {@code table} keeps its changes; zero if it keeps no change stream. */
+  public CompletionStage<Duration> changeStreamRetention(String table) {
+    return schema(table).thenApply(t -> {
+      com.google.protobuf.Duration d = t.getChangeStreamConfig().getRetentionPeriod();
+      return Duration.ofSeconds(d.getSeconds(), d.getNanos());
+    });
+  }
+
+  private static ChangeStreamConfig changeStreamConfig(Duration retention) {
+    return ChangeStreamConfig.newBuilder().setRetentionPeriod(com.google.protobuf.Duration.newBuilder()
+        .setSeconds(retention.getSeconds()).setNanos(retention.getNano())).build();
   }
 
   /** The cluster backups live under: a Tabula instance has one, {@code tabula} unless its nodes say otherwise. */

@@ -12,6 +12,7 @@ import com.typesafe.config.ConfigFactory;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,8 +35,8 @@ import org.apache.pekko.stream.javadsl.Source;
 
 /**
  * The Tabula Java client (paper §2, Figures 2 and 3): writes and reads of rows, atomic
- * single-row check-and-mutate and read-modify-write, and scans as back-pressured reactive
- * streams, over the Cloud Bigtable v2 API of a Tabula node.
+ * single-row check-and-mutate and read-modify-write, and scans and a table's change stream as
+ * back-pressured reactive streams, over the Cloud Bigtable v2 API of a Tabula node.
  * <pre>{@code
  * try (TabulaClient client = TabulaClient.builder().endpoint("127.0.0.1:8086").build()) {
  *   client.apply("webtable", RowMutation.create("com.cnn.www").setCell("anchor", "www.c-span.org", "CNN"))
@@ -195,6 +196,58 @@ public final class TabulaClient implements AutoCloseable {
    */
   public Flow.Publisher<Row> scan(Query query) {
     return source(query).runWith(JavaFlowSupport.Sink.asPublisher(AsPublisher.WITHOUT_FANOUT), materializer);
+  }
+
+  // ---- change streams
+
+  /**
+   * Every change of table {@code table} committed from {@code from} on, as they are committed,
+   * as a Pekko {@code Source} that never completes by itself ({@link #changeSource(String,
+   * Instant, Instant)} for one that ends). The table must keep a change stream ({@link
+   * TabulaAdmin#setChangeStreamRetention}), and {@code from} be within its retention.
+   */
+  public Source<Change, NotUsed> changeSource(String table, Instant from) {
+    return changes(table, from, null);
+  }
+
+  /**
+   * The changes of table {@code table} committed from {@code from} up to {@code until}
+   * (exclusive); completes once every partition of the table has reached {@code until}.
+   *
+   * <p>Nothing is read until the source is run. Then every partition of the table is read
+   * (docs/change-streams.md), and its changes come in commit order per row: a partition that
+   * splits or merges goes on as the partitions it became, a change whose value came in pieces
+   * arrives whole, and a partition's call that fails with a retryable code resumes after the last
+   * change or heartbeat it saw, under the client's {@link RetrySettings} (counted afresh after
+   * each message received). Demand is back-pressured to each partition's call; cancelling
+   * cancels them all.
+   */
+  public Source<Change, NotUsed> changeSource(String table, Instant from, Instant until) {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(until, "until");
+    if (!until.isAfter(from)) {
+      throw new IllegalArgumentException("until " + until + " must be after from " + from);
+    }
+    return changes(table, from, until);
+  }
+
+  /** {@link #changeSource(String, Instant)} as a {@code Flow.Publisher} for one subscriber. */
+  public Flow.Publisher<Change> readChangeStream(String table, Instant from) {
+    return changeSource(table, from).runWith(JavaFlowSupport.Sink.asPublisher(AsPublisher.WITHOUT_FANOUT),
+        materializer);
+  }
+
+  /** {@link #changeSource(String, Instant, Instant)} as a {@code Flow.Publisher} for one subscriber. */
+  public Flow.Publisher<Change> readChangeStream(String table, Instant from, Instant until) {
+    return changeSource(table, from, until).runWith(JavaFlowSupport.Sink.asPublisher(AsPublisher.WITHOUT_FANOUT),
+        materializer);
+  }
+
+  private Source<Change, NotUsed> changes(String table, Instant from, Instant until) {
+    String name = tableName(table);
+    Objects.requireNonNull(from, "from");
+    return Source.lazySource(() -> new ChangeStream(this, retrier, name, from, until).changes())
+        .mapMaterializedValue(m -> NotUsed.getInstance());
   }
 
   /**

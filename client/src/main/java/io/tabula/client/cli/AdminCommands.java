@@ -21,23 +21,34 @@ final class AdminCommands {
   @Command(name = "createtable", mixinStandardHelpOptions = true,
       description = {"Creates a table, with column families if given.",
           "Each family may carry a GC policy after a colon, in the syntax of setgcpolicy (quote the argument "
-              + "if the policy has spaces). Example:",
+              + "if the policy has spaces).",
           "Rows listed in splits= start tablets of their own at once (a cluster spreads them over its nodes).",
-          "  tabula createtable webtable families=contents:maxversions=3,anchor splits=com.m,org.a"})
+          "change-stream-retention-period= keeps the table's changes that long (1d to 7d; read them with watch).",
+          "Examples:",
+          "  tabula createtable webtable families=contents:maxversions=3,anchor splits=com.m,org.a",
+          "  tabula createtable events families=f change-stream-retention-period=1d"})
   static final class CreateTable extends ClientCommand {
+    /** As gcloud names it: how long the table keeps its change stream. */
+    private static final String RETENTION = "change-stream-retention-period";
+
     @Parameters(index = "0", paramLabel = "TABLE", description = "The table id.")
     String table;
 
-    @Parameters(index = "1..*", paramLabel = "families=F[:POLICY],... splits=ROW,...",
-        description = "The column families, comma-separated, each optionally family:gcpolicy; the split rows.")
+    @Parameters(index = "1..*", paramLabel = "families=F[:POLICY],... splits=ROW,... change-stream-retention-period=D",
+        description = "The column families, comma-separated, each optionally family:gcpolicy; the split rows;"
+            + " how long changes are kept (as 1d or 72h).")
     List<String> args = List.of();
 
     private final Map<String, GcPolicy> families = new LinkedHashMap<>();
     private final List<byte[]> splits = new java.util.ArrayList<>();
+    private java.time.Duration retention = java.time.Duration.ZERO;
 
     @Override
     void check() {
-      CbtArgs given = CbtArgs.parse(cmd(), args, Set.of("families", "splits"), Set.of());
+      CbtArgs given = CbtArgs.parse(cmd(), args, Set.of("families", "splits", RETENTION), Set.of());
+      if (given.has(RETENTION)) {
+        retention = TimeArgs.duration(this, RETENTION, given.get(RETENTION));
+      }
       String rows = given.get("splits");
       if (rows != null) {
         for (String r : rows.split(",", -1)) {
@@ -74,7 +85,7 @@ final class AdminCommands {
 
     @Override
     int run(TabulaClient client) {
-      Blocking.join(client.admin().createTable(table, families, splits));
+      Blocking.join(client.admin().createTable(table, families, splits, retention));
       return 0;
     }
   }

@@ -14,22 +14,6 @@ import picocli.CommandLine.Parameters;
 final class BackupCommands {
   private BackupCommands() {}
 
-  /** A time to live such as {@code 30m}, {@code 72h} or {@code 7d}. */
-  static Duration ttl(ClientCommand c, String text) {
-    if (text.length() < 2 || !text.substring(0, text.length() - 1).chars().allMatch(Character::isDigit)
-        || text.length() > 10) {
-      throw c.usage("ttl " + text + ": must be a number and a unit, s, m, h or d (as 72h or 7d)");
-    }
-    long n = Long.parseLong(text.substring(0, text.length() - 1));
-    return switch (text.charAt(text.length() - 1)) {
-      case 's' -> Duration.ofSeconds(n);
-      case 'm' -> Duration.ofMinutes(n);
-      case 'h' -> Duration.ofHours(n);
-      case 'd' -> Duration.ofDays(n);
-      default -> throw c.usage("ttl " + text + ": must be a number and a unit, s, m, h or d (as 72h or 7d)");
-    };
-  }
-
   @Command(name = "createbackup", mixinStandardHelpOptions = true,
       description = {"Backs a table up: every write acknowledged before it began is in it. No data is copied.",
           "  tabula createbackup nightly webtable 7d"})
@@ -47,7 +31,7 @@ final class BackupCommands {
 
     @Override
     void check() {
-      keep = ttl(this, ttl);
+      keep = TimeArgs.duration(this, "ttl", ttl);
     }
 
     @Override
@@ -85,7 +69,7 @@ final class BackupCommands {
 
     @Override
     void check() {
-      keep = ttl(this, ttl);
+      keep = TimeArgs.duration(this, "ttl", ttl);
     }
 
     @Override
@@ -118,7 +102,7 @@ final class BackupCommands {
 
     @Override
     void check() {
-      keep = ttl(this, ttl);
+      keep = TimeArgs.duration(this, "ttl", ttl);
     }
 
     @Override

@@ -1,7 +1,6 @@
 package io.tabula.client.cli;
 
 import io.grpc.Status;
-import io.tabula.client.Row;
 import io.tabula.client.TabulaException;
 import java.io.IOException;
 import java.util.concurrent.BlockingQueue;
@@ -13,18 +12,19 @@ import java.util.concurrent.LinkedBlockingQueue;
 
 /**
  * The command line's way of waiting: a command runs on the main thread, waits for each
- * operation of the client, and consumes a scan row by row on that same thread (so its
- * output and files are written by one thread), asking the node for more rows as it goes.
+ * operation of the client, and consumes a scan row by row, or a change stream change by change,
+ * on that same thread (so its output and files are written by one thread), asking the node for
+ * more as it goes.
  */
 final class Blocking {
-  /** Rows asked for at a time; a scan never holds more than this many undelivered rows. */
+  /** Items asked for at a time; a scan never holds more than this many undelivered rows. */
   private static final int DEMAND = 256;
 
   private Blocking() {}
 
-  /** Consumes one row; may write to a file. */
-  interface RowHandler {
-    void accept(Row row) throws IOException;
+  /** Consumes one row or change; may write to a file. */
+  interface Handler<T> {
+    void accept(T item) throws IOException;
   }
 
   /** The value of {@code stage}; a failure is thrown as the client's {@link TabulaException}. */
@@ -40,20 +40,25 @@ final class Blocking {
   }
 
   /**
-   * Subscribes to {@code rows} and hands each row to {@code handler} on the calling thread,
-   * in order; returns how many rows there were. If the handler throws, the scan is cancelled.
+   * Subscribes to {@code items} and hands each to {@code handler} on the calling thread, in
+   * order; returns how many there were. If the handler throws, the subscription is cancelled.
    */
-  static long forEach(Flow.Publisher<Row> rows, RowHandler handler) throws IOException {
+  static <T> long forEach(Flow.Publisher<T> items, Handler<? super T> handler) throws IOException {
+    return forEach(items, Long.MAX_VALUE, handler);
+  }
+
+  /** {@link #forEach(Flow.Publisher, Handler)} that cancels the subscription after {@code limit} items. */
+  static <T> long forEach(Flow.Publisher<T> items, long limit, Handler<? super T> handler) throws IOException {
     BlockingQueue<Object> signals = new LinkedBlockingQueue<>();
-    rows.subscribe(new Flow.Subscriber<>() {
+    items.subscribe(new Flow.Subscriber<T>() {
       @Override
       public void onSubscribe(Flow.Subscription s) {
         signals.add(s);
       }
 
       @Override
-      public void onNext(Row row) {
-        signals.add(row);
+      public void onNext(T item) {
+        signals.add(new Item<>(item));
       }
 
       @Override
@@ -71,14 +76,16 @@ final class Blocking {
     long count = 0;
     boolean finished = false;
     try {
-      while (true) {
+      while (count < limit) {
         Object signal = signals.take();
         if (signal instanceof Flow.Subscription s) {
           subscription = s;
           s.request(DEMAND);
           requested = DEMAND;
-        } else if (signal instanceof Row row) {
-          handler.accept(row);
+        } else if (signal instanceof Item<?> item) {
+          @SuppressWarnings("unchecked")
+          T next = (T) item.value();
+          handler.accept(next);
           count++;
           if (requested - count <= DEMAND / 2) {
             subscription.request(DEMAND / 2);
@@ -92,6 +99,7 @@ final class Blocking {
           return count;
         }
       }
+      return count;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new TabulaException(Status.Code.CANCELLED, "interrupted");
@@ -109,6 +117,9 @@ final class Blocking {
     }
     return e instanceof RuntimeException r ? r : new TabulaException(Status.Code.UNKNOWN, String.valueOf(e), e);
   }
+
+  /** One item, wrapped: an item could itself be a signal's type. */
+  private record Item<T>(T value) {}
 
   private record Failed(Throwable error) {}
 

@@ -34,6 +34,7 @@ public final class TabulaCommands {
       AdminCommands.DeleteTable.class, AdminCommands.UpdateTable.class, AdminCommands.CreateFamily.class, AdminCommands.SetGcPolicy.class,
       AdminCommands.SetLocalityGroup.class, AdminCommands.LocalityGroups.class,
       RowCommands.SetCells.class, RowCommands.Lookup.class, ScanCommands.Read.class, ScanCommands.Count.class,
+      WatchCommand.class,
       RowCommands.DeleteRow.class, ImportCommand.class, ExportCommand.class, ClusterCommands.Nodes.class,
       ClusterCommands.Tablets.class, ClusterCommands.Top.class, ClusterCommands.Move.class, ClusterCommands.Drain.class,
       IamCommand.class, BackupCommands.CreateBackup.class, BackupCommands.CopyBackup.class,

@@ -51,10 +51,13 @@ final class MergedManifests {
     TabletManifest child = new TabletManifest(table, childId, left.startRow(), right.endRow(),
         TabletManifest.State.ACTIVE, last, last, Math.max(left.maxServerTime(), right.maxServerTime()), 1, groups,
         null);
-    // A parent that kept changes says where its change stream goes on: followed once the child opens.
+    // A parent that keeps changes, or kept some, says where its change stream goes on: followed once the
+    // child opens. One that never took a write has no change log folder yet; its readers need the marker
+    // all the same, or they would wait for its successor forever.
+    boolean keeps = server.keepsChanges(table);
     for (String parent : List.of(leftId, rightId)) {
       String folder = ChangeLog.folder(Tablet.dirOf(table, parent));
-      if (storage.exists(folder)) {
+      if (keeps || storage.exists(folder)) {
         ChangeLog.writeMerged(storage, folder, new ChangeLog.Merged(childId, child.startRow(), child.endRow(), last));
       }
     }

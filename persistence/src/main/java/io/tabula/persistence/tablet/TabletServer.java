@@ -387,6 +387,11 @@ public final class TabletServer implements Closeable {
     }
   }
 
+  /** Whether table {@code table}'s tablets keep their changes now (its schema has a change retention). */
+  boolean keepsChanges(String table) {
+    return schemaOf(table).changeRetentionMicros() > 0;
+  }
+
   private TableSchema schemaOf(String table) {
     TableSchema s = schemas.apply(table);
     if (s == null) {

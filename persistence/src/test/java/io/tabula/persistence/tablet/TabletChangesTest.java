@@ -208,6 +208,20 @@ class TabletChangesTest {
   }
 
   @Test
+  void aMergeParentThatNeverTookAWriteStillNamesTheMergedTablet() throws IOException {
+    open().createTablet("tbl", "l", new byte[0], b("m"));
+    server.createTablet("tbl", "r", b("m"), new byte[0]).apply(put("x", "1")).join();
+    server.closeTablet("l");
+    server.closeTablet("r");
+    server.writeMergedManifest("tbl", "l", "r", "lr");
+    for (String parent : List.of("l", "r")) {
+      List<ChangeLineage.Successor> next = ChangeLineage.successors(storage, "tbl", parent, "lr"::equals);
+      assertEquals(List.of("lr"), next == null ? null : next.stream().map(ChangeLineage.Successor::tabletId).toList(),
+          "parent " + parent + "'s readers go on in the merged tablet");
+    }
+  }
+
+  @Test
   void aTableThatKeepsNoChangesWritesNoLogAndTurningItOffDropsTheLog() throws IOException {
     schema = TableSchema.of(ColumnFamily.of("f"));
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
