@@ -39,6 +39,11 @@ final class TabletSplit {
       TabletFlushes.join(t.freezeAndFlush());
       List<ManifestCodec.Versioned> children = t.fileSet().recordSplit(
           new TabletManifest.SplitInfo(row, leftId, rightId), t.nextSequenceSnapshot() - 1);
+      if (t.changes().keeps()) {
+        // A parent that never took a write has no change log yet; the folder keeps its manifest, which
+        // names the children its readers go on to, from the master's sweep (FileSweeper).
+        t.env.storage().createDirectories(t.changes().folder());
+      }
       t.closeWithoutFlush();
       List<Tablet> out = new ArrayList<>();
       for (ManifestCodec.Versioned c : children) {

@@ -150,6 +150,40 @@ class FileSweeperTest {
     assertEquals(List.of(), after.deleted(), "the children's own files stay: " + after);
   }
 
+  /**
+   * A split or merge parent's change log and manifest stay while a change stream may read them
+   * (written to within 7 days and the grace: docs/change-streams.md), then go, folder and all.
+   */
+  @Test
+  void aRetiredTabletsChangeLogAndManifestStayWhileYoungThenGo() throws Exception {
+    Storage storage = new FileStorage(root);
+    tabletA(storage);
+    String retired = Tablet.dirOf("tbl", "old");
+    String manifest = Storage.path(retired, "MANIFEST-0000000003");
+    String segment = Storage.path(io.tabula.persistence.changes.ChangeLog.folder(retired), "x.chg");
+    for (String f : List.of(manifest, segment)) {
+      try (var out = storage.create(f)) {
+        out.append(new byte[] {1});
+      }
+    }
+    FileSweeper sweeper = new FileSweeper(storage, GRACE, nanos::get);
+    sweep(sweeper, TABLET_A);
+    later();
+    FileSweeper.Result kept = sweep(sweeper, TABLET_A);
+    assertEquals(List.of(), kept.deleted(), "the change log is young: " + kept);
+    assertTrue(storage.exists(manifest) && storage.exists(segment));
+
+    Path folder = root.resolve(io.tabula.persistence.changes.ChangeLog.folder(retired));
+    Files.setLastModifiedTime(folder, FileTime.fromMillis(Files.getLastModifiedTime(folder).toMillis()
+        - FileSweeper.MAX_CHANGE_RETENTION.toMillis() - GRACE.toMillis()));
+    sweep(sweeper, TABLET_A);
+    later();
+    FileSweeper.Result gone = sweep(sweeper, TABLET_A);
+    assertFalse(storage.exists(manifest), gone.toString());
+    assertFalse(storage.exists(segment), gone.toString());
+    assertFalse(storage.exists(retired), "the folder went with its files: " + gone);
+  }
+
   @Test
   void aYoungFileAndATableWithAnUnreadableTabletAreLeftAlone() throws Exception {
     Storage storage = new FileStorage(root);
