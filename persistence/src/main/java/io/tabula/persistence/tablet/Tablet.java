@@ -318,11 +318,6 @@ public final class Tablet implements Closeable {
     }
   }
 
-  /** The replay of the log into this tablet ended ({@link #replay}): memtables frozen from now on move the redo point. */
-  public void replayDone() {
-    sequence.replayDone();
-  }
-
   /** The tablet's changes for change streams. */
   public TabletChangeLog changes() {
     return changes;
@@ -336,7 +331,8 @@ public final class Tablet implements Closeable {
   /**
    * Re-applies a commit-log record during recovery. Records at or below the redo point are
    * ignored (already in SSTables); so is a record seen twice. Either way, the server time the
-   * record took raises the floor of the tablet's server times ({@link ServerTimes}).
+   * record took raises the floor of the tablet's server times ({@link ServerTimes}). The replayer
+   * ends with {@link TabletSequence#replayDone} (until then a freeze keeps the redo point).
    */
   public void replay(long base, byte[] payload) {
     MutationCodec.Logged logged = MutationCodec.decodeLogged(ByteBuffer.wrap(payload));

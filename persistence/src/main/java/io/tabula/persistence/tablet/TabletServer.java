@@ -254,7 +254,7 @@ public final class TabletServer implements Closeable {
         replayed += LogPieces.replay(storage, Storage.path("logs", logName), tabletId, (id, seq, payload) ->
             t.replay(seq, payload), env.failures()::report);
       }
-      t.replayDone();
+      t.sequence().replayDone(); // memtables frozen from now on move the redo point
       if (t.visibleSequence() > t.redoPoint()) {
         TabletFlushes.join(t.freezeAndFlush());
       }
@@ -371,7 +371,7 @@ public final class TabletServer implements Closeable {
         t.replay(seq, payload);
       }
     });
-    tablets.values().forEach(Tablet::replayDone);
+    tablets.values().forEach(t -> t.sequence().replayDone());
   }
 
   /** A split recorded in the parent's manifest: write any child manifest the crash left unwritten. */
