@@ -177,8 +177,7 @@ public final class ApiLatencyBench implements Callable<Integer> {
   }
 
   private static double pct(long[] sorted, double p) {
-    int idx = (int) Math.ceil(p * sorted.length) - 1;
-    return sorted[Math.max(0, Math.min(sorted.length - 1, idx))] / 1e6;
+    return Percentiles.nearestRank(sorted, p) / 1e6;
   }
 
   private String report(Target tabula, Target emulator) {

@@ -14,12 +14,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 
 /**
  * A server speaking the Cloud Bigtable API on 127.0.0.1 (an in-process Tabula node or
  * Google's bundled emulator) with the official data and table-admin clients connected to
- * it. {@link #close()} closes the clients, stops the server and deletes Tabula's data.
+ * it. {@link #stop()} closes the clients and stops the server (a Tabula node cleanly, its
+ * memtables flushed), keeping Tabula's data; {@link #close()} stops it if it still runs and
+ * deletes that data. Not thread-safe.
  */
 final class ApiPeer implements AutoCloseable {
   static final String PROJECT = "p";
@@ -28,12 +31,16 @@ final class ApiPeer implements AutoCloseable {
 
   private final String name;
   private final AutoCloseable server;
+  /** Tabula's data folder, deleted at {@link #close()}; null for the emulator. */
+  private final Path dataDir;
   private final BigtableDataClient data;
   private final BigtableTableAdminClient admin;
+  private boolean stopped;
 
-  private ApiPeer(String name, AutoCloseable server, int port) throws IOException {
+  private ApiPeer(String name, AutoCloseable server, Path dataDir, int port) throws IOException {
     this.name = name;
     this.server = server;
+    this.dataDir = dataDir;
     this.data = BigtableDataClient.create(BigtableDataSettings.newBuilderForEmulator(LOOPBACK, port)
         .setProjectId(PROJECT)
         .setInstanceId(INSTANCE)
@@ -58,7 +65,7 @@ final class ApiPeer implements AutoCloseable {
       throw new IOException("interrupted while starting the bundled emulator", e);
     }
     try {
-      return new ApiPeer("emulator", emulator::stop, emulator.getPort());
+      return new ApiPeer("emulator", emulator::stop, null, emulator.getPort());
     } catch (IOException | RuntimeException e) {
       emulator.stop();
       throw e;
@@ -85,20 +92,15 @@ final class ApiPeer implements AutoCloseable {
       DataDirectory.deleteTree(dataDir);
       throw e;
     }
-    java.io.Closeable stop = () -> {
-      try {
-        node.close();
-      } finally {
-        if (Files.exists(dataDir)) {
-          DataDirectory.deleteTree(dataDir);
-        }
-      }
-    };
     try {
-      return new ApiPeer("tabula", stop, node.grpcPort());
+      return new ApiPeer("tabula", node::close, dataDir, node.grpcPort());
     } catch (IOException | RuntimeException e) {
       try {
-        stop.close();
+        try {
+          node.close();
+        } finally {
+          DataDirectory.deleteTree(dataDir);
+        }
       } catch (IOException | RuntimeException suppressed) {
         e.addSuppressed(suppressed);
       }
@@ -114,16 +116,41 @@ final class ApiPeer implements AutoCloseable {
     return data;
   }
 
+  /** Tabula's data folder (the node's {@code data-dir}); empty for the emulator. */
+  Optional<Path> dataDir() {
+    return Optional.ofNullable(dataDir);
+  }
+
   /** Creates {@code table} with the one column family {@code family}. */
   void createTable(String table, String family) {
-    admin.createTable(CreateTableRequest.of(table).addFamily(family));
+    createTable(CreateTableRequest.of(table).addFamily(family));
+  }
+
+  /** Creates the table {@code request} describes. */
+  void createTable(CreateTableRequest request) {
+    admin.createTable(request);
+  }
+
+  /** Closes the clients and stops the server, keeping Tabula's data; does nothing the second time. */
+  void stop() throws Exception {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    try (AutoCloseable s = server) {
+      try (BigtableDataClient d = data) {
+        admin.close();
+      }
+    }
   }
 
   @Override
   public void close() throws Exception {
-    try (AutoCloseable s = server) {
-      try (BigtableDataClient d = data) {
-        admin.close();
+    try {
+      stop();
+    } finally {
+      if (dataDir != null && Files.exists(dataDir)) {
+        DataDirectory.deleteTree(dataDir);
       }
     }
   }

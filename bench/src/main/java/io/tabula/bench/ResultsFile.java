@@ -28,6 +28,16 @@ public final class ResultsFile {
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
   }
 
+  /** The 1-, 5- and 15-minute load averages of the machine, or "unknown" where the system does not say. */
+  public static String loadAverage() {
+    try {
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return f[0] + " / " + f[1] + " / " + f[2];
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
+    }
+  }
+
   /**
    * The command that ran the benchmark: the {@code BENCH_COMMAND} environment variable a
    * launcher script sets, else {@code java -cp ...} with {@code main}'s class and the

@@ -2,8 +2,6 @@ package io.tabula.bench.e2e;
 
 import io.tabula.bench.Dataset;
 import io.tabula.bench.ResultsFile;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -174,7 +172,7 @@ public final class EndToEndBench implements Callable<Integer> {
     if (out == null) {
       out = Path.of(quick ? "bench/results/figure6-e2e-quick.md" : "bench/results/figure6-e2e.md");
     }
-    String loadBefore = loadAverage();
+    String loadBefore = ResultsFile.loadAverage();
     if (quick) {
       rows = 60_000;
       rounds = 1;
@@ -250,7 +248,7 @@ public final class EndToEndBench implements Callable<Integer> {
           results.addAll(Arrays.asList(sum));
         }
         String report = new E2eReport(ResultsFile.command(EndToEndBench.class, spec), settings(data), config,
-            results, loadBefore, loadAverage()).markdown();
+            results, loadBefore, ResultsFile.loadAverage()).markdown();
         System.out.print(report);
         ResultsFile.write(out, report);
         System.err.println("wrote " + out);
@@ -497,16 +495,6 @@ public final class EndToEndBench implements Callable<Integer> {
       out[i] = v;
     }
     return out;
-  }
-
-  /** The 1-, 5- and 15-minute load averages of the machine, or "unknown" where the system does not say. */
-  static String loadAverage() {
-    try {
-      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-      return f[0] + " / " + f[1] + " / " + f[2];
-    } catch (IOException | RuntimeException e) {
-      return "unknown";
-    }
   }
 
   /** Ends the process (the node's shutdown hook kills it) if the run takes longer than {@code limit}. */

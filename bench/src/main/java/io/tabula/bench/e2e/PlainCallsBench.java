@@ -142,7 +142,7 @@ public final class PlainCallsBench implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(), "sizes and counts must be positive, rounds "
           + "not negative");
     }
-    String loadBefore = EndToEndBench.loadAverage();
+    String loadBefore = ResultsFile.loadAverage();
     EndToEndBench.startWatchdog("plain-calls", Duration.ofMinutes(timeoutMinutes));
     Dataset data = new Dataset(rows + loneCalls, valueBytes, seed);
     List<PlainReport.Run> runs = new ArrayList<>();
@@ -204,7 +204,7 @@ public final class PlainCallsBench implements Callable<Integer> {
       double[] fsyncAfter = fsyncMillis(1000);
       report = new PlainReport(ResultsFile.command(PlainCallsBench.class, spec),
           settings(nodeJfr == null ? jvm : jvm.subList(0, jvm.size() - 1)),
-          readySeconds, fsyncBefore, fsyncAfter, runs, loadBefore, EndToEndBench.loadAverage());
+          readySeconds, fsyncBefore, fsyncAfter, runs, loadBefore, ResultsFile.loadAverage());
     }
     String markdown = report.markdown(recorded());
     System.out.print(markdown);

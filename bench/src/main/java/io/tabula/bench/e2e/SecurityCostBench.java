@@ -185,7 +185,7 @@ public final class SecurityCostBench implements Callable<Integer> {
           + "(warm-ups and settles may be 0), --read-batch at most --rows, --paced-share in [0, 1]");
     }
     EndToEndBench.startWatchdog("security", Duration.ofMinutes(timeoutMinutes));
-    String loadBefore = EndToEndBench.loadAverage();
+    String loadBefore = ResultsFile.loadAverage();
     long started = System.nanoTime();
     Dataset data = new Dataset(rows, valueBytes, seed);
     if (nodeJfr != null) {
@@ -229,7 +229,7 @@ public final class SecurityCostBench implements Callable<Integer> {
     List<JfrDigest.Digest> recorded = new ArrayList<>(recorded(recording(false), plainRecorded));
     recorded.addAll(recorded(recording(true), secureRecorded));
     SecurityReport report = new SecurityReport(ResultsFile.command(SecurityCostBench.class, spec), settings(),
-        workloads, rounds, windows, ready, warmedUp, loadBefore, EndToEndBench.loadAverage(),
+        workloads, rounds, windows, ready, warmedUp, loadBefore, ResultsFile.loadAverage(),
         Duration.ofNanos(System.nanoTime() - started), recorded);
     String markdown = report.markdown();
     System.out.print(markdown);
