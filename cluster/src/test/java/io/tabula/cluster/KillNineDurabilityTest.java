@@ -257,19 +257,34 @@ class KillNineDurabilityTest {
 
   /** One {@code tabula server} process. */
   private record Node(Process process, int port, Path log) {
+    /**
+     * Starts node {@code n} and waits until it serves. Its ports are picked free just before, and
+     * another socket (its own cluster port, say) may take one first: a node that exits because a
+     * port was taken is started again on other ports, up to three times.
+     */
     static Node start(KillNineDurabilityTest test, Path data, int n) throws Exception {
-      int port = NodeProcess.freePort();
-      int httpPort = NodeProcess.freePort();
-      Path log = test.tmp.resolve("node-" + n + ".log");
-      test.logs.add(log);
-      Process p = NodeProcess.start(data, port, httpPort, log).process();
-      test.processes.add(p);
-      Node node = new Node(p, port, log);
-      long t0 = System.nanoTime();
-      node.awaitServing();
-      System.out.printf("node %d serving on 127.0.0.1:%d after %d ms%n", n, port,
-          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
-      return node;
+      for (int attempt = 1; ; attempt++) {
+        int port = NodeProcess.freePort();
+        int httpPort = NodeProcess.freePort();
+        Path log = test.tmp.resolve("node-" + n + (attempt == 1 ? "" : "-" + attempt) + ".log");
+        test.logs.add(log);
+        Process p = NodeProcess.start(data, port, httpPort, log).process();
+        test.processes.add(p);
+        Node node = new Node(p, port, log);
+        long t0 = System.nanoTime();
+        try {
+          node.awaitServing();
+        } catch (AssertionError e) {
+          if (attempt >= 3 || p.isAlive() || !Files.readString(log).contains("Address already in use")) {
+            throw e;
+          }
+          System.out.printf("node %d: a port was taken before it bound; starting it again on other ports%n", n);
+          continue;
+        }
+        System.out.printf("node %d serving on 127.0.0.1:%d after %d ms%n", n, port,
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        return node;
+      }
     }
 
     /** Polls ListTables with the official admin client until it answers (bounded). */
