@@ -12,6 +12,7 @@ import io.tabula.bench.ChangeStreamReport.Round;
 import io.tabula.bench.ChangeStreamReport.Spread;
 import io.tabula.bench.ChangeStreamReport.Stall;
 import io.tabula.bench.ChangeStreamReport.Writes;
+import io.tabula.cluster.conformance.ChangeFollower;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
@@ -39,7 +40,7 @@ import picocli.CommandLine.Option;
  * Tabula node in this JVM on 127.0.0.1, driven by the official Java client. Never a test.
  *
  * <p>Two tables with one family: {@value #PLAIN} without a change stream, and {@value
- * #STREAMED} with a retention of one day, which one {@link ChangeReader} follows from before
+ * #STREAMED} with a retention of one day, which one {@link ChangeFollower} (one stream held open per partition) follows from before
  * its first write to the end of the run. Writer threads write new rows of one cell, each thread
  * one {@code MutateRow} at a time. In every round each table gets a window of writes, the
  * order alternating between rounds, so both tables see the same machine noise; the reader
@@ -67,6 +68,8 @@ public final class ChangeStreamBench implements Callable<Integer> {
   static final ByteString QUALIFIER = ByteString.copyFromUtf8("v");
   /** Keys are {@code row%010d}, so the writes of one table may number up to this. */
   private static final int MAX_WRITES = 1_000_000_000;
+  /** A reader's stream that fails this many times in a row, without a record in between, is given up. */
+  private static final int FAILURES_IN_A_ROW = 10;
 
   @Option(names = "--writers", description = "Writer threads, each one MutateRow at a time; default: ${DEFAULT-VALUE}",
       defaultValue = "8")
@@ -174,8 +177,8 @@ public final class ChangeStreamBench implements Callable<Integer> {
         long[] gc;
         ChangeLogFiles atEnd;
         ChangeLogFiles plainLog;
-        ChangeReader reader = new ChangeReader(peer.data(), STREAMED, Duration.ofMillis(heartbeatMs),
-            change -> arrived(streamed, change));
+        ChangeFollower reader = new ChangeFollower(peer.data(), STREAMED, Duration.ofMillis(heartbeatMs), null,
+            FAILURES_IN_A_ROW, change -> arrived(streamed, change));
         try {
           reader.start(Instant.now());
           BigtableDataClient client = peer.data();
@@ -225,8 +228,8 @@ public final class ChangeStreamBench implements Callable<Integer> {
             gc[0], gc[1]);
         String report = new ChangeStreamReport(setup, roundsRun, writes(plain), writes(streamed),
             delays(streamed, streamedStarts),
-            new ChangeStreamReport.Reader(catchUpMs, reader.heartbeats.get(), reader.closeStreams.get(),
-                reader.reopened.get(), reader.givenUp.get(), reader.firstFailure()),
+            new ChangeStreamReport.Reader(catchUpMs, reader.heartbeats.get(), reader.closes.get(),
+                reader.reopened.get(), reader.givenUp.get(), reader.failure()),
             new ChangeStreamReport.Kept(streamed.acknowledged.get(), data.rowBytes(), atEnd, afterStop, plainLog,
                 stopSeconds),
             new ChangeStreamReport.NodeLog(log.warnings(), log.errors(), log.first())).markdown();
