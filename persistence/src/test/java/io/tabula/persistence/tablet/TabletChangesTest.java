@@ -222,6 +222,16 @@ class TabletChangesTest {
   }
 
   @Test
+  void aSplitParentThatNeverTookAWriteHasAChangeLogFolderSoTheSweepKeepsItsManifest() throws IOException {
+    open().createTablet("tbl", "e", new byte[0], new byte[0]);
+    server.split("e", b("m"), "e1", "e2");
+    assertTrue(storage.exists(ChangeLog.folder(Tablet.dirOf("tbl", "e"))),
+        "the folder the master's sweep looks at to keep a retired tablet's manifest (FileSweeper)");
+    assertEquals(List.of("e1", "e2"), ChangeLineage.successors(storage, "tbl", "e", id -> false).stream()
+        .map(ChangeLineage.Successor::tabletId).toList());
+  }
+
+  @Test
   void aTableThatKeepsNoChangesWritesNoLogAndTurningItOffDropsTheLog() throws IOException {
     schema = TableSchema.of(ColumnFamily.of("f"));
     Tablet t = open().createTablet("tbl", "t1", new byte[0], new byte[0]);
