@@ -332,7 +332,7 @@ public final class Tablet implements Closeable {
    * Re-applies a commit-log record during recovery. Records at or below the redo point are
    * ignored (already in SSTables); so is a record seen twice. Either way, the server time the
    * record took raises the floor of the tablet's server times ({@link ServerTimes}). The replayer
-   * ends with {@link TabletSequence#replayDone} (until then a freeze keeps the redo point).
+   * ends with {@link TabletSequence#replayDone} (until then a freeze keeps to the records replayed).
    */
   public void replay(long base, byte[] payload) {
     MutationCodec.Logged logged = MutationCodec.decodeLogged(ByteBuffer.wrap(payload));
@@ -344,7 +344,7 @@ public final class Tablet implements Closeable {
     }
     insert(rm, base, logged.serverTime() != MutationCodec.Logged.NO_SERVER_TIME ? logged.serverTime()
         : serverTimes.max());
-    sequence.replayed(last);
+    sequence.replayed(base, last, files.redoPoint());
     flushes.maybeFreeze();
   }
 

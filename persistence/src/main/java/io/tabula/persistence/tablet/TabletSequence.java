@@ -45,6 +45,13 @@ final class TabletSequence {
   private volatile boolean replaying;
 
   /**
+   * While replaying: the highest sequence up to which every record was replayed, from the redo
+   * point on, without a gap (a record that starts past it, after a gap, leaves it where it is).
+   * Written by the one thread replaying; read by a freeze.
+   */
+  private volatile long replayedThrough;
+
+  /**
    * The readers waiting for the visible sequence to grow or the tablet to close, each its own
    * future, completed outside the lock (what waits on it runs elsewhere); one that times out
    * takes itself out, so an idle tablet's waiters do not pile up.
@@ -115,12 +122,15 @@ final class TabletSequence {
 
   /**
    * The redo point a memtable frozen now completes: the visible sequence (every write up to it
-   * is in this memtable or an older one), but {@code redoPoint}, the tablet's own, while the log
-   * is replayed: a record still to be replayed may lie below the visible sequence, and a redo
-   * point past it would drop it from the next replay, though it was only in memory.
+   * is in this memtable or an older one); but while the log is replayed, no further than the
+   * records replayed without a gap from the tablet's redo point ({@code redoPoint}): the visible
+   * sequence then starts at the manifest's last sequence, above records still to be replayed,
+   * and a redo point past one would drop it from the next replay, though it was only in memory.
+   * (Not the redo point itself: the next replay would then bring back records already flushed,
+   * and a compaction may have folded them into an aggregate cell, which would count them twice.)
    */
   long redoForFreeze(long redoPoint) {
-    return replaying ? redoPoint : visible;
+    return replaying ? Math.max(redoPoint, Math.min(visible, replayedThrough)) : visible;
   }
 
   /** The next sequence number to be given out. */
@@ -159,11 +169,19 @@ final class TabletSequence {
   }
 
   /**
-   * A write up to {@code last} was replayed from the log: it is visible unless others are in
-   * flight. Until {@link #replayDone}, a memtable frozen does not move the redo point.
+   * A write of sequences {@code base} to {@code last} was replayed from the log, over a tablet
+   * whose redo point is {@code redoPoint}: it is visible unless others are in flight. Until
+   * {@link #replayDone}, a memtable frozen moves the redo point only as far as the records
+   * replayed without a gap ({@link #redoForFreeze}).
    */
-  void replayed(long last) {
-    replaying = true;
+  void replayed(long base, long last, long redoPoint) {
+    if (!replaying) {
+      replayedThrough = redoPoint;
+      replaying = true;
+    }
+    if (base <= replayedThrough + 1) {
+      replayedThrough = Math.max(replayedThrough, last);
+    }
     List<CompletableFuture<Void>> wake;
     synchronized (lock) {
       long before = visible;
